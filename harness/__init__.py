@@ -1,0 +1,1 @@
+"""ops-blas acceptance harness: CSV case tables in, verdicts, reports and performance history out."""

@@ -1,0 +1,40 @@
+"""The ops-blas C ABI vocabulary: enum values and status codes exactly as `cann_ops_blas_common.h` defines them.
+
+Everything that talks to an operator library (CSV parsing, goldens, backends) uses these numbers, so a value
+read from a CSV reaches the C validation unchanged.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Status(IntEnum):
+    SUCCESS = 0
+    NOT_INITIALIZED = 1
+    ALLOC_FAILED = 2
+    INVALID_VALUE = 3
+    MAPPING_ERROR = 4
+    EXECUTION_FAILED = 5
+    INTERNAL_ERROR = 6
+    NOT_SUPPORTED = 7
+    ARCH_MISMATCH = 8
+    HANDLE_IS_NULLPTR = 9
+    INVALID_ENUM = 10
+    UNKNOWN = 11
+
+
+OP_N, OP_T, OP_C = 111, 112, 113
+UPPER, LOWER = 121, 122
+NON_UNIT, UNIT = 131, 132
+SIDE_LEFT, SIDE_RIGHT = 141, 142
+
+#: The value the C++ frame's parsers give the word `INVALID` (uplo, trans, diag; not side).
+INVALID_ENUM_VALUE = 0xFF
+
+
+def status_name(code: int) -> str:
+    """`ACLBLAS_STATUS_X` for a known code, the bare integer otherwise."""
+    try:
+        return f"ACLBLAS_STATUS_{Status(code).name}"
+    except ValueError:
+        return str(code)

@@ -1,0 +1,69 @@
+"""Backends: where an operator runs. `cpu` (the CPU twin or any library with the same C ABI), `npu` (Ascend, via
+the ACL runtime), `cuda` (cuBLAS through CuPy). The names are a contract; see ARCHITECTURE.md, section Backends.
+
+Every backend offers the same small surface (`Backend` below), so the engine, timing and memory code never ask
+which one they hold. Per-operator call code lives with the operator in `harness/ops/`, keyed by `Backend.api`.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Protocol
+
+import numpy as np
+
+NAMES = ("cpu", "npu", "cuda")
+
+
+class BackendUnavailable(Exception):
+    """The requested backend cannot run on this machine; the message is the one line `harness` prints (exit 3)."""
+
+
+class Timer(Protocol):
+    """Brackets operator calls: device events where the device has them, a monotonic host clock on `cpu`."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def elapsed_s(self) -> float:
+        """Seconds between start and stop; waits for the device first."""
+        ...
+
+
+class Backend(Protocol):
+    name: str
+    #: "aclblas": `lib` is a ctypes.CDLL exporting the ops-blas C ABI (see aclblas_lib.py) and `handle` an
+    #: aclblasHandle_t; "cublas": `lib` is CuPy's cuBLAS module and `handle` a cuBLAS handle.
+    api: str
+    lib: Any
+    handle: int
+
+    def describe(self) -> dict[str, Any]:
+        """Device, library path and sha256, versions: what a report needs to say where numbers came from."""
+        ...
+
+    def alloc(self, nbytes: int) -> int:
+        """Device buffer of nbytes; returns its address (contents undefined)."""
+        ...
+
+    def free(self, addr: int) -> None: ...
+    def upload(self, addr: int, host: np.ndarray) -> None: ...
+    def download(self, addr: int, nbytes: int) -> np.ndarray:
+        """A uint8 host copy of nbytes at addr."""
+        ...
+
+    def synchronize(self) -> None: ...
+    def timer(self) -> Timer: ...
+    def memory(self) -> dict[str, int | None]:
+        """{"workspace_bytes": high-water workspace since reset_peaks, "peak_bytes": peak device bytes}; None
+        where the backend cannot tell."""
+        ...
+
+    def reset_peaks(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def open_backend(name: str, **options: Any) -> Backend:
+    """Open backend `name`; raises BackendUnavailable with a one-line reason when this machine lacks it."""
+    if name not in NAMES:
+        raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(NAMES)}")
+    module = importlib.import_module(f"harness.backends.{name}")
+    return module.open(**options)

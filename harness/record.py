@@ -1,0 +1,45 @@
+"""One result record per case row: what report.json's `cases` entries, results.csv and the history hold.
+
+Plain dicts on purpose: the record crosses process boundaries (isolated workers), goes into JSON and SQLite, and
+is read back by `compare` long after the code that wrote it has changed.
+
+Keys (contract, ARCHITECTURE.md "Report"):
+  case_name, op, table, line, verdict, expected_status, status, reason, is_perf, params, flops, duration_s,
+  precision  None | {"gate": str, "matched_ratio", "max_abs_error", "mere", "mare": float for real outputs or
+             {"real": float, "imag": float} for complex ones, "golden_trusted": bool, "evidence": str, ...}
+  timing     None | {"mode": "sync"|"steady", "n", "warmup", "mean_us", "median_us", "min_us", "p90_us",
+             "stdev_us", "ci95_us": [lo, hi], "samples_us": [...], "converged": bool, "outliers": {...}}
+  baseline   [] | [{"kind": "taskbook"|"gpu", "verdict": "PASS"|"FAIL"|"INCONCLUSIVE"|"NO_REF", ...}]
+  memory     None | {"workspace_bytes", "peak_bytes", "expected_workspace_bytes", "verdict"}
+"""
+from __future__ import annotations
+
+from typing import Any
+
+VERDICTS = ("PASS", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
+PERF_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")
+
+Record = dict[str, Any]
+
+
+def new_record(case_name: str, op: str, table: str, line: int, expected_status: int | None,
+               is_perf: bool = False, params: dict[str, Any] | None = None) -> Record:
+    """A record with every contract key present, so readers never need `.get` guesses."""
+    return {
+        "case_name": case_name, "op": op, "table": table, "line": line,
+        "verdict": "ERROR", "expected_status": expected_status, "status": None, "reason": "",
+        "is_perf": is_perf, "params": params or {}, "flops": 0.0, "duration_s": 0.0,
+        "precision": None, "timing": None, "baseline": [], "memory": None,
+    }
+
+
+def summarize(records: list[Record]) -> dict[str, int]:
+    """report.json `summary`: totals per verdict family."""
+    count = {v: 0 for v in VERDICTS}
+    for r in records:
+        count[r["verdict"]] += 1
+    return {
+        "total": len(records), "passed": count["PASS"], "failed": count["FAIL"],
+        "errors": count["ERROR"], "crashed": count["CRASH"], "timeouts": count["TIMEOUT"],
+        "skipped": count["SKIP"],
+    }
