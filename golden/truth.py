@@ -1,0 +1,60 @@
+"""The float64/complex128 truth: the same operations as `golden.cblas`, from the same float32 inputs, with numpy in
+double precision. The criteria use it to decide whether the fp32 golden itself can be trusted (overflow,
+cancellation); the quick paths are the same Netlib ones, so truth and golden never disagree on semantics.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from golden.cblas import (check_gemm_args, check_symm_args, matrix_view, op_shape, scale_by_beta)
+from harness.abi import OP_N, SIDE_LEFT, UPPER
+
+
+def symmetric_from_triangle(a: np.ndarray, uplo: int) -> np.ndarray:
+    """The full symmetric matrix that the `uplo` triangle of a describes; the other triangle is never read."""
+    tri = np.triu(a) if uplo == UPPER else np.tril(a)
+    strict = np.triu(a, 1) if uplo == UPPER else np.tril(a, -1)
+    return tri + strict.T
+
+
+def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
+          beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
+    """`golden.cblas.csymm` in complex128: a complex128 copy of C's storage with the written region updated."""
+    ka = check_symm_args(side, uplo, m, n)
+    alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
+    out = np.asarray(C).ravel().astype(np.complex128)
+    if m == 0 or n == 0:
+        return out
+    c = matrix_view(out, m, n, ldc)
+    if alpha == 0:
+        scale_by_beta(c, beta)
+        return out
+    a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda).astype(np.complex128), uplo)
+    b = matrix_view(np.asarray(B).ravel(), m, n, ldb).astype(np.complex128)
+    product = a @ b if side == SIDE_LEFT else b @ a
+    c[...] = alpha * product if beta == 0 else alpha * product + beta * c
+    return out
+
+
+def sgemm_strided_batched(trans_a: int, trans_b: int, m: int, n: int, k: int, alpha: float, A: np.ndarray,
+                          lda: int, stride_a: int, B: np.ndarray, ldb: int, stride_b: int, beta: float,
+                          C: np.ndarray, ldc: int, stride_c: int, batch_count: int) -> np.ndarray:
+    """`golden.cblas.sgemm_strided_batched` in float64: a float64 copy of C's storage, written regions updated."""
+    check_gemm_args(trans_a, trans_b, m, n, k, batch_count)
+    alpha, beta = float(np.float32(alpha)), float(np.float32(beta))
+    out = np.asarray(C).ravel().astype(np.float64)
+    if m == 0 or n == 0 or batch_count == 0:
+        return out
+    a_store, b_store = np.asarray(A).ravel(), np.asarray(B).ravel()
+    ra, ca = op_shape(trans_a, m, k)
+    rb, cb = op_shape(trans_b, k, n)
+    for i in range(batch_count):
+        c = matrix_view(out, m, n, ldc, i * stride_c)
+        if alpha == 0 or k == 0:
+            scale_by_beta(c, beta)
+            continue
+        a = matrix_view(a_store, ra, ca, lda, i * stride_a).astype(np.float64)
+        b = matrix_view(b_store, rb, cb, ldb, i * stride_b).astype(np.float64)
+        product = (a if trans_a == OP_N else a.T) @ (b if trans_b == OP_N else b.T)
+        c[...] = alpha * product if beta == 0 else alpha * product + beta * c
+    return out

@@ -1,0 +1,130 @@
+"""The ctypes launch shim for any library exporting the operators' C ABI (`operators/include/aclblas_abi.h`): the
+CPU twin, a user's `--operator-lib`, and later the Ascend library through the `npu` backend.
+
+Every function gets argtypes/restype, so ctypes converts and checks arguments instead of guessing: enums travel as
+raw 32-bit ints (a table's 999 reaches the C validation unchanged), statuses come back as int32, host scalars are
+pointers that may be None (NULL), device buffers are addresses (int) or None.
+"""
+from __future__ import annotations
+
+import ctypes
+from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_void_p
+
+from harness.abi import Status
+
+
+class AclblasComplex(ctypes.Structure):
+    """`aclblasComplex`: 8 bytes, {float real, imag}, the layout of numpy complex64."""
+    _fields_ = [("real", c_float), ("imag", c_float)]
+
+
+_HANDLE = c_void_p
+_STATUS = c_int32
+
+_REQUIRED = {
+    "aclblasCreate": [POINTER(c_void_p)],
+    "aclblasDestroy": [_HANDLE],
+    "aclblasSetStream": [_HANDLE, c_void_p],
+    "aclblasSetWorkspace": [_HANDLE, c_void_p, c_size_t],
+    "aclblasCsymm": [_HANDLE, c_int32, c_int32, c_int, c_int, POINTER(AclblasComplex), c_void_p, c_int, c_void_p,
+                     c_int, POINTER(AclblasComplex), c_void_p, c_int],
+    "aclblasSgemmStridedBatched": [_HANDLE, c_int32, c_int32, c_int, c_int, c_int, POINTER(c_float), c_void_p, c_int,
+                                   c_int64, c_void_p, c_int, c_int64, POINTER(c_float), c_void_p, c_int, c_int64,
+                                   c_int],
+}
+
+#: The CPU twin's extensions; a foreign library may lack any of them.
+_EXTENSIONS = {
+    "aclblasTwinGetWorkspaceStats": ([_HANDLE, POINTER(c_size_t), POINTER(c_size_t)], _STATUS),
+    "aclblasTwinResetWorkspaceStats": ([_HANDLE], _STATUS),
+    "aclblasTwinSetCoreCount": ([_HANDLE, c_int], _STATUS),
+    "aclblasTwinGetLastMessage": ([_HANDLE], c_char_p),
+}
+
+
+class AclblasError(RuntimeError):
+    """A handle-management call failed; carries the status."""
+
+    def __init__(self, what: str, status: int):
+        super().__init__(f"{what} returned {status}")
+        self.status = status
+
+
+def load_aclblas(path: str) -> ctypes.CDLL:
+    """Load `path` and declare every ABI function; raises OSError when it cannot be loaded and AttributeError
+    naming the first missing required symbol."""
+    lib = ctypes.CDLL(str(path))
+    for name, argtypes in _REQUIRED.items():
+        fn = getattr(lib, name)
+        fn.argtypes = argtypes
+        fn.restype = _STATUS
+    for name, (argtypes, restype) in _EXTENSIONS.items():
+        if hasattr(lib, name):
+            fn = getattr(lib, name)
+            fn.argtypes = argtypes
+            fn.restype = restype
+    return lib
+
+
+def has_extension(lib: ctypes.CDLL, name: str) -> bool:
+    return name in _EXTENSIONS and hasattr(lib, name)
+
+
+def create_handle(lib: ctypes.CDLL) -> int:
+    handle = c_void_p(None)
+    status = lib.aclblasCreate(ctypes.byref(handle))
+    if status != Status.SUCCESS or not handle.value:
+        raise AclblasError("aclblasCreate", status)
+    return handle.value
+
+
+def destroy_handle(lib: ctypes.CDLL, handle: int) -> None:
+    status = lib.aclblasDestroy(handle)
+    if status != Status.SUCCESS:
+        raise AclblasError("aclblasDestroy", status)
+
+
+def complex_scalar(value: complex | None):
+    """A host aclblasComplex* for `value`, or None (NULL)."""
+    if value is None:
+        return None
+    return ctypes.pointer(AclblasComplex(complex(value).real, complex(value).imag))
+
+
+def float_scalar(value: float | None):
+    """A host float* for `value`, or None (NULL)."""
+    return None if value is None else ctypes.pointer(c_float(value))
+
+
+def csymm(lib: ctypes.CDLL, handle: int | None, side: int, uplo: int, m: int, n: int, alpha: complex | None,
+          a: int | None, lda: int, b: int | None, ldb: int, beta: complex | None, c: int | None, ldc: int) -> int:
+    """aclblasCsymm with Python scalars (None -> NULL) and device addresses; returns the raw status."""
+    return lib.aclblasCsymm(handle, side, uplo, m, n, complex_scalar(alpha), a, lda, b, ldb, complex_scalar(beta),
+                            c, ldc)
+
+
+def sgemm_strided_batched(lib: ctypes.CDLL, handle: int | None, trans_a: int, trans_b: int, m: int, n: int, k: int,
+                          alpha: float | None, a: int | None, lda: int, stride_a: int, b: int | None, ldb: int,
+                          stride_b: int, beta: float | None, c: int | None, ldc: int, stride_c: int,
+                          batch_count: int) -> int:
+    """aclblasSgemmStridedBatched with Python scalars (None -> NULL) and device addresses; returns the raw status."""
+    return lib.aclblasSgemmStridedBatched(handle, trans_a, trans_b, m, n, k, float_scalar(alpha), a, lda, stride_a,
+                                          b, ldb, stride_b, float_scalar(beta), c, ldc, stride_c, batch_count)
+
+
+def workspace_stats(lib: ctypes.CDLL, handle: int) -> tuple[int, int] | None:
+    """(high-water bytes, bytes of the last call) from the twin extension; None when the library lacks it."""
+    if not has_extension(lib, "aclblasTwinGetWorkspaceStats"):
+        return None
+    high, current = c_size_t(0), c_size_t(0)
+    status = lib.aclblasTwinGetWorkspaceStats(handle, ctypes.byref(high), ctypes.byref(current))
+    if status != Status.SUCCESS:
+        raise AclblasError("aclblasTwinGetWorkspaceStats", status)
+    return high.value, current.value
+
+
+def last_message(lib: ctypes.CDLL, handle: int) -> str:
+    """The twin's explanation of the last failure on `handle` ("" when the library lacks the extension)."""
+    if not has_extension(lib, "aclblasTwinGetLastMessage"):
+        return ""
+    return (lib.aclblasTwinGetLastMessage(handle) or b"").decode(errors="replace")

@@ -1,0 +1,132 @@
+"""Builds the CPU twin (`operators/cpu_twin/`) with the system C++ compiler into a cached shared library.
+
+The cache key is the sha256 of everything that decides the library's bytes: the sources and headers, the build-time
+defines (`TWIN_MUTANT`, `TWIN_SLOWDOWN_PCT`), the compiler version and flags, and the host CPU (the twin is built
+with -march=native for the machine that runs it). Two processes may build at once: each compiles into its own
+temporary directory and renames the result into place atomically, so a reader never sees a half-written library.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+OPERATORS_DIR = REPO_ROOT / "operators"
+DEFAULT_CACHE_DIR = REPO_ROOT / "build" / "twin"
+LIB_NAME = "libaclblas_twin.so"
+CXX = "g++"
+FLAGS = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-shared", "-pthread")
+
+_MUTANT_LINE = re.compile(r"^#define TWIN_MUTANT_(\w+)\s+(\d+)\s*//\s*(.+)$", re.MULTILINE)
+_DEFINE_NAME = re.compile(r"^[A-Za-z_]\w*$")
+
+
+class BuildError(RuntimeError):
+    """The twin cannot be built here (no compiler, or the sources do not compile); the message is one clear line
+    plus the compiler's first error lines."""
+
+
+def _mutant_table(header: Path) -> dict[str, tuple[int, str]]:
+    """name -> (id, description) from the `#define TWIN_MUTANT_<NAME> <id>  // description` lines; empty when the
+    operators/ tree is not beside the package (a non-editable install has no twin sources)."""
+    if not header.exists():
+        return {}
+    return {m[1].lower(): (int(m[2]), m[3].strip()) for m in _MUTANT_LINE.finditer(header.read_text())}
+
+
+_TABLE = _mutant_table(OPERATORS_DIR / "cpu_twin" / "twin_mutants.h")
+#: Injectable kernel bugs: name -> TWIN_MUTANT id (build with build_twin({"TWIN_MUTANT": MUTANTS[name]})).
+MUTANTS: dict[str, int] = {name: ident for name, (ident, _) in _TABLE.items()}
+#: name -> one-line description of the bug.
+MUTANT_DESCRIPTIONS: dict[str, str] = {name: text for name, (_, text) in _TABLE.items()}
+
+
+def twin_sources(source_dir: Path) -> list[Path]:
+    """Every file that goes into the build: twin sources and headers, shared host headers, the ABI header."""
+    patterns = ("cpu_twin/*.cpp", "cpu_twin/*.h", "host/*.h", "include/*.h")
+    return sorted(p for pattern in patterns for p in source_dir.glob(pattern))
+
+
+def compiler_version(cxx: str | None = None) -> str:
+    cxx = cxx or CXX
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    except (FileNotFoundError, PermissionError):
+        raise BuildError(f"no C++ compiler: '{cxx}' is not on PATH; install g++ to build the CPU twin") from None
+    except subprocess.CalledProcessError as exc:
+        raise BuildError(f"C++ compiler '{cxx}' does not run: {exc.stderr.strip()[:200]}") from None
+    return out.splitlines()[0] if out else cxx
+
+
+def _host_cpu() -> str:
+    """What -march=native depends on: the CPU model and feature flags."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.machine() + platform.processor()
+    wanted = [line for line in info.splitlines() if line.startswith(("model name", "flags"))]
+    return "\n".join(sorted(set(wanted)))
+
+
+def _define_flags(defines: Mapping[str, str | int]) -> list[str]:
+    flags = []
+    for name, value in sorted(defines.items()):
+        if not _DEFINE_NAME.match(name):
+            raise BuildError(f"invalid preprocessor define name {name!r}")
+        flags.append(f"-D{name}={value}")
+    return flags
+
+
+def build_key(defines: Mapping[str, str | int], source_dir: Path) -> str:
+    """sha256 over sources (relative path + bytes), defines, compiler version, flags and host CPU."""
+    h = hashlib.sha256()
+    for path in twin_sources(source_dir):
+        h.update(str(path.relative_to(source_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for part in (*_define_flags(defines), compiler_version(), *FLAGS, _host_cpu()):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _first_errors(stderr: str, limit: int = 8) -> str:
+    lines = stderr.splitlines()
+    errors = [line for line in lines if "error" in line.lower()] or lines
+    return "\n".join(errors[:limit])
+
+
+def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None = None,
+               cache_dir: Path | None = None) -> Path:
+    """Path of the twin library for these defines, compiling it on a cache miss.
+
+    `source_dir` is an `operators/` directory (default: this checkout's), so `harness ab` can build another
+    revision; `cache_dir` defaults to `<repo>/build/twin`. Raises BuildError with one clear message.
+    """
+    source_dir = Path(source_dir) if source_dir is not None else OPERATORS_DIR
+    cache_dir = Path(cache_dir) if cache_dir is not None else DEFAULT_CACHE_DIR
+    cpp = [p for p in twin_sources(source_dir) if p.suffix == ".cpp"]
+    if not cpp:
+        raise BuildError(f"no CPU twin sources in {source_dir / 'cpu_twin'}")
+    target = cache_dir / build_key(defines, source_dir) / LIB_NAME
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
+    try:
+        out = tmp / LIB_NAME
+        includes = [f"-I{source_dir / d}" for d in ("include", "host", "cpu_twin")]
+        cmd = [CXX, *FLAGS, *includes, *_define_flags(defines), *map(str, cpp), "-o", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"building the CPU twin failed ({CXX} exit {proc.returncode}):\n"
+                             f"{_first_errors(proc.stderr)}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(out, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target

@@ -1,0 +1,151 @@
+"""The `cpu` backend: the operators' C ABI on host memory, through the same ctypes shim the NPU library will use.
+
+By default it builds (or takes from the cache) the CPU twin; `--operator-lib PATH` loads any other library that
+exports the ABI instead. "Device" buffers are 64-byte aligned host buffers owned by the backend, so the operator
+gets plain host pointers; there is nothing to synchronise, and time is the host's monotonic clock.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.backends import BackendUnavailable, aclblas_lib
+from harness.backends.build import BuildError, build_twin
+
+ALIGN = 64
+
+
+class HostTimer:
+    """Brackets calls with time.perf_counter_ns; the twin runs synchronously, so stop() is the end of the work."""
+
+    def __init__(self) -> None:
+        self._start = self._stop = 0
+
+    def start(self) -> None:
+        self._start = time.perf_counter_ns()
+
+    def stop(self) -> None:
+        self._stop = time.perf_counter_ns()
+
+    def elapsed_s(self) -> float:
+        return (self._stop - self._start) / 1e9
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def default_cores() -> int:
+    """The twin's own default: ACLBLAS_TWIN_CORES, else the host CPU count."""
+    env = os.environ.get("ACLBLAS_TWIN_CORES", "")
+    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+
+
+class CpuBackend:
+    """State: the loaded library, its handle, and the host buffers standing in for device memory (addr -> buffer)."""
+
+    name = "cpu"
+    api = "aclblas"
+
+    def __init__(self, lib_path: Path, is_twin: bool, cores: int | None):
+        self.library = lib_path
+        self.is_twin = is_twin
+        self.lib = aclblas_lib.load_aclblas(str(lib_path))
+        self.handle = aclblas_lib.create_handle(self.lib)
+        self.cores = cores or default_cores()
+        if aclblas_lib.has_extension(self.lib, "aclblasTwinSetCoreCount"):
+            self.lib.aclblasTwinSetCoreCount(self.handle, self.cores)
+        self._buffers: dict[int, tuple[np.ndarray, int]] = {}
+        self._allocated = 0
+        self._peak_allocated = 0
+
+    def describe(self) -> dict[str, Any]:
+        device = f"cpu twin ({self.cores} emulated cores)" if self.is_twin else str(self.library)
+        return {
+            "device": device,
+            "library": str(self.library),
+            "library_sha256": _sha256(self.library),
+            "host": {"platform": platform.platform(), "machine": platform.machine(),
+                     "processor": platform.processor(), "cpus": os.cpu_count(),
+                     "python": platform.python_version()},
+        }
+
+    def alloc(self, nbytes: int) -> int:
+        raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
+        offset = -raw.ctypes.data % ALIGN
+        addr = raw.ctypes.data + offset
+        self._buffers[addr] = (raw, nbytes)
+        self._allocated += nbytes
+        self._peak_allocated = max(self._peak_allocated, self._allocated)
+        return addr
+
+    def free(self, addr: int) -> None:
+        _, nbytes = self._buffers.pop(addr)
+        self._allocated -= nbytes
+
+    def _check(self, addr: int, nbytes: int) -> None:
+        """Copies must stay inside one buffer this backend handed out."""
+        for base, (_, size) in self._buffers.items():
+            if base <= addr and addr + nbytes <= base + size:
+                return
+        raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside a buffer of this backend")
+
+    def upload(self, addr: int, host: np.ndarray) -> None:
+        data = np.ascontiguousarray(host)
+        self._check(addr, data.nbytes)
+        ctypes.memmove(addr, data.ctypes.data, data.nbytes)
+
+    def download(self, addr: int, nbytes: int) -> np.ndarray:
+        self._check(addr, nbytes)
+        out = np.empty(nbytes, dtype=np.uint8)
+        ctypes.memmove(out.ctypes.data, addr, nbytes)
+        return out
+
+    def synchronize(self) -> None:
+        """The twin returns when the work is done; nothing is in flight."""
+
+    def timer(self) -> HostTimer:
+        return HostTimer()
+
+    def memory(self) -> dict[str, int | None]:
+        stats = aclblas_lib.workspace_stats(self.lib, self.handle)
+        workspace = stats[0] if stats is not None else None
+        return {"workspace_bytes": workspace, "peak_bytes": self._peak_allocated + (workspace or 0)}
+
+    def reset_peaks(self) -> None:
+        if aclblas_lib.has_extension(self.lib, "aclblasTwinResetWorkspaceStats"):
+            self.lib.aclblasTwinResetWorkspaceStats(self.handle)
+        self._peak_allocated = self._allocated
+
+    def last_message(self) -> str:
+        return aclblas_lib.last_message(self.lib, self.handle)
+
+    def close(self) -> None:
+        if self.handle:
+            aclblas_lib.destroy_handle(self.lib, self.handle)
+            self.handle = 0
+        self._buffers.clear()
+        self._allocated = 0
+
+
+def open(operator_lib: str | None = None, cores: int | None = None, **_: Any) -> CpuBackend:  # noqa: A001
+    """The cpu backend on the twin (built on first use) or on `operator_lib`; BackendUnavailable says why not."""
+    try:
+        path = Path(operator_lib).resolve() if operator_lib else build_twin()
+    except BuildError as exc:
+        raise BackendUnavailable(f"cpu backend: {exc}") from exc
+    if not path.is_file():
+        raise BackendUnavailable(f"cpu backend: operator library {path} does not exist")
+    try:
+        return CpuBackend(path, is_twin=operator_lib is None, cores=cores)
+    except (OSError, AttributeError) as exc:
+        raise BackendUnavailable(f"cpu backend: cannot use {path}: {exc}") from exc
+    except aclblas_lib.AclblasError as exc:
+        raise BackendUnavailable(f"cpu backend: {path}: {exc}") from exc

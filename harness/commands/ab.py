@@ -1,0 +1,80 @@
+"""`harness ab REV_A REV_B [CSV ...]`: build the CPU twin at two revisions, time every perf row with A and B
+samples interleaved, record both runs in the history and print the comparison. `--define-b NAME=VALUE` passes
+build defines to side B only (`harness ab HEAD HEAD --define-b TWIN_SLOWDOWN_PCT=5` injects a 5% slowdown).
+Exit 1 on any REGRESSION, 2 when every row is INCONCLUSIVE (or none was timed), 3 when it cannot run."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.cli import EXIT_ENV
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ab", help="interleaved A/B timing of the operators at two revisions", description=__doc__)
+    p.add_argument("rev_a", help="git revision of side A (the base)")
+    p.add_argument("rev_b", help="git revision of side B (the head)")
+    p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
+    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
+    p.add_argument("--define-a", action="append", default=[], metavar="NAME=VALUE", help="build define, side A")
+    p.add_argument("--define-b", action="append", default=[], metavar="NAME=VALUE", help="build define, side B")
+    p.add_argument("--threshold", type=float, default=0.05, help="relative change that matters (default 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
+    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"))
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--min-samples", type=int, default=50)
+    p.add_argument("--max-samples", type=int, default=1000)
+    p.add_argument("--max-time", type=float, default=2.0, help="time cap in seconds per row, both sides together")
+    p.set_defaults(func=run)
+
+
+def parse_defines(items: list[str]) -> dict[str, str]:
+    """NAME=VALUE (or bare NAME, meaning 1) as a dict; raises ValueError on a malformed item."""
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not name.isidentifier():
+            raise ValueError(f"bad define {item!r}: expected NAME=VALUE")
+        out[name] = value or "1"
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.ab import AbError, run_ab
+    from harness.compare import compare_runs, exit_code, format_table
+    from harness.history import History
+    from harness.timing import TimingConfig
+
+    try:
+        defines_a, defines_b = parse_defines(args.define_a), parse_defines(args.define_b)
+        config = TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
+                              max_samples=args.max_samples, max_time_s=args.max_time,
+                              warmup_max_time_s=args.max_time / 2)
+    except ValueError as exc:
+        print(f"harness ab: {exc}", file=sys.stderr)
+        return EXIT_ENV
+    from harness.commands.run import default_tables
+
+    tables = args.csv or default_tables()
+    missing = [t for t in tables if not Path(t).is_file()]
+    if not tables or missing:
+        print(f"harness ab: no such case table: {', '.join(missing) or 'cases/*_test.csv'}", file=sys.stderr)
+        return EXIT_ENV
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
+    if top.returncode != 0:
+        print("harness ab: not inside a git repository", file=sys.stderr)
+        return EXIT_ENV
+    try:
+        a, b = run_ab(args.rev_a, args.rev_b, tables, args.select, defines_a, defines_b, config,
+                      History(args.history), Path(top.stdout.strip()), progress=lambda line: print(line, flush=True))
+    except AbError as exc:
+        print(f"harness ab: {exc}", file=sys.stderr)
+        return EXIT_ENV
+    df = compare_runs(a.records, b.records, args.threshold, args.alpha)
+    print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
+    print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")
+    print(format_table(df))
+    return exit_code(df)

@@ -1,0 +1,107 @@
+"""`harness baseline [--backend cuda] CSV [-k EXPR] [--out PATH]`: measure a GPU-baseline table.
+
+Times the perf rows (`TC_PF_*`) of one case table and writes `<table dir>/baselines/<op>_gpu_baseline.csv` (or
+--out): the op's key params, `gpu_ms`, hardware, driver/CUDA/cuBLAS versions, method and date, the table task
+packages judge NPU times against (pass if gpu_us / npu_us >= 0.4). Each row goes through the same engine path as
+`harness run` (status and guard-zone checks first), so a row that misbehaves is reported, never written.
+Exit 0 every selected row written; 1 some row failed or fell short of the minimum samples; 2 no perf row
+selected; 3 no such table or backend.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import engine, ops
+from harness.backends import BackendUnavailable, open_backend
+from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK
+from harness.commands.run import add_backend_options, add_timing_options, backend_options, timing_config
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("baseline", help="time a table's perf rows and write its GPU-baseline table",
+                       description=__doc__)
+    p.add_argument("csv", help="one case table")
+    add_backend_options(p)
+    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
+    p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
+    add_timing_options(p)
+    p.set_defaults(func=run, backend="cuda")
+
+
+def method_text(backend_name: str, config: Any) -> str:
+    """How the numbers were taken, in the words the baseline table's `method` column carries."""
+    clock = "CUDA events" if backend_name == "cuda" else f"{backend_name} backend timer"
+    if config.mode == "steady":
+        shape = f"back-to-back batches of {config.steady_batch} calls per sync"
+        stat = "mean per call"
+    else:
+        shape, stat = "per-call sync", "mean"
+    return f"{clock}, {shape}, warm-up {config.warmup}, >= {config.min_samples} samples, {stat}"
+
+
+def baseline_row(case: Any, timing: dict, info: dict, method: str, date: str) -> dict[str, Any]:
+    """One table row: the case's key params as its operator defines them, the mean in ms, and provenance."""
+    return {
+        "case_name": case.name,
+        **ops.get(case.op).baseline_params(case.args),
+        "gpu_ms": round(timing["mean_us"] / 1e3, 6),
+        "hardware": info.get("device", ""),
+        "driver": info.get("driver") or info.get("driver_cuda_version", ""),
+        "cuda": info.get("cuda_runtime_version", ""),
+        "cublas": info.get("cublas_version", ""),
+        "method": method,
+        "date": date,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    table = Path(args.csv)
+    if not table.is_file():
+        print(f"harness baseline: no such case table: {table}", file=sys.stderr)
+        return EXIT_ENV
+    try:
+        backend = open_backend(args.backend, **backend_options(args))
+    except BackendUnavailable as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_ENV
+    try:
+        return _measure(args, table, backend)
+    finally:
+        backend.close()
+
+
+def _measure(args: argparse.Namespace, table: Path, backend: Any) -> int:
+    from harness import baselines
+
+    cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
+    if not cases:
+        print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
+        return EXIT_INSUFFICIENT
+    config = timing_config(args)
+    info = backend.describe()
+    method = method_text(backend.name, config)
+    date = datetime.now(timezone.utc).date().isoformat()
+    rows, failed = [], 0
+    for case in cases:
+        rec = engine.run_case(case, backend, timing_config=config)
+        timing = rec["timing"]
+        if rec["verdict"] != "PASS" or not timing:
+            failed += 1
+            print(f"[{rec['verdict']}] {case.name}: {rec['reason'] or 'not timed'}", file=sys.stderr)
+        elif timing["n"] < config.min_samples:
+            failed += 1
+            print(f"[SHORT] {case.name}: {timing['n']} samples within the time cap, {config.min_samples} needed "
+                  f"(raise --max-time)", file=sys.stderr)
+        else:
+            rows.append(baseline_row(case, timing, info, method, date))
+            print(f"{case.name}: {timing['mean_us']:.2f} us mean of {timing['n']}", flush=True)
+    if rows:
+        out = Path(args.out) if args.out else table.parent / "baselines" / f"{cases[0].op}_gpu_baseline.csv"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        baselines.write_gpu_baseline(out, rows)
+        print(f"wrote {len(rows)} of {len(cases)} perf rows to {out} ({info.get('device', backend.name)})")
+    return EXIT_FAIL if failed else EXIT_OK

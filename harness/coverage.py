@@ -1,0 +1,314 @@
+"""Coverage summary of a project case table: how many rows fall in each category of issue 4, and the FLOP sums.
+
+Categories are computed from the cell values (parsed with the generator's own defaults and check order), never
+from case names or descriptions, so a hand-edited row is counted for what it does. The one exception is the family
+(`TC_PF_*` rows are the perf phase by convention of the task package).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from harness import abi
+from harness.generate import cells, csymm, module, op_for_header, sgemm_strided_batched
+
+#: Runtime budgets of the 2-core machine (issue 4): GFLOP sums of one call per row.
+PRECISION_GFLOP_BUDGET = 400.0
+PERF_GFLOP_BUDGET = 2500.0
+PERF_BIG_GFLOP = 256.0
+PERF_BIG_ROWS_MAX = 4
+PRECISION_2048_ROWS_MAX = 3
+
+PRIMES = frozenset(p for p in range(2, 100) if all(p % d for d in range(2, p)))
+TILE_EDGES = frozenset(e + d for e in (128, 256, 384, 512) for d in (-1, 0, 1))
+K_CHUNK_EDGES = frozenset(e + d for e in (256, 512, 768) for d in (-1, 0, 1))
+FILL_CLASSES = (("uniform", cells.UNIFORM), ("zeros", cells.ZEROS), ("alternating", cells.ALTERNATING),
+                ("extremes", cells.EXTREMES), ("inf", cells.INF), ("ninf", cells.NINF), ("nan", cells.NAN),
+                ("large_1e6", cells.LARGE), ("null", cells.NULLPTR))
+
+
+def read_rows(path: Path | str) -> tuple[list[str], list[dict[str, str]]]:
+    """Header and rows read the way the C++ frame reads them (harness.cases), every header cell present ("" when
+    empty). A table with reading errors raises ValueError with the first one."""
+    from harness.cases import ERROR, read_table
+
+    table = read_table(str(path))
+    errors = [d for d in table.diagnostics if d.severity == ERROR]
+    if errors:
+        raise ValueError(str(errors[0]))
+    return table.header, [{c: row.cells.get(c, "") for c in table.header} for row in table.rows]
+
+
+def _dim_classes(dims: tuple[int, ...]) -> list[str]:
+    out = []
+    if any(d == 0 for d in dims):
+        out.append("zero")
+    if any(d == 1 for d in dims):
+        out.append("one")
+    if any(d in PRIMES for d in dims):
+        out.append("small_prime")
+    if any(d >= 2 and d & (d - 1) == 0 for d in dims):
+        out.append("power_of_two")
+    if any(d >= 3 and ((d - 1) & (d - 2) == 0 or (d + 1) & d == 0) for d in dims):
+        out.append("power_of_two_pm1")
+    if any(d > 1 and d % 16 for d in dims):
+        out.append("unaligned")
+    if max(dims) >= 1024:
+        out.append("large_ge_1024")
+    if max(dims) >= 2048:
+        out.append("ge_2048")
+    if max(dims) >= 4096:
+        out.append("ge_4096")
+    return out
+
+
+def _complex_class(z: complex) -> str:
+    if z == 0:
+        return "zero"
+    if z == 1:
+        return "one"
+    if z == -1:
+        return "neg_one"
+    if abs(z) >= 1e3:
+        return "large"
+    if z.real == 0:
+        return "imag"
+    return "real_other" if z.imag == 0 else "general"
+
+
+def _real_class(x: float) -> str:
+    if x in (0.0, 1.0, -1.0):
+        return {0.0: "zero", 1.0: "one", -1.0: "neg_one"}[x]
+    return "large" if abs(x) >= 1e3 else "other"
+
+
+def _fill_classes(fills: list[str]) -> list[str]:
+    out = [name for name, spec in FILL_CLASSES if spec in fills]
+    if any(f.startswith("NORMAL_") for f in fills):
+        out.append("normal")
+    return out
+
+
+def _csymm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
+    """(crossing column, [(group, category)]) of one csymm row."""
+    valid = not found
+    column = (cells.enum_cell(p["side"], cells.SIDES).removeprefix("ACLBLAS_SIDE_") + " " +
+              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_")) if valid else "negative"
+    out: list[tuple[str, str]] = [("expected status", p["expect"].name)]
+    if not valid:
+        out += [("negative", name) for name, _ in found]
+        if len(found) >= 2:
+            out.append(("negative", "two_or_more_faults"))
+        return column, out
+    m, n = p["m"], p["n"]
+    out.append(("side x uplo", column))
+    out += [("size", c) for c in _dim_classes((m, n))]
+    if m > 0 and n >= 4 * m:
+        out.append(("size", "wide_n_ge_4m"))
+    if n > 0 and m >= 4 * n:
+        out.append(("size", "narrow_m_ge_4n"))
+    out.append(("alpha", _complex_class(p["alpha"])))
+    out.append(("beta", _complex_class(p["beta"])))
+    if p["alpha"] == 0 and p["beta"] == 1:
+        out.append(("path", "quick_return_alpha0_beta1"))
+    elif p["alpha"] == 0:
+        out.append(("path", "alpha0_scale_c"))
+    if m == 0 or n == 0:
+        out.append(("path", "quick_return_empty"))
+    mins = (max(1, p["ka"]), max(1, m), max(1, m))
+    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
+    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
+    out.append(("leading dim", f"padded_count_{sum(pads)}"))
+    out += [("inputs", c) for c in _fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
+    compact = p["lda"] == mins[0] and p["ldb"] == mins[1] and p["ldc"] == mins[2]
+    for tm, tn, side, uplo in csymm.TASKBOOK:
+        if perf and (m, n, p["side"], p["uplo"]) == (tm, tn, side, uplo) and p["alpha"] == 1 and p["beta"] == 0 \
+                and compact:
+            out.append(("taskbook", f"{m}x{n} {column}"))
+    return column, out
+
+
+def _sgemm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
+    valid = not found
+    column = "negative"
+    if valid:
+        column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
+    out: list[tuple[str, str]] = [("expected status", p["expect"].name)]
+    if not valid:
+        out += [("negative", name) for name, _ in found]
+        if len(found) >= 2:
+            out.append(("negative", "two_or_more_faults"))
+        return column, out
+    m, n, k, batch = p["m"], p["n"], p["k"], p["batchCount"]
+    out.append(("transA x transB", column))
+    out += [("size", c) for c in _dim_classes((m, n, k))]
+    if m in TILE_EDGES or n in TILE_EDGES:
+        out.append(("size", "tile_128_edge"))
+    if k in K_CHUNK_EDGES:
+        out.append(("size", "k_chunk_256_edge"))
+    if k == 0:
+        out.append(("path", "k_zero"))
+    if p["alpha"] == 0:
+        out.append(("path", "alpha_zero"))
+    work = m > 0 and n > 0 and batch > 0 and k > 0 and p["alpha"] != 0
+    if work and p["alpha"] == 1 and p["beta"] == 0:
+        out.append(("path", "fast_path_ldc8" if p["ldc"] % 8 == 0 else "fast_path_ldc_unaligned"))
+    if m > 0 and n > 0 and m != n and p["ldc"] % 8:
+        out.append(("path", "rect_m_ne_n_ldc_mod8_ne0"))
+    out.append(("alpha", _real_class(p["alpha"])))
+    out.append(("beta", _real_class(p["beta"])))
+    out.append(("batchCount", "0" if batch == 0 else "1" if batch == 1 else "2_15" if batch < 16 else "ge_16"))
+    compact = sgemm_strided_batched.compact_strides(p)
+    strides = (p["strideA"], p["strideB"], p["strideC"])
+    if batch > 1 and min(m, n, k) > 0:
+        for name, stride, c in zip("ABC", strides, compact):
+            if stride == 0:
+                out.append(("stride", f"stride0_{name}"))
+            elif stride > c:
+                out.append(("stride", f"gap_{name}"))
+        if all(s == c for s, c in zip(strides, compact)):
+            out.append(("stride", "compact"))
+    mins = (max(1, m if p["transA"] == abi.OP_N else k), max(1, k if p["transB"] == abi.OP_N else n), max(1, m))
+    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
+    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
+    out.append(("leading dim", f"padded_count_{sum(pads)}"))
+    out += [("inputs", c) for c in _fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
+    if perf and (m, n, k, batch) in sgemm_strided_batched.REQUIRED_PERF:
+        out.append(("required perf", f"{m}x{n}x{k} x{batch}"))
+    return column, out
+
+
+_CATEGORIES: dict[str, Callable] = {csymm.OP: _csymm_categories, sgemm_strided_batched.OP: _sgemm_categories}
+
+#: Categories issue 4 requires to be non-empty, per operator.
+_COMMON_REQUIRED = (
+    [("size", c) for c in ("zero", "one", "small_prime", "power_of_two", "power_of_two_pm1", "unaligned",
+                           "large_ge_1024", "ge_2048", "ge_4096")]
+    + [("leading dim", c) for c in ("lda_padded", "ldb_padded", "ldc_padded", "padded_count_0", "padded_count_1",
+                                    "padded_count_2", "padded_count_3")]
+    + [("inputs", c) for c in ("uniform", "normal", "zeros", "alternating", "extremes", "inf", "ninf", "nan",
+                               "large_1e6", "null")]
+    + [("negative", c) for c in ("handle_null", "null_alpha", "null_beta", "null_A", "null_B", "null_C",
+                                 "negative_m", "negative_n", "invalid_lda", "invalid_ldb", "invalid_ldc",
+                                 "two_or_more_faults")]
+)
+REQUIRED: dict[str, list[tuple[str, str]]] = {
+    csymm.OP: _COMMON_REQUIRED
+    + [("side x uplo", f"{s} {u}") for s in ("LEFT", "RIGHT") for u in ("UPPER", "LOWER")]
+    + [("size", "wide_n_ge_4m"), ("size", "narrow_m_ge_4n")]
+    + [(g, c) for g in ("alpha", "beta") for c in ("zero", "one", "neg_one", "imag", "large", "general")]
+    + [("path", c) for c in ("quick_return_alpha0_beta1", "alpha0_scale_c", "quick_return_empty")]
+    + [("negative", "invalid_side"), ("negative", "invalid_uplo")]
+    + [("taskbook", f"{m}x{n} {cells.enum_cell(s, cells.SIDES).removeprefix('ACLBLAS_SIDE_')} "
+        f"{cells.enum_cell(u, cells.UPLOS).removeprefix('ACLBLAS_')}") for m, n, s, u in csymm.TASKBOOK],
+    sgemm_strided_batched.OP: _COMMON_REQUIRED
+    + [("transA x transB", a + b) for a in "NTC" for b in "NTC"]
+    + [("size", "tile_128_edge"), ("size", "k_chunk_256_edge")]
+    + [("path", c) for c in ("k_zero", "alpha_zero", "fast_path_ldc8", "fast_path_ldc_unaligned",
+                             "rect_m_ne_n_ldc_mod8_ne0")]
+    + [("alpha", c) for c in ("zero", "one", "other")] + [("beta", c) for c in ("zero", "one", "other")]
+    + [("batchCount", c) for c in ("0", "1", "ge_16")]
+    + [("stride", c) for c in ("stride0_A", "stride0_B", "gap_A", "gap_B", "gap_C", "compact")]
+    + [("negative", c) for c in ("invalid_transA", "invalid_transB", "negative_k", "negative_batch")]
+    + [("required perf", f"{m}x{n}x{k} x{b}") for m, n, k, b in sgemm_strided_batched.REQUIRED_PERF],
+}
+
+
+def is_perf(row: dict[str, str]) -> bool:
+    return row["case_name"].startswith("TC_PF_")
+
+
+def summarize(op: str, rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
+    """{(group, category): {"total": n, <crossing column>: n, ...}} with every required category present."""
+    mod = module(op)
+    counts: dict[tuple[str, str], dict[str, int]] = {key: {"total": 0} for key in REQUIRED[op]}
+    for row in rows:
+        perf = is_perf(row)
+        p = mod.parse_row(row)
+        column, cats = _CATEGORIES[op](p, mod.faults(p), perf)
+        cats = [("family", row["case_name"].rsplit("_", 1)[0])] + cats
+        for key in dict.fromkeys(cats):
+            entry = counts.setdefault(key, {"total": 0})
+            entry["total"] += 1
+            entry[column] = entry.get(column, 0) + 1
+    return counts
+
+
+def missing(op: str, counts: dict[tuple[str, str], dict[str, int]]) -> list[tuple[str, str]]:
+    """Required categories without a single row."""
+    return [key for key in REQUIRED[op] if counts.get(key, {}).get("total", 0) == 0]
+
+
+def flop_sums(op: str, rows: list[dict[str, str]]) -> dict[str, float | int]:
+    """One-call FLOP sums of the precision and perf phases and the counts the runtime budget limits."""
+    mod = module(op)
+    precision, perf = [], []
+    big_dims = 0
+    for row in rows:
+        p = mod.parse_row(row)
+        f = mod.flops(p)
+        dims = [p[d] for d in ("m", "n", "k") if d in p]
+        if is_perf(row):
+            perf.append(f)
+        else:
+            precision.append(f)
+            big_dims += max(dims) >= 2048
+    return {
+        "precision_rows": len(precision), "precision_gflop": sum(precision) / 1e9,
+        "precision_max_row_gflop": max(precision, default=0.0) / 1e9, "precision_rows_ge_2048": big_dims,
+        "perf_rows": len(perf), "perf_gflop": sum(perf) / 1e9,
+        "perf_rows_above_256_gflop": sum(f > PERF_BIG_GFLOP * 1e9 for f in perf),
+    }
+
+
+def over_budget(sums: dict[str, float | int]) -> list[str]:
+    out = []
+    if sums["precision_gflop"] > PRECISION_GFLOP_BUDGET:
+        out.append(f"precision FLOPs {sums['precision_gflop']:.1f} GFLOP > {PRECISION_GFLOP_BUDGET:g}")
+    if sums["precision_rows_ge_2048"] > PRECISION_2048_ROWS_MAX:
+        out.append(f"{sums['precision_rows_ge_2048']} precision rows at >= 2048 > {PRECISION_2048_ROWS_MAX}")
+    if sums["perf_gflop"] > PERF_GFLOP_BUDGET:
+        out.append(f"perf FLOPs {sums['perf_gflop']:.1f} GFLOP > {PERF_GFLOP_BUDGET:g}")
+    if sums["perf_rows_above_256_gflop"] > PERF_BIG_ROWS_MAX:
+        out.append(f"{sums['perf_rows_above_256_gflop']} perf rows above {PERF_BIG_GFLOP:g} GFLOP "
+                   f"> {PERF_BIG_ROWS_MAX}")
+    return out
+
+
+def describe(path: Path | str) -> tuple[str, bool]:
+    """(report text, ok): the category table with side x uplo / transA x transB crossings, the FLOP sums, and
+    what is missing or over budget. Raises ValueError for a table that is not a project table."""
+    header, rows = read_rows(path)
+    op = op_for_header(header)
+    if op is None:
+        raise ValueError(f"{path}: the header matches no project table ({', '.join(_CATEGORIES)})")
+    counts = summarize(op, rows)
+    columns = sorted({c for entry in counts.values() for c in entry if c not in ("total", "negative")})
+    table = [[g, c, e["total"], *(e.get(col, 0) or "" for col in columns)]
+             for (g, c), e in sorted(counts.items(), key=_order)]
+    text = [f"{path}: {op}, {len(rows)} rows", tabulate(table, headers=["group", "category", "rows", *columns])]
+    sums = flop_sums(op, rows)
+    text.append(f"precision phase: {sums['precision_rows']} rows, {sums['precision_gflop']:.1f} GFLOP "
+                f"(budget {PRECISION_GFLOP_BUDGET:g}), largest row {sums['precision_max_row_gflop']:.1f} GFLOP, "
+                f"{sums['precision_rows_ge_2048']} rows with a dimension >= 2048 (max {PRECISION_2048_ROWS_MAX})")
+    text.append(f"perf phase: {sums['perf_rows']} rows, {sums['perf_gflop']:.1f} GFLOP for one call each "
+                f"(budget {PERF_GFLOP_BUDGET:g}), {sums['perf_rows_above_256_gflop']} rows above "
+                f"{PERF_BIG_GFLOP:g} GFLOP (max {PERF_BIG_ROWS_MAX})")
+    empty = missing(op, counts)
+    problems = [f"empty category: {g} / {c}" for g, c in empty] + over_budget(sums)
+    text.append("\n".join(problems) if problems else "every required category is covered; budgets hold")
+    return "\n".join(text), not problems
+
+
+_GROUP_ORDER = ("family", "expected status", "side x uplo", "transA x transB", "size", "alpha", "beta", "path",
+                "batchCount", "stride", "leading dim", "inputs", "negative", "taskbook", "required perf")
+
+
+def _order(item: tuple[tuple[str, str], dict[str, int]]) -> int:
+    """Groups in reading order; within a group the required categories first (sorting is stable)."""
+    group = item[0][0]
+    return _GROUP_ORDER.index(group) if group in _GROUP_ORDER else len(_GROUP_ORDER)
+

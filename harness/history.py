@@ -1,0 +1,254 @@
+"""Run history in SQLite (`reports/history.sqlite` by default): every run's provenance, every row's result record,
+and the raw timing samples, so `compare` and `history` work long after the report files are gone.
+
+Writers are parallel worker processes: the database runs in WAL mode with a busy timeout, each write is its own
+`BEGIN IMMEDIATE` transaction retried on contention, and each record commits on its own, so a run killed halfway
+keeps every row it finished. A History opened in one process reconnects after a fork instead of sharing the handle.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+DEFAULT_PATH = Path("reports") / "history.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, commit_sha TEXT, dirty INTEGER, branch TEXT, backend TEXT, device TEXT, host TEXT,
+    started TEXT, finished TEXT, meta TEXT NOT NULL, summary TEXT);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, op TEXT, line INTEGER,
+    verdict TEXT, is_perf INTEGER, n INTEGER, mean_us REAL, median_us REAL, min_us REAL, converged INTEGER,
+    record TEXT NOT NULL, PRIMARY KEY (run_id, table_name, case_name));
+CREATE TABLE IF NOT EXISTS samples (
+    run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, samples_us TEXT NOT NULL,
+    PRIMARY KEY (run_id, table_name, case_name));
+CREATE INDEX IF NOT EXISTS results_case ON results (case_name);
+"""
+
+_RETRIES = 20
+
+
+def _json(value: Any) -> str:
+    """JSON that also takes numpy scalars/arrays (anything with .item() / .tolist())."""
+    def default(obj: Any) -> Any:
+        for attr in ("tolist", "item"):
+            if hasattr(obj, attr):
+                return getattr(obj, attr)()
+        raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
+    return json.dumps(value, default=default)
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA.split(";"):  # executescript would commit the surrounding transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+class History:
+    """One history database; cheap to open, safe to open in every worker process."""
+
+    def __init__(self, path: str | Path = DEFAULT_PATH, timeout_s: float = 30.0):
+        self.path = Path(path)
+        self.timeout_s = timeout_s
+        self._db: sqlite3.Connection | None = None
+        self._pid = -1
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+            db.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+            self._retry(lambda: db.execute("PRAGMA journal_mode = WAL"))
+            db.execute("PRAGMA synchronous = NORMAL")
+            self._db, self._pid = db, os.getpid()
+            self._write(_create_schema)
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None and self._pid == os.getpid():
+            self._db.close()
+        self._db = None
+
+    @staticmethod
+    def _retry(action: Callable[[], Any]) -> Any:
+        for attempt in range(_RETRIES):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or attempt == _RETRIES - 1:
+                    raise
+                time.sleep(min(0.01 * 2 ** attempt, 1.0))
+        raise AssertionError("unreachable")
+
+    def _write(self, body: Callable[[sqlite3.Connection], Any]) -> None:
+        """Run `body` in one BEGIN IMMEDIATE transaction (write lock up front: no deadlocked upgrades)."""
+        db = self.db
+
+        def attempt() -> None:
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                body(db)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        self._retry(attempt)
+
+    # -- writing ---------------------------------------------------------------------------------------------
+
+    def start_run(self, meta: dict) -> None:
+        """Register a run (meta: run_id, commit, dirty, branch, backend, device, host, inputs, settings, started)."""
+        host = meta.get("host")
+        row = (meta["run_id"], meta.get("commit"), int(bool(meta.get("dirty"))), meta.get("branch"),
+               meta.get("backend"), str(meta.get("device", "")), host if isinstance(host, str) else _json(host),
+               meta.get("started"), _json(meta))
+        self._write(lambda c: c.execute(
+            "INSERT OR REPLACE INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row))
+
+    def record(self, run_id: str, record: dict) -> None:
+        """Store one case result record; its timing samples go to their own table. Commits at once."""
+        timing = record.get("timing") or {}
+        samples = timing.get("samples_us")
+        slim = dict(record)
+        if timing:
+            slim["timing"] = {k: v for k, v in timing.items() if k != "samples_us"}
+        key = (run_id, str(record.get("table", "")), record["case_name"])
+        row = key + (record.get("op"), record.get("line"), record.get("verdict"), int(bool(record.get("is_perf"))),
+                     timing.get("n"), timing.get("mean_us"), timing.get("median_us"), timing.get("min_us"),
+                     None if not timing else int(bool(timing.get("converged"))), _json(slim))
+
+        def body(c: sqlite3.Connection) -> None:
+            c.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            if samples is not None:
+                c.execute("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", key + (_json(samples),))
+            else:
+                c.execute("DELETE FROM samples WHERE run_id = ? AND table_name = ? AND case_name = ?", key)
+        self._write(body)
+
+    def finish_run(self, run_id: str, summary: dict) -> None:
+        finished = summary.get("finished") or time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self._write(lambda c: c.execute("UPDATE runs SET finished = ?, summary = ? WHERE run_id = ?",
+                                        (finished, _json(summary), run_id)))
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def _query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        return self._retry(lambda: pd.read_sql_query(sql, self.db, params=params))
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run, oldest first, with its summary counts as columns and how many rows it recorded."""
+        df = self._query(
+            "SELECT r.run_id, r.commit_sha AS 'commit', r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
+            " r.finished, r.summary, (SELECT COUNT(*) FROM results s WHERE s.run_id = r.run_id) AS records"
+            " FROM runs r ORDER BY r.started, r.rowid")
+        summaries = pd.DataFrame([json.loads(s) if s else {} for s in df.pop("summary")], index=df.index)
+        summaries = summaries.drop(columns=[c for c in summaries.columns if c in df.columns])
+        df["dirty"] = df["dirty"].astype(bool)
+        return pd.concat([df, summaries], axis=1)
+
+    def has_run(self, run_id: str) -> bool:
+        return bool(self._retry(lambda: self.db.execute(
+            "SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()))
+
+    def latest_run_of_commit(self, commit: str) -> str | None:
+        """The newest run whose commit matches `commit` (either may be abbreviated)."""
+        row = self._retry(lambda: self.db.execute(
+            "SELECT run_id FROM runs WHERE commit_sha != '' AND (commit_sha LIKE ? || '%' OR ? LIKE commit_sha || '%')"
+            " ORDER BY started DESC, rowid DESC LIMIT 1", (commit, commit)).fetchone())
+        return row[0] if row else None
+
+    def load_run(self, run_id: str) -> tuple[dict, list[dict]]:
+        """(meta with summary/finished, records in table/line order with their samples put back)."""
+        row = self._retry(lambda: self.db.execute(
+            "SELECT meta, summary, finished FROM runs WHERE run_id = ?", (run_id,)).fetchone())
+        if row is None:
+            raise KeyError(f"no run {run_id!r} in {self.path}")
+        meta = json.loads(row[0])
+        meta.update(summary=json.loads(row[1]) if row[1] else None, finished=row[2])
+        rows = self._retry(lambda: self.db.execute(
+            "SELECT r.record, s.samples_us FROM results r LEFT JOIN samples s USING (run_id, table_name, case_name)"
+            " WHERE r.run_id = ? ORDER BY r.table_name, r.line, r.case_name", (run_id,)).fetchall())
+        records = []
+        for rec_json, samples_json in rows:
+            rec = json.loads(rec_json)
+            if samples_json is not None and rec.get("timing"):
+                rec["timing"]["samples_us"] = json.loads(samples_json)
+            records.append(rec)
+        return meta, records
+
+    def trend(self, case_name: str | None = None) -> pd.DataFrame:
+        """Per commit (in order of first run): one case's figures, or without a case each commit's totals.
+
+        Several runs of one commit: the newest one's figures, with `runs` saying how many there were.
+        """
+        df = self._query(
+            "SELECT u.commit_sha AS 'commit', u.dirty, u.started, u.run_id, r.op, r.case_name, r.verdict, r.is_perf,"
+            " r.n, r.mean_us, r.median_us, r.min_us, r.converged, r.record FROM results r"
+            " JOIN runs u USING (run_id)" + (" WHERE r.case_name = ?" if case_name else "") +
+            " ORDER BY u.started, u.rowid", (case_name,) if case_name else ())
+        if df.empty:
+            return df.drop(columns=["record"])
+        df["commit"] = df["commit"].fillna("?").astype(str).str[:12] + df["dirty"].map({1: "+dirty", 0: ""})
+        first = df.groupby("commit", sort=False)["started"].transform("min")
+        runs = df.groupby("commit", sort=False)["run_id"].transform("nunique")
+        df = df.assign(first_started=first, runs=runs)
+        latest = df[df["run_id"] == df.groupby("commit", sort=False)["run_id"].transform("last")]
+        if case_name:
+            return _case_trend(latest)
+        return _commit_totals(latest)
+
+
+def _precision_figure(value: Any) -> float | None:
+    """mere/mare for complex outputs are {"real", "imag"}: the trend shows the worse part."""
+    if isinstance(value, dict):
+        parts = [v for v in value.values() if isinstance(v, (int, float))]
+        return max(parts) if parts else None
+    return value if isinstance(value, (int, float)) else None
+
+
+def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    prev: dict[str, float] = {}
+    for _, r in latest.iterrows():
+        rec = json.loads(r["record"])
+        timing = rec.get("timing") or {}
+        precision = rec.get("precision") or {}
+        ci = timing.get("ci95_us") or [None, None]
+        median = r["median_us"] if not pd.isna(r["median_us"]) else None
+        before = prev.get(r["op"])
+        change = (median / before - 1.0) if median is not None and before else None
+        if median is not None:
+            prev[r["op"]] = median
+        rows.append({
+            "commit": r["commit"], "first_started": r["first_started"], "runs": r["runs"], "op": r["op"],
+            "case_name": r["case_name"], "verdict": r["verdict"], "n": timing.get("n"),
+            "mean_us": timing.get("mean_us"), "median_us": median, "ci95_lo_us": ci[0], "ci95_hi_us": ci[1],
+            "converged": timing.get("converged"), "change_vs_prev": change,
+            "max_abs_error": precision.get("max_abs_error"), "mere": _precision_figure(precision.get("mere")),
+            "mare": _precision_figure(precision.get("mare")),
+        })
+    return pd.DataFrame(rows)
+
+
+def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
+    def totals(g: pd.DataFrame) -> pd.Series:
+        perf = g["median_us"][(g["is_perf"] == 1) & (g["median_us"] > 0)]
+        return pd.Series({
+            "first_started": g["first_started"].iloc[0], "runs": g["runs"].iloc[0], "rows": len(g),
+            "passed": int((g["verdict"] == "PASS").sum()),
+            "failed": int(g["verdict"].isin(["FAIL", "ERROR", "CRASH", "TIMEOUT"]).sum()),
+            "perf_rows": len(perf),
+            "perf_geomean_us": math.exp(perf.map(math.log).mean()) if len(perf) else None,
+        })
+    return latest.groupby("commit", sort=False).apply(totals, include_groups=False).reset_index()

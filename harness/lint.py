@@ -1,0 +1,86 @@
+"""Lint a case table: every place where the C++ frame would reject a cell or silently read it differently than its
+author probably meant, with `file:line:column` positions.
+
+The checks are the CellReader rules themselves, chosen per column by its name (the ops-blas naming conventions), so
+`harness lint` and `harness run` can never disagree about what a cell means.
+"""
+from __future__ import annotations
+
+import re
+
+from harness import abi
+from harness.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table, read_table,
+                           seed_of)
+from harness.fill import stof_prefix
+
+_INT_COLUMN = re.compile(r"(m|n|k|M|N|K|nrhs|kl|ku|ld[a-z]*|inc[a-z]*|batch_?[cC]ount|batch_size|group_?[cC]ount"
+                         r"|group_size)")
+_INT64_COLUMN = re.compile(r"stride\w*")
+_TRANS_COLUMN = re.compile(r"trans[ABab]?")
+_ENUM_COLUMNS = {"side": (SIDE, abi.SIDE_LEFT), "uplo": (UPLO, abi.INVALID_ENUM_VALUE), "diag": (DIAG, abi.NON_UNIT)}
+#: Columns named after the array itself hold a fill string in most ops, but a plain scalar in a few (srotg a, b).
+_ARRAY_NAMED = {"a", "b", "c", "x", "y", "A", "B", "C", "ap", "aPacked"}
+_SCALARS = {"alpha": complex(1, 0), "beta": complex(0, 0)}
+
+
+def _is_plain_number(text: str) -> bool:
+    try:
+        return stof_prefix(text)[1] == len(text)
+    except ValueError:
+        return False
+
+
+def _check_cell(reader: CellReader, col: str, header: set[str]) -> None:
+    """Read one cell with the rule its column name implies (a no-op for columns without a rule)."""
+    text = reader.cell(col)
+    if col == "expect_result":
+        reader.status(col)
+    elif col in ("mere_threshold", "mare_multiplier"):
+        reader.double(col, 0.0)
+    elif col == "random_seed":
+        seed_of(reader)
+    elif col.endswith("_fill") or (col in _ARRAY_NAMED and text not in NULL_WORDS and not _is_plain_number(text)):
+        reader.fill(col, "")
+    elif col in _ENUM_COLUMNS:
+        reader.enum(col, *_ENUM_COLUMNS[col], col)
+    elif _TRANS_COLUMN.fullmatch(col):
+        reader.enum(col, TRANS, abi.OP_N, col)
+    elif _INT_COLUMN.fullmatch(col):
+        reader.int(col, 0)
+    elif _INT64_COLUMN.fullmatch(col):
+        reader.int64(col, 0)
+    elif col.endswith("_null"):
+        reader.flag(col)
+    elif col in _SCALARS and text not in NULL_WORDS:
+        if ";" in text:
+            reader.complex(col, _SCALARS[col])
+        else:
+            reader.float(col, 1.0)
+    elif col.endswith("_real") and col[:-5] + "_imag" in header:
+        reader.complex_pair(col, col[:-5] + "_imag", complex(0, 0))
+    elif col.endswith("_imag") and col[:-5] + "_real" in header:
+        pass  # read together with its _real column
+    elif col.endswith(("_real", "_imag")) and text not in NULL_WORDS:
+        reader.float(col, 0.0)
+
+
+def lint_rows(table: Table, known_columns: set[str] | None = None) -> list[Diagnostic]:
+    """Diagnostics of an already-read table: reading problems, every cell, and unknown columns."""
+    diags = list(table.diagnostics)
+    if known_columns is not None:
+        for col, name in enumerate(table.header, start=1):
+            if name and name not in known_columns:
+                diags.append(Diagnostic(table.path, table.header_line, col, WARNING,
+                                        f"unknown column {name!r}: nothing reads it"))
+    header = set(table.header)
+    for row in table.rows:
+        reader = CellReader(row, diags)
+        for col in row.cells:
+            _check_cell(reader, col, header)
+    diags.sort(key=lambda d: (d.line, d.column))
+    return diags
+
+
+def lint_table(path: str, known_columns: set[str] | None = None) -> list[Diagnostic]:
+    """Every diagnostic for one table file, in file order. A missing file raises OSError."""
+    return lint_rows(read_table(path), known_columns)

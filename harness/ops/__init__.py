@@ -1,0 +1,31 @@
+"""Per-operator knowledge, one module per operator: its case schema, buffer plan, golden, call and FLOP count.
+
+Adding an operator means adding a module here and listing it in `_MODULES`; nothing else branches on operator names.
+Each module provides:
+
+    NAME, COLUMNS (the table header it reads), GATE (precision criterion name), Args (frozen dataclass)
+    parse(reader: CellReader, description: str) -> Args
+    buffers(args, seed) -> dict[str, Buffer]            host inputs, masks (harness.layout)
+    golden_result(args, buffers) -> (expected, truth)   storage arrays of the output buffer
+    call(backend, args, ptrs: dict[str, int], handle: int) -> int     the status the operator returned
+    gate(args, base) -> (gate name, criterion options)  exact for pure quick-return rows
+    flops(args) -> float;  bytes_needed(args) -> int;  expected_workspace_bytes(args) -> int | None
+    baseline_params(args) -> dict                        params baselines are keyed by
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+_MODULES = {"csymm": "harness.ops.csymm", "sgemm_strided_batched": "harness.ops.sgemm_strided_batched"}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_MODULES)
+
+
+def get(op: str | None) -> ModuleType | None:
+    """The operator module for a table's operator name, or None when this harness does not implement it."""
+    if op not in _MODULES:
+        return None
+    return importlib.import_module(_MODULES[op])

@@ -1,0 +1,146 @@
+"""aclblasCsymm: C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT), A complex symmetric (not Hermitian).
+
+Schema (project table header): case_name, description, side, uplo, m, n, alpha_real, alpha_imag, a_fill, lda,
+b_fill, ldb, beta_real, beta_imag, c_fill, ldc, expect_result, mere_threshold, mare_multiplier, random_seed.
+A scalar cell `null` passes a NULL scalar, a fill `NULLPTR` a NULL matrix, `handle_null` in the description a NULL
+handle. Seeds as the C++ frame derives them: A = s, B = s+1, C = s+2 (imaginary parts +7919 inside the fill).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import golden
+from harness import abi, fill
+from harness.backends import aclblas_lib
+from harness.layout import Buffer, region_mask, triangle_mask
+
+NAME = "csymm"
+COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
+           "b_fill", "ldb", "beta_real", "beta_imag", "c_fill", "ldc", "expect_result", "mere_threshold",
+           "mare_multiplier", "random_seed")
+GATE = "mixed_tolerance"
+DEFAULT_FILL = "RANDOM_NORM_1"
+
+
+@dataclass(frozen=True)
+class Args:
+    side: int
+    uplo: int
+    m: int
+    n: int
+    alpha: complex | None
+    beta: complex | None
+    a_fill: str
+    b_fill: str
+    c_fill: str
+    lda: int
+    ldb: int
+    ldc: int
+    handle_null: bool = False
+
+    @property
+    def ka(self) -> int:
+        """Order of A: m for LEFT, n for RIGHT (an invalid side reads as LEFT for buffer planning)."""
+        return self.n if self.side == abi.SIDE_RIGHT else self.m
+
+
+def parse(reader, description: str) -> Args:
+    from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
+
+    side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
+    uplo = reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
+    m = reader.int("m", 0)
+    n = reader.int("n", 0)
+    ka = n if side == abi.SIDE_RIGHT else m
+    return Args(
+        side=side, uplo=uplo, m=m, n=n,
+        alpha=reader.complex_pair("alpha_real", "alpha_imag", complex(1, 0)),
+        beta=reader.complex_pair("beta_real", "beta_imag", complex(0, 0)),
+        a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
+        c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
+        lda=reader.int("lda", max(1, ka)), ldb=reader.int("ldb", max(1, m)), ldc=reader.int("ldc", max(1, m)),
+        handle_null="handle_null" in description,
+    )
+
+
+def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.ndarray, bool]:
+    """(storage, is_null). NULLPTR and impossible shapes give an empty storage (still a non-NULL guard-only buffer
+    unless the fill asked for NULL), mirroring the C++ frame's empty vectors."""
+    if spec == "NULLPTR":
+        return np.zeros(0, np.complex64), True
+    return fill.make_complex_matrix(spec, rows, cols, ld, seed), False
+
+
+def bytes_needed(a: Args) -> int:
+    """Host bytes of A, B and C, computed before anything is allocated (memory cap)."""
+    def span(rows: int, cols: int, ld: int) -> int:
+        return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
+    return 8 * (span(a.ka, a.ka, a.lda) + span(a.m, a.n, a.ldb) + span(a.m, a.n, a.ldc))
+
+
+def buffers(a: Args, seed: int) -> dict[str, Buffer]:
+    A, a_null = _matrix(a.a_fill, a.ka, a.ka, a.lda, seed)
+    B, b_null = _matrix(a.b_fill, a.m, a.n, a.ldb, seed + 1)
+    C, c_null = _matrix(a.c_fill, a.m, a.n, a.ldc, seed + 2)
+    a_read = triangle_mask(A.size, a.ka, a.lda, upper=a.uplo == abi.UPPER) if a.uplo in (abi.UPPER, abi.LOWER) \
+        else region_mask(A.size, a.ka, a.ka, a.lda)
+    return {
+        "A": Buffer("A", A, null=a_null, never_read=~a_read),
+        "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.m, a.n, a.ldb)),
+        "C": Buffer("C", C, null=c_null, output=True, written=region_mask(C.size, a.m, a.n, a.ldc)),
+    }
+
+
+def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
+    args = (a.side, a.uplo, a.m, a.n, a.alpha, bufs["A"].host, a.lda, bufs["B"].host, a.ldb, a.beta,
+            bufs["C"].host, a.ldc)
+    return golden.cblas.csymm(*args), golden.truth.csymm(*args)
+
+
+def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
+    """Mixed tolerance per component (task book §3.2); bit-exact for the quick-return scalars alpha == 0,
+    beta in {0, 1}."""
+    if a.alpha == 0 and a.beta in (0, 1):
+        return "exact", {}
+    return GATE, {}
+
+
+def flops(a: Args) -> float:
+    """Real FLOPs: a complex multiply-add is 8, over m*n*ka terms, plus the alpha/beta epilogue."""
+    if a.m <= 0 or a.n <= 0:
+        return 0.0
+    return 8.0 * a.m * a.n * a.ka + 14.0 * a.m * a.n
+
+
+def expected_workspace_bytes(a: Args) -> int | None:
+    return None
+
+
+def baseline_params(a: Args) -> dict:
+    return {"side": a.side, "uplo": a.uplo, "m": a.m, "n": a.n}
+
+
+def call(backend, a: Args, ptrs: dict[str, int], handle: int) -> int:
+    if backend.api == "cublas":
+        return _call_cublas(backend, a, ptrs)
+    return aclblas_lib.csymm(backend.lib, handle, a.side, a.uplo, a.m, a.n, a.alpha, ptrs["A"], a.lda, ptrs["B"],
+                             a.ldb, a.beta, ptrs["C"], a.ldc)
+
+
+def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
+    """cublasCsymm with the same column-major semantics (host scalars); invalid enums or NULL scalars have no
+    cuBLAS meaning and are answered here."""
+    from harness.backends import cuda
+
+    if a.side not in cuda.SIDE or a.uplo not in cuda.FILL or a.alpha is None or a.beta is None:
+        return int(abi.Status.INVALID_VALUE)
+    alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.complex64)
+    beta, keep_beta = cuda.scalar_ptr(a.beta, np.complex64)
+    try:
+        backend.lib.csymm(backend.handle, cuda.SIDE[a.side], cuda.FILL[a.uplo], a.m, a.n, alpha, ptrs["A"], a.lda,
+                          ptrs["B"], a.ldb, beta, ptrs["C"], a.ldc)
+    except backend.lib.CUBLASError:
+        return int(abi.Status.EXECUTION_FAILED)
+    return int(abi.Status.SUCCESS)

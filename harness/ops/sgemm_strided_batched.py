@@ -1,0 +1,189 @@
+"""aclblasSgemmStridedBatched: C_i = alpha*op(A_i)*op(B_i) + beta*C_i, X_i = X + i*strideX (elements, 0 = broadcast).
+
+Schema (project table header): case_name, description, transA, transB, m, n, k, alpha, beta, lda, strideA, ldb,
+strideB, ldc, strideC, batchCount, a_fill, b_fill, c_fill, expect_result, mere_threshold, mare_multiplier,
+random_seed. Empty ld = compact (max(1, rows of the stored matrix)), empty stride = compact (ld * stored columns),
+empty batchCount = 1. `null` in alpha/beta passes a NULL scalar, fill `NULLPTR` a NULL matrix, `handle_null` in the
+description a NULL handle. Seeds per batch b as the C++ batched frame: A = s+3b, B = s+3b+1, C = s+3b+2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import golden
+from harness import abi, fill
+from harness.backends import aclblas_lib
+from harness.layout import Buffer, region_mask
+
+NAME = "sgemm_strided_batched"
+COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
+           "strideB", "ldc", "strideC", "batchCount", "a_fill", "b_fill", "c_fill", "expect_result",
+           "mere_threshold", "mare_multiplier", "random_seed")
+GATE = "mere_mare"
+DEFAULT_FILL = "RANDOM"
+#: The seed's clamp for near-zero elements (精度标准: atol_floor = 2^-13).
+ATOL_FLOOR = 2.0 ** -13
+
+
+@dataclass(frozen=True)
+class Args:
+    trans_a: int
+    trans_b: int
+    m: int
+    n: int
+    k: int
+    alpha: float | None
+    beta: float | None
+    lda: int
+    ldb: int
+    ldc: int
+    stride_a: int
+    stride_b: int
+    stride_c: int
+    batch: int
+    a_fill: str
+    b_fill: str
+    c_fill: str
+    handle_null: bool = False
+
+    @property
+    def a_shape(self) -> tuple[int, int]:
+        """Stored rows x cols of each A_i."""
+        return (self.m, self.k) if self.trans_a == abi.OP_N else (self.k, self.m)
+
+    @property
+    def b_shape(self) -> tuple[int, int]:
+        return (self.k, self.n) if self.trans_b == abi.OP_N else (self.n, self.k)
+
+
+def parse(reader, description: str) -> Args:
+    from harness.cases import TRANS
+
+    ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
+    tb = reader.enum("transB", TRANS, abi.OP_N, "transB")
+    m, n, k = reader.int("m", 0), reader.int("n", 0), reader.int("k", 0)
+    lda = reader.int("lda", max(1, m if ta == abi.OP_N else k))
+    ldb = reader.int("ldb", max(1, k if tb == abi.OP_N else n))
+    ldc = reader.int("ldc", max(1, m))
+    return Args(
+        trans_a=ta, trans_b=tb, m=m, n=n, k=k,
+        alpha=None if reader.is_null("alpha") else reader.float("alpha", 1.0),
+        beta=None if reader.is_null("beta") else reader.float("beta", 0.0),
+        lda=lda, ldb=ldb, ldc=ldc,
+        stride_a=reader.int64("strideA", lda * (k if ta == abi.OP_N else m)),
+        stride_b=reader.int64("strideB", ldb * (n if tb == abi.OP_N else k)),
+        stride_c=reader.int64("strideC", ldc * n),
+        batch=reader.int("batchCount", 1),
+        a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
+        c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
+        handle_null="handle_null" in description,
+    )
+
+
+def _span(rows: int, cols: int, ld: int) -> int:
+    return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
+
+
+def _total(a: Args, rows: int, cols: int, ld: int, stride: int) -> int:
+    one = _span(rows, cols, ld)
+    if one == 0 or a.batch <= 0:
+        return 0
+    return (a.batch - 1) * max(stride, 0) + one
+
+
+def bytes_needed(a: Args) -> int:
+    return 4 * (_total(a, *a.a_shape, a.lda, a.stride_a) + _total(a, *a.b_shape, a.ldb, a.stride_b)
+                + _total(a, a.m, a.n, a.ldc, a.stride_c))
+
+
+def _strided(spec: str, rows: int, cols: int, ld: int, stride: int, a: Args, seed: int,
+             part: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Batches filled in order with their own seeds; stride 0 stores one matrix; elements outside every batch's
+    rows x cols block (ld padding, gaps) are marked never-read / never-written."""
+    if spec == "NULLPTR":
+        return np.zeros(0, np.float32), np.zeros(0, bool), True
+    total = _total(a, rows, cols, ld, stride)
+    host = np.zeros(total, np.float32)
+    region = np.zeros(total, bool)
+    count = 1 if stride == 0 else max(a.batch, 0)
+    for b in range(count if total else 0):
+        off = b * stride
+        mat = fill.make_matrix(spec, rows, cols, ld, seed + 3 * b + part)
+        host[off:off + mat.size] = mat[: total - off]
+        region_mask(total, rows, cols, ld, off, region)
+    return host, region, False
+
+
+def buffers(a: Args, seed: int) -> dict[str, Buffer]:
+    if min(a.stride_a, a.stride_b, a.stride_c) < 0:
+        raise ValueError("negative batch strides are not supported by the harness's buffer plan")
+    A, ra, na = _strided(a.a_fill, *a.a_shape, a.lda, a.stride_a, a, seed, 0)
+    B, rb, nb = _strided(a.b_fill, *a.b_shape, a.ldb, a.stride_b, a, seed, 1)
+    C, rc, nc = _strided(a.c_fill, a.m, a.n, a.ldc, a.stride_c, a, seed, 2)
+    return {
+        "A": Buffer("A", A, null=na, never_read=~ra),
+        "B": Buffer("B", B, null=nb, never_read=~rb),
+        "C": Buffer("C", C, null=nc, output=True, written=rc, never_read=None),
+    }
+
+
+def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
+    args = (a.trans_a, a.trans_b, a.m, a.n, a.k, a.alpha, bufs["A"].host, a.lda, a.stride_a, bufs["B"].host,
+            a.ldb, a.stride_b, a.beta, bufs["C"].host, a.ldc, a.stride_c, a.batch)
+    return golden.cblas.sgemm_strided_batched(*args), golden.truth.sgemm_strided_batched(*args)
+
+
+def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
+    """MERE/MARE with the seed's atol_floor (FP32 2^-13, MARE multiplier 10 unless the row says otherwise);
+    bit-exact where the result is a quick-return scaling by beta in {0, 1}."""
+    if (a.alpha == 0 or a.k == 0) and a.beta in (0, 1):
+        return "exact", {}
+    t, mult = thresholds
+    return GATE, {"threshold": t, "multiplier": mult, "atol_floor": ATOL_FLOOR}
+
+
+def flops(a: Args) -> float:
+    if min(a.m, a.n, a.batch) <= 0:
+        return 0.0
+    return 2.0 * a.m * a.n * a.k * a.batch + 3.0 * a.m * a.n * a.batch
+
+
+def expected_workspace_bytes(a: Args) -> int | None:
+    """The seed's general-path peak n*CeilAlign(m,8)*4, reused across batches; 0 on the fast/quick paths."""
+    if min(a.m, a.n, a.batch) <= 0 or a.alpha is None or a.beta is None:
+        return 0
+    if a.k == 0 or a.alpha == 0:
+        return 0
+    if a.alpha == 1 and a.beta == 0 and a.ldc % 8 == 0:
+        return 0
+    return a.n * ((a.m + 7) // 8 * 8) * 4
+
+
+def baseline_params(a: Args) -> dict:
+    return {"transA": a.trans_a, "transB": a.trans_b, "m": a.m, "n": a.n, "k": a.k, "batchCount": a.batch}
+
+
+def call(backend, a: Args, ptrs: dict[str, int], handle: int) -> int:
+    if backend.api == "cublas":
+        return _call_cublas(backend, a, ptrs)
+    return aclblas_lib.sgemm_strided_batched(backend.lib, handle, a.trans_a, a.trans_b, a.m, a.n, a.k, a.alpha,
+                                             ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb, a.stride_b, a.beta,
+                                             ptrs["C"], a.ldc, a.stride_c, a.batch)
+
+
+def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
+    from harness.backends import cuda
+
+    if a.trans_a not in cuda.OP or a.trans_b not in cuda.OP or a.alpha is None or a.beta is None:
+        return int(abi.Status.INVALID_VALUE)
+    alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.float32)
+    beta, keep_beta = cuda.scalar_ptr(a.beta, np.float32)
+    try:
+        backend.lib.sgemmStridedBatched(backend.handle, cuda.OP[a.trans_a], cuda.OP[a.trans_b], a.m, a.n, a.k,
+                                        alpha, ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb, a.stride_b, beta,
+                                        ptrs["C"], a.ldc, a.stride_c, a.batch)
+    except backend.lib.CUBLASError:
+        return int(abi.Status.EXECUTION_FAILED)
+    return int(abi.Status.SUCCESS)

@@ -1,0 +1,96 @@
+"""Perf and memory verdicts of one row against its baselines.
+
+Verdicts are statistical: a mean a hair under the limit with a CI reaching over it still passes (the task book
+judges the mean), but FAIL needs the whole CI on the wrong side; anything between is INCONCLUSIVE, so the answer
+to noise is more samples, not a coin flip. `implied_factor` = measured mean / the largest mean that would pass
+(<= 1 passes; 1.3 means the operator must get 1.3x faster).
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+NO_BASELINE = {"kind": "none", "verdict": "NO_REF"}
+
+
+def same_hardware(a: str | None, b: str | None) -> bool:
+    """'Ascend 950PR' == 'ascend950pr': names are compared without case, spaces or punctuation."""
+    def norm(s: str | None) -> str:
+        return re.sub(r"[^0-9a-z]", "", (s or "").lower())
+    return bool(norm(a)) and norm(a) == norm(b)
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator > 0 else math.inf
+
+
+def _taskbook(limit: float, mean: float, ci: list[float] | None) -> tuple[str, float, float]:
+    """(verdict, ratio limit/mean, implied factor mean/limit)."""
+    if mean <= limit:
+        verdict = "PASS"
+    elif ci is not None and ci[0] > limit:
+        verdict = "FAIL"
+    else:
+        verdict = "INCONCLUSIVE"
+    return verdict, _ratio(limit, mean), _ratio(mean, limit)
+
+
+def _gpu(gpu_us: float, rule: float, mean: float, ci: list[float] | None) -> tuple[str, float, float]:
+    """(verdict, ratio gpu/mean, implied factor rule/ratio); the CI's favourable end is its low (fast) end."""
+    ratio = _ratio(gpu_us, mean)
+    if ratio >= rule:
+        verdict = "PASS"
+    elif ci is not None and _ratio(gpu_us, ci[0]) < rule:
+        verdict = "FAIL"
+    else:
+        verdict = "INCONCLUSIVE"
+    return verdict, ratio, _ratio(rule, ratio) if ratio > 0 else math.inf
+
+
+def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> list[dict]:
+    """One verdict per baseline (harness.baselines.Baseline), task-book and GPU reported separately.
+
+    On hardware other than the baseline's the ratio is still shown, but the verdict is NO_REF with the reason.
+    """
+    if not baselines:
+        return [dict(NO_BASELINE)]
+    out = []
+    for b in baselines:
+        entry: dict[str, Any] = {
+            "kind": b.kind, "verdict": "NO_REF", "reason": "", "value_us": b.value_us,
+            "measured_mean_us": None, "ratio": None, "ratio_rule": b.ratio_rule if b.kind == "gpu" else None,
+            "implied_factor": None, "hardware": b.hardware, "source": b.source, "method": b.method,
+        }
+        out.append(entry)
+        if timing is None or not timing.get("n"):
+            entry["reason"] = "row was not timed"
+            continue
+        mean, ci = timing["mean_us"], timing.get("ci95_us")
+        if b.kind == "taskbook":
+            verdict, ratio, factor = _taskbook(b.value_us, mean, ci)
+        elif b.kind == "gpu":
+            verdict, ratio, factor = _gpu(b.value_us, b.ratio_rule, mean, ci)
+        else:
+            entry["reason"] = f"unknown baseline kind {b.kind!r}"
+            continue
+        entry.update(measured_mean_us=mean, ratio=ratio, implied_factor=factor, verdict=verdict)
+        if not same_hardware(b.hardware, hardware):
+            entry["verdict"] = "NO_REF"
+            entry["reason"] = (f"baseline measured on {b.hardware or 'unnamed hardware'}, "
+                               f"this run on {hardware or 'unknown hardware'}")
+    return out
+
+
+def memory_verdict(expected_bytes: int | None, measured: dict) -> dict:
+    """Workspace high-water against the bytes the operator's design says it needs (exact match)."""
+    workspace = measured.get("workspace_bytes")
+    result = {"workspace_bytes": workspace, "peak_bytes": measured.get("peak_bytes"),
+              "expected_workspace_bytes": expected_bytes}
+    if expected_bytes is None or workspace is None:
+        missing = "expected size" if expected_bytes is None else "measured workspace"
+        return {**result, "verdict": "NO_REF", "reason": f"{missing} unknown"}
+    if workspace == expected_bytes:
+        return {**result, "verdict": "PASS", "reason": ""}
+    return {**result, "verdict": "FAIL",
+            "reason": f"workspace high-water {workspace} B, expected {expected_bytes} B"}

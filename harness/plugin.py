@@ -1,0 +1,78 @@
+"""pytest plugin: every row of an ops-blas case table is one test item (`csymm_test.csv::TC_L0_0001`).
+
+`pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same engine
+(`harness.engine.run_case`); what pytest adds is its own selection, reporting and xdist distribution. Perf rows
+are checked for status and untouched memory here; their timing belongs to `harness run`, which times them alone.
+A crashing operator takes down the pytest worker (xdist replaces it); `harness run` isolates every row.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.engine import Case, load_table, run_case
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "ops-blas case tables")
+    group.addoption("--harness-backend", default="cpu", help="backend for case-table items (cpu, npu, cuda)")
+    group.addoption("--harness-operator-lib", default=None, help="library exporting the ops-blas C ABI")
+    group.addoption("--harness-no-poison", action="store_true", help="do not poison never-read regions")
+
+
+def pytest_collect_file(parent: pytest.Collector, file_path: Path):
+    if file_path.name.endswith("_test.csv"):
+        return CaseTable.from_parent(parent, path=file_path)
+    return None
+
+
+class CaseTable(pytest.File):
+    def collect(self):
+        for case in load_table(self.path):
+            yield CaseItem.from_parent(self, name=case.name, case=case)
+
+
+class CaseFailed(Exception):
+    """A row whose verdict is FAIL or ERROR; carries the record for the report line."""
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, **kwargs):
+        super().__init__(**kwargs)
+        self.case = case
+
+    def runtest(self) -> None:
+        record = run_case(self.case, _backend(self.config),
+                          use_poison=not self.config.getoption("harness_no_poison"))
+        self.user_properties.append(("verdict", record["verdict"]))
+        if record["verdict"] == "SKIP":
+            pytest.skip(record["reason"])
+        if record["verdict"] != "PASS":
+            raise CaseFailed(f"{record['verdict']}: {record['reason']}")
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, CaseFailed):
+            return f"{self.case.table}:{self.case.line}: {excinfo.value}"
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, self.case.line - 1, self.case.id
+
+
+def _backend(config: pytest.Config):
+    """One backend per pytest process, opened on first use and closed with the session."""
+    backend = getattr(config, "_harness_backend", None)
+    if backend is None:
+        from harness.backends import BackendUnavailable, open_backend
+
+        options = {}
+        if config.getoption("harness_operator_lib"):
+            options["operator_lib"] = config.getoption("harness_operator_lib")
+        try:
+            backend = open_backend(config.getoption("harness_backend"), **options)
+        except BackendUnavailable as exc:
+            pytest.skip(str(exc))
+        config._harness_backend = backend
+        config.add_cleanup(backend.close)
+    return backend

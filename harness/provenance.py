@@ -1,0 +1,46 @@
+"""Where a run came from: commit, dirty flag, branch, host. Recorded with every run so numbers stay attributable."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+
+def _git(*args: str, cwd: Path) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def git_state(cwd: Path | None = None) -> dict[str, object]:
+    cwd = cwd or Path.cwd()
+    commit = _git("rev-parse", "HEAD", cwd=cwd)
+    return {
+        "commit": commit or "unknown",
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", cwd=cwd)) if commit else False,
+        "branch": _git("rev-parse", "--abbrev-ref", "HEAD", cwd=cwd) or "unknown",
+    }
+
+
+def host() -> dict[str, object]:
+    return {"hostname": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
+            "cpus": os.cpu_count()}
+
+
+def sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def new_run_id(commit: str) -> str:
+    """Sortable and unique enough for one machine: UTC time to the microsecond plus the short commit."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-{commit[:8]}"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,340 @@
+"""report.md: the self-test report (自测报告) with the section headings of the ops-blas report templates.
+
+The content is built once as `sections()` — headings with paragraphs, bullet lists and tables — and rendered here
+as Markdown (tabulate, pipe format) and by html.py as HTML, so both files always say the same thing.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from harness.record import VERDICTS, Record, summarize
+from harness.reports.json_csv import METRICS, exit_code, results_frame, write_atomic
+
+HEADINGS = ("状态", "验证摘要", "测试明细", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境")
+
+EXIT_MEANING = {
+    0: "退出码 0：全部通过",
+    1: "退出码 1：存在 FAIL / ERROR / CRASH / TIMEOUT 用例，或基线判定 FAIL",
+    2: "退出码 2：无失败，但证据不足（无用例运行，或基线判定 INCONCLUSIVE）",
+    3: "退出码 3：环境或用法错误",
+}
+
+GATE_TEXT = {
+    "mixed_tolerance": "MIXED_TOLERANCE（opbase v2 / 任务书 §3.2）：逐元素 |o-g| <= atol + rtol·|g|，FP32 "
+                       "rtol=2^-10、atol=2^-16；matched_ratio >= 0.99；逐元素误差上限 max(1e-2, 32·ULP(|g|))；"
+                       "复数输出实部、虚部分别判定",
+    "mere_mare": "MERE/MARE（opbase v1 / CSV 阈值列）：MERE < T 且 MARE < multiplier·T（T = mere_threshold，"
+                 "FP32 默认 2^-13；multiplier 默认 10）；复数输出实部、虚部分别判定",
+    "exact": "EXACT：逐位相等（±0 视为相等，NaN 与 NaN 相等），用于 alpha == 0 且 beta ∈ {0, 1} 的快速返回用例",
+}
+NONFINITE_RULE = ("非有限值规则：同一位置的 NaN 视为匹配，同号 Inf 视为匹配；NaN 对有限值、异号 Inf、"
+                  "Inf 对有限值均为不匹配。")
+TRUST_RULE = ("标杆可信规则：FP32 CBLAS 标杆与 float64 真值（舍入到算子精度）比较本身不满足门限时（溢出、灾难性抵消），"
+              "该行标记 golden_trusted = false 并附证据；此类用例中算子输出满足「相对标杆」或「相对舍入后真值」"
+              "其一即通过，不会仅因与不可信标杆不一致而判失败。")
+PERF_RULE = ("判定口径：任务书基线 —— 均值 <= 限值为 PASS，95% 置信区间整体高于限值为 FAIL，跨越限值为 INCONCLUSIVE；"
+             "GPU 基线 —— 比值 gpu_us / 实测 us >= 0.4 为 PASS；无匹配基线或硬件不同为 NO_REF（比值照常显示）；"
+             "倍数 = 实测均值 / 可通过的最大均值（> 1 表示需加速的倍数）。")
+TIMING_MODES = {"sync": "sync = 每次调用后同步（任务书 Avg time 口径）",
+                "steady": "steady = 连续发射、一次同步，按单次调用折算"}
+#: Threshold keys a criterion records in `precision` (harness.criteria.Judgement.criteria).
+THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere_threshold", "mare_multiplier",
+                  "eps", "atol_floor")
+_FAILED = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
+
+
+@dataclass
+class Table:
+    """A titled table; cells are already display strings or numbers."""
+    title: str
+    headers: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class Section:
+    """One `##` section: a sequence of blocks, each a paragraph (str), a bullet list (list[str]) or a Table."""
+    heading: str
+    blocks: list[str | list[str] | Table] = field(default_factory=list)
+
+
+def write_markdown(path: Path, meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+                   frame: pd.DataFrame | None = None) -> Path:
+    write_atomic(Path(path), render_markdown(meta, records, compare, frame))
+    return Path(path)
+
+
+def render_markdown(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+                    frame: pd.DataFrame | None = None) -> str:
+    return to_markdown(meta.get("run_id", ""), sections(meta, records, compare, frame))
+
+
+def to_markdown(run_id: str, content: list[Section]) -> str:
+    """Markdown text of already-built sections (write_all builds them once for both md and html)."""
+    out = [f"# 自测报告 {run_id}".rstrip(), ""]
+    for section in content:
+        out += [f"## {section.heading}", ""]
+        for block in section.blocks:
+            if isinstance(block, Table):
+                if block.title:
+                    out += [f"**{block.title}**", ""]
+                rows = [[_pipe_safe(c) for c in row] for row in block.rows]
+                out += [tabulate(rows, block.headers, tablefmt="pipe", disable_numparse=True), ""]
+            elif isinstance(block, list):
+                out += [f"- {item}" for item in block] + [""]
+            else:
+                out += [block, ""]
+    return "\n".join(out)
+
+
+def _pipe_safe(cell: Any) -> Any:
+    """A literal `|` (e.g. in "|o-g|") would end a pipe-table cell."""
+    return cell.replace("|", "\\|") if isinstance(cell, str) else cell
+
+
+def sections(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+             frame: pd.DataFrame | None = None) -> list[Section]:
+    """The report's eight sections, in the order of HEADINGS."""
+    frame = results_frame(records) if frame is None else frame
+    return [
+        _status(meta, records), _summary(records, frame), _details(frame), _failures(frame),
+        _precision(meta, records, frame), _performance(meta, records, frame, compare), _memory(frame),
+        _environment(meta),
+    ]
+
+
+def fmt(value: Any) -> str:
+    """Compact display: 4 significant digits, integers as-is, empty for missing, NaN / inf for measured ones."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, bool):
+        return "是" if value else "否"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
+    return str(value)
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    """A metric cell: `re/im` for complex outputs, the plain value otherwise."""
+    real, imag = row.get(f"{key}_real"), row.get(f"{key}_imag")
+    if _present(real) or _present(imag):
+        return f"{fmt(real)}/{fmt(imag)}"
+    return fmt(row.get(key))
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not pd.NA
+
+
+def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Row dicts: much faster than iterrows on a 2400-row run."""
+    return frame.to_dict("records")
+
+
+def _status(meta: dict[str, Any], records: list[Record]) -> Section:
+    code = exit_code(records)
+    icon = "✅ 通过" if code == 0 else "❌ 未通过"
+    dirty = "（工作区有未提交修改）" if meta.get("dirty") else ""
+    return Section("状态", [
+        f"**{icon}** — {EXIT_MEANING[code]}",
+        [f"运行 ID：{meta.get('run_id', '')}", f"后端：{meta.get('backend', '')}，设备：{meta.get('device', '')}",
+         f"提交：{meta.get('commit', '')}{dirty}", f"开始：{meta.get('started', '')}，结束：{meta.get('finished', '')}"],
+    ])
+
+
+def _summary(records: list[Record], frame: pd.DataFrame) -> Section:
+    s = summarize(records)
+    totals = Table("总体", ["总用例", "通过", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
+        s["total"], s["passed"], s["failed"], s["errors"], s["crashed"], s["timeouts"], s["skipped"],
+        _rate(s["passed"], s["total"] - s["skipped"])]])
+    blocks: list[str | list[str] | Table] = [
+        totals, _breakdown("按算子", "算子", frame, "op"), _breakdown("按用例族", "用例族", frame, "family")]
+    perf = frame[frame["taskbook_verdict"].notna() | frame["memory_verdict"].notna()]
+    if len(perf):
+        kinds = {"任务书基线": "taskbook_verdict", "GPU 基线": "gpu_verdict", "内存": "memory_verdict"}
+        rows = [[label, *[int((perf[col] == v).sum()) for v in ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")]]
+                for label, col in kinds.items()]
+        blocks.append(Table("性能 / 内存判定", ["判定", "PASS", "FAIL", "INCONCLUSIVE", "NO_REF"], rows))
+    blocks.append("通过率 = 通过 / (总用例 - 跳过)。")
+    return Section("验证摘要", blocks)
+
+
+def _breakdown(title: str, label: str, frame: pd.DataFrame, by: str) -> Table:
+    counts = pd.crosstab(frame[by], frame["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    rows = []
+    for key, c in counts.iterrows():
+        total = int(c.sum())
+        rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"]))])
+    return Table(title, [label, "总数", "通过", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], rows)
+
+
+def _rate(passed: int, judged: int) -> str:
+    return f"{100.0 * passed / judged:.2f}%" if judged else "—"
+
+
+def _details(frame: pd.DataFrame) -> Section:
+    if frame.empty:
+        return Section("测试明细", ["本次运行没有用例。"])
+    headers = ["用例", "结果", "期望状态", "实际状态", "参数", "门限", *METRICS, "mean(us)"]
+    blocks: list[str | list[str] | Table] = []
+    for op, rows in frame.groupby("op", sort=True):
+        body = [[r["case_name"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["shape"],
+                 fmt(r["gate"]), *[_cell(r, m) for m in METRICS], fmt(r["mean_us"])] for r in _rows(rows)]
+        blocks.append(Table(str(op), headers, body))
+    blocks.append("复数输出的指标写作「实部/虚部」；完整数据见 results.csv。")
+    return Section("测试明细", blocks)
+
+
+def _short(status: Any) -> str:
+    return fmt(status).removeprefix("ACLBLAS_STATUS_")
+
+
+def _failures(frame: pd.DataFrame) -> Section:
+    failed = frame[frame["verdict"].isin(_FAILED)]
+    blocks: list[str | list[str] | Table] = []
+    if len(failed):
+        blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因"], [
+            [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"]]
+            for r in _rows(failed)]))
+    else:
+        blocks.append("无失败用例。")
+    skipped = frame[frame["verdict"] == "SKIP"]
+    if len(skipped):
+        groups = skipped.groupby(skipped["reason"].fillna(""), sort=True)["case_name"]
+        blocks.append(Table(f"跳过用例（{len(skipped)}，按原因归并）", ["原因", "数量", "示例"], [
+            [reason or "（未说明）", len(names), ", ".join(names.iloc[:5]) + (" …" if len(names) > 5 else "")]
+            for reason, names in groups]))
+    return Section("失败用例", blocks)
+
+
+def _precision(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame) -> Section:
+    criteria = meta.get("criteria") or (meta.get("settings") or {}).get("gates") or {}
+    gates_seen = {op: sorted(set(rows["gate"].dropna())) for op, rows in frame.groupby("op")}
+    rows = []
+    for op in sorted(set(criteria) | set(gates_seen)):
+        configured = criteria.get(op)
+        used = [g for g in gates_seen.get(op, []) if g != configured]  # e.g. EXACT on quick-return rows
+        names = ([configured] if configured else []) + used
+        rows.append([op, fmt(configured) or "—", ", ".join(used), "；".join(GATE_TEXT.get(n, n) for n in names),
+                     _thresholds(records, op)])
+    blocks: list[str | list[str] | Table] = [
+        Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "说明", "用例阈值"], rows),
+        [NONFINITE_RULE, TRUST_RULE]]
+    judged = frame[frame["gate"].notna()]
+    if len(judged):
+        blocks.append(Table("精度对比（实部 / 虚部分别）", [
+            "算子", "分量", "行数", "最小 matched_ratio", "最大 max_abs_error", "最大 MERE", "最大 MARE"],
+            _precision_extremes(judged)))
+    untrusted = frame[frame["golden_trusted"].eq(False)]
+    if len(untrusted):
+        blocks.append(Table(f"标杆不可信的用例（{len(untrusted)}）", ["用例", "算子", "结果", "证据"], [
+            [r["case_name"], r["op"], r["verdict"], fmt(r["golden_evidence"])] for r in _rows(untrusted)]))
+    else:
+        blocks.append("本次运行没有标杆不可信的用例。")
+    return Section("精度说明", blocks)
+
+
+def _precision_extremes(judged: pd.DataFrame) -> list[list[Any]]:
+    rows = []
+    for op, group in judged.groupby("op", sort=True):
+        for part in ("", "_real", "_imag"):
+            cols = {m: f"{m}{part}" for m in METRICS}
+            # complex rows also carry the worse component in the plain column; count them once, per component
+            rows_of_part = group if part else group[group["matched_ratio_real"].map(lambda v: v is None)]
+            if rows_of_part[cols["matched_ratio"]].isna().all():
+                continue
+            g = rows_of_part[list(cols.values())].apply(pd.to_numeric, errors="coerce")
+            rows.append([op, part.lstrip("_") or "value", int(g[cols["matched_ratio"]].notna().sum()),
+                         fmt(g[cols["matched_ratio"]].min()), *[fmt(g[cols[m]].max()) for m in METRICS[1:]]])
+    return rows
+
+
+def _thresholds(records: list[Record], op: str) -> str:
+    seen: dict[str, set[str]] = {}
+    for r in records:
+        if r["op"] == op and r.get("precision"):
+            for key in THRESHOLD_KEYS:
+                if r["precision"].get(key) is not None:
+                    seen.setdefault(key, set()).add(fmt(r["precision"][key]))
+    return "; ".join(f"{k}={'/'.join(sorted(v))}" for k, v in seen.items())
+
+
+def fmt_mapping(mapping: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={fmt(v)}" for k, v in mapping.items())
+
+
+def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame,
+                 compare: pd.DataFrame | None) -> Section:
+    timing = (meta.get("settings") or {}).get("timing") or {}
+    perf = frame[frame["mean_us"].notna()]
+    blocks: list[str | list[str] | Table] = [[
+        f"计时：{TIMING_MODES.get(str(timing.get('mode')), '见每行模式')}；warm-up {fmt(timing.get('warmup'))}，"
+        f"最少采样 {fmt(timing.get('min_samples'))} 次，最多 {fmt(timing.get('max_samples'))} 次，"
+        f"置信区间目标 ±{fmt(timing.get('ci_rel_target'))}·mean，每行时限 {fmt(timing.get('max_time_s'))} s；"
+        f"未达到最少采样或置信区间目标的行「收敛」为否。", PERF_RULE]]
+    if len(perf):
+        headers = ["用例", "算子", "形状", "dtype", "模式", "n", "mean", "median", "min", "p90", "CI95", "收敛",
+                   "GFLOP/s", "任务书限值", "任务书倍数", "任务书判定", "GPU", "比值", "GPU 倍数", "GPU 判定"]
+        blocks.append(Table("性能（单位 us）", headers, [[
+            r["case_name"], r["op"], r["shape"], r["dtype"], fmt(r["timing_mode"]), fmt(r["n"]),
+            *[fmt(r[k]) for k in ("mean_us", "median_us", "min_us", "p90_us")],
+            f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
+            *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
+                                  "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+        no_ref = Counter((b.get("kind", ""), b["reason"]) for r in records for b in r["baseline"]
+                         if b.get("verdict") == "NO_REF" and b.get("reason"))
+        if no_ref:
+            blocks.append(Table("NO_REF 原因", ["基线", "原因", "行数"],
+                                [[kind, reason, n] for (kind, reason), n in sorted(no_ref.items())]))
+    else:
+        blocks.append("本次运行没有性能用例。")
+    if compare is not None:
+        blocks += _compare_blocks(compare)
+    return Section("性能数据", blocks)
+
+
+def _compare_blocks(compare: pd.DataFrame) -> list[str | list[str] | Table]:
+    if compare.empty:
+        return ["与基准运行对比：没有两侧都有采样的性能用例。"]
+    counts = compare["verdict"].value_counts() if "verdict" in compare else pd.Series(dtype=int)
+    rows = [[fmt(v.item() if hasattr(v, "item") else v) for v in row] for row in compare.itertuples(index=False)]
+    return [Table("与基准运行对比", [str(c) for c in compare.columns], rows),
+            "对比判定统计：" + ("，".join(f"{k} {v}" for k, v in counts.items()) or "—")]
+
+
+def _memory(frame: pd.DataFrame) -> Section:
+    mem = frame[frame["workspace_bytes"].notna() | frame["peak_bytes"].notna() | frame["memory_verdict"].notna()]
+    if not len(mem):
+        return Section("内存占用", ["本次运行没有内存数据。"])
+    return Section("内存占用", [Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
+        [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
+         fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(mem)]),
+        "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+
+
+def _environment(meta: dict[str, Any]) -> Section:
+    dirty = " (dirty)" if meta.get("dirty") else ""
+    rows = [["运行 ID", meta.get("run_id", "")], ["后端", meta.get("backend", "")], ["设备", meta.get("device", "")],
+            ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
+            ["分支", meta.get("branch", "")], ["开始", meta.get("started", "")], ["结束", meta.get("finished", "")]]
+    for prefix, key in (("标杆 BLAS", "golden_blas"), ("后端信息", "backend_info"), ("设置", "settings")):
+        value = meta.get(key) or {}
+        rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()]
+    inputs = meta.get("inputs") or []
+    return Section("测试环境", [Table("", ["项", "值"], [[k, fmt(v)] for k, v in rows]),
+                                Table("输入用例表", ["路径", "sha256"], [[i.get("path"), i.get("sha256")] for i in inputs])])
+

@@ -1,0 +1,168 @@
+"""Runs many cases in isolated worker processes, so one crashing or hanging operator costs one row, not the run.
+
+Each worker opens the backend once and runs cases sent over a pipe. A worker that dies mid-case (segfault, abort)
+yields CRASH for that row; one that exceeds the per-row limit is killed and yields TIMEOUT; either way a fresh
+worker takes the next row. Precision rows run on `workers` processes in parallel; perf rows afterwards, alone, on one
+worker, so timing never shares the machine with other rows. Every finished record goes to `on_record` at once.
+"""
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing as mp
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable
+
+from harness.backends import BackendUnavailable, open_backend
+from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
+from harness.record import Record, new_record
+
+
+
+def _context(backend: str):
+    """fork for the CPU twin (cheap, nothing device-side to inherit); spawn for device backends, whose runtimes
+    (CUDA, ACL) cannot be used in a child forked after the parent initialised them."""
+    return mp.get_context("fork" if backend == "cpu" else "spawn")
+
+
+@dataclass
+class Settings:
+    backend: str = "cpu"
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    workers: int = 1
+    timeout_s: float = 600.0
+    poison: bool = True
+    memory_cap: int = DEFAULT_MEMORY_CAP
+    timing: Any = None  # harness.timing.TimingConfig for perf rows; None skips timing
+    baselines: Callable[[Case], list] | None = None
+
+
+def _worker(conn: Connection, settings: Settings) -> None:
+    """Worker loop: open the backend once, then run whatever case arrives until told to stop (None)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    faulthandler.disable()  # a crashing operator is reported as CRASH by the parent, not dumped by the child
+    try:
+        backend = open_backend(settings.backend, **settings.backend_options)
+    except BackendUnavailable as exc:
+        conn.send(("unavailable", str(exc)))
+        return
+    conn.send(("ready", None))
+    while (case := conn.recv()) is not None:
+        conn.send(("record", run_case(case, backend, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                                      timing_config=settings.timing, baselines=settings.baselines)))
+    backend.close()
+
+
+class _Slot:
+    """One worker process and the case it is running (state: which case, since when)."""
+
+    def __init__(self, settings: Settings):
+        ctx = _context(settings.backend)
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, settings), daemon=True)
+        self.proc.start()
+        child.close()
+        kind, message = self.conn.recv() if self.conn.poll(300) else ("unavailable", "worker did not start")
+        if kind != "ready":
+            self.stop()
+            raise BackendUnavailable(message)
+        self.case: Case | None = None
+        self.since = 0.0
+
+    def submit(self, case: Case) -> None:
+        self.case, self.since = case, time.monotonic()
+        self.conn.send(case)
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+            self.proc.join(timeout=10)
+        except (BrokenPipeError, OSError):
+            pass
+        self.stop()
+
+
+def _died(case: Case, proc: mp.Process) -> Record:
+    rec = new_record(case.name, case.op or "?", case.table, case.line, case.expected_status, case.is_perf,
+                     case.params)
+    code = proc.exitcode
+    how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+    rec.update(verdict="CRASH", reason=f"the operator killed its worker process ({how})")
+    return rec
+
+
+def _timed_out(case: Case, limit: float) -> Record:
+    rec = new_record(case.name, case.op or "?", case.table, case.line, case.expected_status, case.is_perf,
+                     case.params)
+    rec.update(verdict="TIMEOUT", reason=f"no result within the per-row limit of {limit:g} s; worker killed",
+               duration_s=limit)
+    return rec
+
+
+def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None]) -> None:
+    pending = deque(cases)
+    slots = [_Slot(settings) for _ in range(min(workers, len(pending)))]
+    try:
+        while pending or any(s.case for s in slots):
+            for i, slot in enumerate(slots):
+                if slot.case is None and pending:
+                    slot.submit(pending.popleft())
+            busy = [s for s in slots if s.case is not None]
+            ready = wait([s.conn for s in busy], timeout=0.5)
+            now = time.monotonic()
+            for i, slot in enumerate(slots):
+                if slot.case is None:
+                    continue
+                if slot.conn in ready:
+                    try:
+                        _, record = slot.conn.recv()
+                    except (EOFError, OSError):
+                        slot.proc.join(timeout=5)
+                        on_record(_died(slot.case, slot.proc))
+                        slot.stop()
+                        slots[i] = _Slot(settings) if pending else _idle(slot)
+                        continue
+                    slot.case = None
+                    on_record(record)
+                elif now - slot.since > settings.timeout_s:
+                    on_record(_timed_out(slot.case, settings.timeout_s))
+                    slot.stop()
+                    slots[i] = _Slot(settings) if pending else _idle(slot)
+    finally:
+        for slot in slots:
+            if slot.proc.is_alive():
+                slot.close()
+
+
+def _idle(slot: _Slot) -> _Slot:
+    """A stopped slot with nothing left to run: keep it in the list, marked free, so the loop can end."""
+    slot.case = None
+    return slot
+
+
+def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish."""
+    precision = [c for c in cases if not c.is_perf]
+    perf = [c for c in cases if c.is_perf]
+    if precision:
+        _run_phase(precision, settings, max(1, settings.workers), on_record)
+    if perf:
+        _run_phase(perf, settings, 1, on_record)
+
+
+def check_backend(settings: Settings) -> dict[str, Any]:
+    """Open and close the backend once in this process: fails fast (exit 3) and builds the twin before forking."""
+    backend = open_backend(settings.backend, **settings.backend_options)
+    try:
+        return backend.describe()
+    finally:
+        backend.close()

@@ -1,0 +1,168 @@
+/* Handle, stream and workspace functions of the ABI, and the twin's extension functions. */
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "twin_handle.h"
+
+namespace {
+
+/* ACLBLAS_TWIN_CORES if set to a positive integer, else the host's CPU count. */
+int32_t DefaultCoreCount()
+{
+    const char* env = std::getenv("ACLBLAS_TWIN_CORES");
+    if (env != nullptr) {
+        const int value = std::atoi(env);
+        if (value > 0) {
+            return value;
+        }
+    }
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw > 0 ? static_cast<int32_t>(hw) : 1;
+}
+
+}  // namespace
+
+namespace twin {
+
+aclblasStatus_t AcquireWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
+{
+    *workspace = nullptr;
+    if (bytes > 0 && handle->userWorkspace != nullptr) {
+        if (handle->userWorkspaceSize < bytes) {
+            handle->lastMessage = "workspace too small: need " + std::to_string(bytes) + " bytes, have " +
+                                  std::to_string(handle->userWorkspaceSize);
+            return ACLBLAS_STATUS_ALLOC_FAILED;
+        }
+        *workspace = handle->userWorkspace;
+    } else if (bytes > 0) {
+        if (bytes > kMaxLibraryWorkspace) {
+            handle->lastMessage = "workspace too small: need " + std::to_string(bytes) +
+                                  " bytes, library workspace is capped at " + std::to_string(kMaxLibraryWorkspace);
+            return ACLBLAS_STATUS_ALLOC_FAILED;
+        }
+        std::vector<unsigned char>& lib = handle->libraryWorkspace;
+        if (lib.size() < bytes) {
+            const uint64_t doubled = lib.size() * 2 < kMaxLibraryWorkspace ? lib.size() * 2 : kMaxLibraryWorkspace;
+            lib.resize(doubled > bytes ? doubled : bytes);
+        }
+        *workspace = lib.data();
+    }
+    handle->currentBytes = bytes;
+    if (bytes > handle->highWaterBytes) {
+        handle->highWaterBytes = bytes;
+    }
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t Finish(aclblasHandle_t handle, aclblasStatus_t status, const char* what)
+{
+    if (handle == nullptr) {
+        return status;
+    }
+    if (status == ACLBLAS_STATUS_SUCCESS) {
+        handle->lastMessage.clear();
+    } else if (handle->lastMessage.empty()) {
+        handle->lastMessage = std::string(what) + ": status " + std::to_string(static_cast<int>(status));
+    }
+    return status;
+}
+
+}  // namespace twin
+
+extern "C" {
+
+aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (*handle != nullptr) {
+        return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    aclblasHandle_t h = new (std::nothrow) _aclblas_handle();
+    if (h == nullptr) {
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    }
+    h->coreCount = DefaultCoreCount();
+    *handle = h;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasDestroy(aclblasHandle_t handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    delete handle;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasSetStream(aclblasHandle_t handle, void* stream)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    handle->stream = stream;
+    handle->userWorkspace = nullptr;
+    handle->userWorkspaceSize = 0;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t handle, void* workspace, size_t workspaceSize)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (workspace == nullptr || workspaceSize == 0) {
+        return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    handle->userWorkspace = workspace;
+    handle->userWorkspaceSize = workspaceSize;
+    std::vector<unsigned char>().swap(handle->libraryWorkspace);
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasTwinGetWorkspaceStats(aclblasHandle_t handle, size_t* highWaterBytes, size_t* currentBytes)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (highWaterBytes != nullptr) {
+        *highWaterBytes = handle->highWaterBytes;
+    }
+    if (currentBytes != nullptr) {
+        *currentBytes = handle->currentBytes;
+    }
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasTwinResetWorkspaceStats(aclblasHandle_t handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    handle->highWaterBytes = 0;
+    handle->currentBytes = 0;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasTwinSetCoreCount(aclblasHandle_t handle, int coreCount)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (coreCount < 1) {
+        return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    handle->coreCount = coreCount;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+const char* aclblasTwinGetLastMessage(aclblasHandle_t handle)
+{
+    return handle == nullptr ? "" : handle->lastMessage.c_str();
+}
+
+}  // extern "C"

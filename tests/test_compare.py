@@ -1,0 +1,203 @@
+"""compare_runs verdicts on synthetic samples, compatibility refusal, the compare command's exit codes, run
+resolution (report path, run id, git revision), and ab's interleaving with fake calls."""
+import argparse
+import json
+import subprocess
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from harness.ab import interleave
+from harness.cli import _Parser
+from harness.commands import ab as ab_command
+from harness.commands import compare as compare_command
+from harness.compare import _verdict, compare_runs, compatibility_problems, resolve_run
+from harness.history import History
+from harness.record import new_record
+from harness.timing import TimingConfig
+
+rng = np.random.default_rng(7)
+
+
+def rec(name, samples, op="csymm"):
+    r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
+    r["timing"] = None if samples is None else {"mode": "sync", "samples_us": list(map(float, samples))}
+    return r
+
+
+def noisy(center, n=200, spread=0.01):
+    return center * (1 + rng.normal(0, spread, n))
+
+
+def test_verdicts_on_synthetic_rows():
+    base = [rec("slower", noisy(100)), rec("faster", noisy(100)), rec("same", noisy(100)),
+            rec("small_shift", noisy(100)), rec("noisy", noisy(100, n=6, spread=0.2)),
+            rec("head_untimed", noisy(100)), rec("base_untimed", None)]
+    head = [rec("slower", noisy(110)), rec("faster", noisy(90)), rec("same", noisy(100)),
+            rec("small_shift", noisy(102)), rec("noisy", noisy(104, n=6, spread=0.2)),
+            rec("head_untimed", None), rec("base_untimed", noisy(100))]
+    df = compare_runs(base, head).set_index("case_name")
+    assert list(df.index) == ["slower", "faster", "same", "small_shift", "noisy"]   # both sides needed
+    assert df.loc["slower", "verdict"] == "REGRESSION" and df.loc["slower", "change"] == pytest.approx(0.10, abs=0.01)
+    assert df.loc["faster", "verdict"] == "IMPROVEMENT"
+    assert df.loc["same", "verdict"] == "SAME"
+    assert df.loc["small_shift", "verdict"] == "SAME"      # significant but provably within the 5% threshold
+    assert df.loc["noisy", "verdict"] == "INCONCLUSIVE"
+    assert df.loc["slower", "ci_lo"] < 0.10 < df.loc["slower", "ci_hi"]
+    assert list(df["q_value"]) == pytest.approx(list(sps.false_discovery_control(df["p_value"], method="bh")))
+    p = sps.mannwhitneyu(head[0]["timing"]["samples_us"], base[0]["timing"]["samples_us"]).pvalue
+    assert df.loc["slower", "p_value"] == pytest.approx(p)
+
+
+def test_rows_match_by_op_and_name_not_table_path():
+    a, b = rec("TC_PF_001", noisy(100)), rec("TC_PF_001", noisy(120))
+    b["table"] = "/tmp/elsewhere/csymm_test.csv"
+    other_op = rec("TC_PF_001", noisy(100), op="sgemm")
+    df = compare_runs([a, other_op], [b])
+    assert len(df) == 1 and df["verdict"][0] == "REGRESSION"
+
+
+@pytest.mark.parametrize("lo, hi, q, change, expected", [
+    (-0.049, 0.049, 0.001, 0.0, "SAME"),
+    (-0.05, 0.01, 0.5, -0.02, "INCONCLUSIVE"),   # CI touching -threshold is not inside it
+    (0.01, 0.051, 0.049, 0.03, "REGRESSION"),
+    (0.01, 0.051, 0.05, 0.03, "INCONCLUSIVE"),   # q exactly alpha is not significant
+    (-0.2, -0.01, 0.01, -0.1, "IMPROVEMENT"),
+])
+def test_verdict_boundaries(lo, hi, q, change, expected):
+    row = SimpleNamespace(ci_lo=lo, ci_hi=hi, q_value=q, change=change)
+    assert _verdict(row, 0.05, 0.05) == expected
+
+
+def test_bh_keeps_one_lucky_row_among_many_from_being_a_regression():
+    # 40 rows of pure noise plus one with raw p ~ 0.01: alone it would count, after BH it must not
+    base, head = [], []
+    for i in range(40):
+        base.append(rec(f"r{i}", noisy(100, 60, 0.08)))
+        head.append(rec(f"r{i}", noisy(100, 60, 0.08)))
+    df = compare_runs(base, head)
+    assert (df["verdict"] != "REGRESSION").all()
+    assert (df["q_value"] >= df["p_value"]).all()
+
+
+def meta(**over):
+    m = {"run_id": "r", "backend": "cpu", "inputs": [{"path": "cases/a.csv", "sha256": "1" * 64}],
+         "settings": {"timing": {"mode": "sync"}}}
+    m.update(over)
+    return m
+
+
+def test_compatibility_problems():
+    assert compatibility_problems(meta(), meta(inputs=[{"path": "/other/a.csv", "sha256": "1" * 64}])) == []
+    assert "tables" in compatibility_problems(meta(), meta(inputs=[{"path": "a", "sha256": "2" * 64}]))[0]
+    assert "backends" in compatibility_problems(meta(), meta(backend="npu"))[0]
+    assert "timing modes" in compatibility_problems(meta(), meta(settings={"timing_mode": "steady"}))[0]
+    assert len(compatibility_problems(meta(), meta(backend="npu", settings={"timing": {"mode": "steady"}}))) == 2
+
+
+def write_report(path, records, **over):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**meta(**over), "cases": records}))
+    return str(path)
+
+
+def run_command(module, argv):
+    parser = _Parser(prog="harness")
+    module.add_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_compare_command_exit_codes(tmp_path, capsys):
+    hist = ["--history", str(tmp_path / "none.sqlite")]
+    base = write_report(tmp_path / "base" / "report.json", [rec("TC_PF_001", noisy(100))])
+    slow = write_report(tmp_path / "slow.json", [rec("TC_PF_001", noisy(110))])
+    same = write_report(tmp_path / "same.json", [rec("TC_PF_001", noisy(100))])
+    vague = write_report(tmp_path / "vague.json", [rec("TC_PF_001", noisy(103, 5, 0.3))])
+    other_backend = write_report(tmp_path / "npu.json", [rec("TC_PF_001", noisy(100))], backend="npu")
+    assert run_command(compare_command, ["compare", str(tmp_path / "base"), slow] + hist) == 1
+    assert "REGRESSION" in capsys.readouterr().out
+    assert run_command(compare_command, ["compare", base, same] + hist) == 0
+    assert run_command(compare_command, ["compare", base, vague] + hist) == 2
+    assert run_command(compare_command, ["compare", base, other_backend] + hist) == 3
+    assert "refusing" in capsys.readouterr().err
+    assert run_command(compare_command, ["compare", base, other_backend, "--force"] + hist) == 0
+    assert run_command(compare_command, ["compare", base, "no-such-run"] + hist) == 3
+    assert not (tmp_path / "none.sqlite").exists()       # looking things up never creates a history
+
+
+def test_resolve_by_run_id_and_git_revision(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    sha = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    monkeypatch.chdir(repo)
+    h = History(tmp_path / "h.sqlite")
+    for run_id, started in (("old", "2026-01-01"), ("new", "2026-01-02")):
+        h.start_run({**meta(run_id=run_id), "commit": sha, "started": started})
+        h.record(run_id, rec("TC_PF_001", noisy(100)))
+    assert resolve_run("old", h)[0]["run_id"] == "old"
+    m, records = resolve_run("HEAD", h)
+    assert m["run_id"] == "new" and len(records[0]["timing"]["samples_us"]) == 200
+    with pytest.raises(LookupError):
+        resolve_run("HEAD~5", h)
+    h2 = History(tmp_path / "other.sqlite")
+    h2.start_run({**meta(run_id="x"), "commit": "f" * 40})
+    with pytest.raises(LookupError, match="holds no run"):
+        resolve_run("HEAD", h2)
+
+
+class FakeSide:
+    """A call that costs `us` microseconds of virtual time, shared by both sides through `clock`."""
+
+    def __init__(self, clock, us, log, label):
+        self.clock, self.us, self.log, self.label = clock, us, log, label
+
+    def call(self):
+        self.log.append(self.label)
+        self.clock[0] += self.us * 1e-6
+
+    def timer(self):
+        side = self
+
+        class Timer:
+            def start(self):
+                self.t0 = side.clock[0]
+
+            def stop(self):
+                self.t1 = side.clock[0]
+
+            def elapsed_s(self):
+                return self.t1 - self.t0
+        return Timer()
+
+
+def test_interleave_alternates_sides_and_times_each():
+    clock, log = [0.0], []
+    a, b = FakeSide(clock, 10.0, log, "A"), FakeSide(clock, 11.0, log, "B")
+    cfg = TimingConfig(warmup=2, min_samples=4, max_samples=4)
+    ta, tb = interleave(a.call, b.call, a.timer(), b.timer(), cfg, clock=lambda: clock[0])
+    assert log == ["A", "B"] * 2 + ["A", "B", "B", "A", "A", "B", "B", "A"]
+    assert ta["n"] == tb["n"] == 4 and ta["warmup"] == 2
+    assert ta["mean_us"] == pytest.approx(10.0) and tb["mean_us"] == pytest.approx(11.0)
+    assert ta["converged"] and tb["converged"] and ta["stop_reason"] == "ci_target"
+
+
+def test_interleave_time_cap_is_shared_and_never_converges_early():
+    clock, log = [0.0], []
+    a, b = FakeSide(clock, 0.5e6, log, "A"), FakeSide(clock, 0.5e6, log, "B")
+    cfg = TimingConfig(warmup=0, min_samples=50, max_time_s=3.0)
+    ta, tb = interleave(a.call, b.call, a.timer(), b.timer(), cfg, clock=lambda: clock[0])
+    assert ta["n"] == tb["n"] == 3 and ta["stop_reason"] == "time_cap"
+    assert not ta["converged"] and not tb["converged"]
+
+
+def test_define_parsing():
+    assert ab_command.parse_defines(["TWIN_SLOWDOWN_PCT=5", "FLAG"]) == {"TWIN_SLOWDOWN_PCT": "5", "FLAG": "1"}
+    with pytest.raises(ValueError):
+        ab_command.parse_defines(["=5"])
+    assert run_command(ab_command, ["ab", "HEAD", "HEAD", "--define-b", "5%=x"]) == 3

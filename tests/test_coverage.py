@@ -1,0 +1,109 @@
+"""Coverage summary (`harness cases describe`): categories from cell values, FLOP sums, budgets, exit codes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import coverage, generate
+from harness.cli import main
+from harness.generate import csymm, sgemm_strided_batched
+
+ROOT = Path(__file__).resolve().parents[1]
+OPS = ("csymm", "sgemm_strided_batched")
+
+
+def _write(path: Path, op: str, rows: list[dict[str, str]]) -> Path:
+    header = generate.module(op).HEADER
+    path.write_text("\n".join([",".join(header)] + [",".join(r[c] for c in header) for r in rows]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_issue_category_is_covered_in_the_committed_tables(op):
+    header, rows = coverage.read_rows(ROOT / "cases" / f"{op}_test.csv")
+    counts = coverage.summarize(op, rows)
+    assert coverage.missing(op, counts) == []
+    assert all(counts[key]["total"] > 0 for key in coverage.REQUIRED[op])
+    text, ok = coverage.describe(ROOT / "cases" / f"{op}_test.csv")
+    assert ok and "every required category is covered" in text
+
+
+def test_side_uplo_is_crossed_with_every_other_dimension():
+    _, rows = coverage.read_rows(ROOT / "cases" / "csymm_test.csv")
+    counts = coverage.summarize("csymm", rows)
+    combos = ("LEFT UPPER", "LEFT LOWER", "RIGHT UPPER", "RIGHT LOWER")
+    for (group, cat), entry in counts.items():
+        if group in ("size", "alpha", "beta", "leading dim", "inputs") and cat not in ("ge_4096", "null"):
+            assert all(entry.get(c, 0) > 0 for c in combos), (group, cat, entry)
+
+
+def test_trans_pairs_are_crossed_with_strides_and_ld():
+    _, rows = coverage.read_rows(ROOT / "cases" / "sgemm_strided_batched_test.csv")
+    counts = coverage.summarize("sgemm_strided_batched", rows)
+    pairs = [a + b for a in "NTC" for b in "NTC"]
+    for cat in ("stride0_A", "stride0_B", "gap_A", "gap_B", "gap_C"):
+        assert all(counts[("stride", cat)].get(p, 0) > 0 for p in pairs), cat
+    for cat in ("lda_padded", "ldb_padded", "ldc_padded"):
+        assert all(counts[("leading dim", cat)].get(p, 0) > 0 for p in pairs), cat
+
+
+def test_categories_come_from_cells_not_names():
+    rows = generate.generate("csymm")[:60]
+    renamed = [{**r, "case_name": f"X_{i}", "description": "handle_null" if "handle_null" in r["description"]
+                else "anything"} for i, r in enumerate(rows)]
+    def by_cells(counts: dict) -> dict:
+        return {k: v for k, v in counts.items() if k[0] != "family"}  # family is the one name-based group
+
+    assert by_cells(coverage.summarize("csymm", renamed)) == by_cells(coverage.summarize("csymm", rows))
+    broken = [{**rows[0], "side": "999"}]
+    counts = coverage.summarize("csymm", broken)
+    assert counts[("negative", "invalid_side")]["total"] == 1
+    assert counts[("side x uplo", "LEFT UPPER")]["total"] == 0
+
+
+def test_missing_category_fails_describe(tmp_path):
+    """Negative control: drop every NaN input row and every stride-0 row; describe must say so and exit 1."""
+    rows = [r for r in generate.generate("sgemm_strided_batched")
+            if "VALUE_NORM_NAN" not in (r["a_fill"], r["b_fill"], r["c_fill"]) and "0" not in (r["strideA"],
+                                                                                                 r["strideB"])]
+    path = _write(tmp_path / "t.csv", "sgemm_strided_batched", rows)
+    text, ok = coverage.describe(path)
+    assert not ok
+    assert "empty category: inputs / nan" in text and "empty category: stride / stride0_A" in text
+    assert main(["cases", "describe", str(path)]) == 1
+
+
+def test_flop_sums_by_hand():
+    blank = dict.fromkeys(csymm.HEADER, "") | {"description": "x", "m": "2", "n": "3"}
+    rows = [blank | {"case_name": "TC_L1_0001", "side": "ACLBLAS_SIDE_LEFT"},
+            blank | {"case_name": "TC_PF_0001", "side": "ACLBLAS_SIDE_RIGHT"}]
+    sums = coverage.flop_sums("csymm", rows)
+    assert sums["precision_gflop"] == pytest.approx(8 * 2 * 2 * 3 / 1e9)
+    assert sums["perf_gflop"] == pytest.approx(8 * 2 * 3 * 3 / 1e9)
+    row = dict.fromkeys(sgemm_strided_batched.HEADER, "") | {"case_name": "TC_PF_0001", "description": "x",
+                                                              "m": "4", "n": "5", "k": "6", "batchCount": "7"}
+    assert coverage.flop_sums("sgemm_strided_batched", [row])["perf_gflop"] == pytest.approx(2 * 4 * 5 * 6 * 7 / 1e9)
+    assert coverage.flop_sums("sgemm_strided_batched", [row | {"batchCount": "0"}])["perf_gflop"] == 0
+
+
+def test_over_budget_is_reported(tmp_path):
+    rows = generate.generate("csymm")
+    huge = [dict(rows[-1], m="8192", n="8192", case_name=f"TC_PF_{9000 + i}") for i in range(4)]
+    text, ok = coverage.describe(_write(tmp_path / "t.csv", "csymm", rows + huge))
+    assert not ok and "perf FLOPs" in text and "perf rows above 256 GFLOP" in text
+
+
+def test_describe_cli_prints_the_table_and_sums(capsys):
+    assert main(["cases", "describe", str(ROOT / "cases" / "csymm_test.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "LEFT UPPER" in out and "precision phase: 1000 rows" in out and "perf phase: 200 rows" in out
+
+
+def test_describe_rejects_foreign_and_missing_tables(tmp_path):
+    foreign = tmp_path / "ssymm_test.csv"
+    foreign.write_text("case_name,description,side,uplo,m,n\nA,b,LEFT,UPPER,4,4\n")
+    with pytest.raises(ValueError, match="no project table"):
+        coverage.describe(foreign)
+    assert main(["cases", "describe", str(foreign)]) == 3
+    assert main(["cases", "describe", str(tmp_path / "absent.csv")]) == 3

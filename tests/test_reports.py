@@ -1,0 +1,236 @@
+"""The four report files on synthetic records: contract keys, strict JSON, a CSV that round-trips through pandas,
+the eight Chinese headings, a self-contained HTML page, and failures that show (with all-PASS as the control)."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from harness.abi import LOWER, OP_N, OP_T, SIDE_LEFT, UPPER, Status
+from harness.record import new_record
+from harness.reports import exit_code, write_all, write_json, write_results_csv
+from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
+from harness.reports.markdown import HEADINGS, render_markdown
+from harness.reports.plots import MAX_FIGURES, figures, timing_rows
+
+META = {
+    "run_id": "20260101-000000-abc1234", "commit": "abc1234", "dirty": False, "branch": "main", "backend": "cpu",
+    "device": "cpu twin (2 threads)", "host": "testhost",
+    "inputs": [{"path": "cases/csymm_test.csv", "sha256": "ab" * 32}],
+    "settings": {"workers": 2, "timeout_s": 60, "timing": {"mode": "sync", "warmup": 10, "min_samples": 50},
+                 "gates": {"csymm": "mixed_tolerance", "sgemm_strided_batched": "mere_mare"}},
+    "started": "2026-01-01T00:00:00", "finished": "2026-01-01T00:01:00",
+    "golden_blas": {"vendor": "OpenBLAS", "version": "0.3.27"}, "backend_info": {"library": "libtwin.so"},
+}
+
+
+def precision_row(name: str, op: str = "csymm", verdict: str = "PASS", trusted: bool = True) -> dict:
+    r = new_record(name, op, f"cases/{op}_test.csv", 2, int(Status.SUCCESS),
+                   params={"side": SIDE_LEFT, "uplo": UPPER, "m": 16, "n": 8})
+    r.update(verdict=verdict, status=int(Status.SUCCESS), duration_s=0.01)
+    if op == "csymm":
+        r["precision"] = {"gate": "mixed_tolerance", "matched_ratio": {"real": 1.0, "imag": 0.995},
+                          "max_abs_error": {"real": 3e-7, "imag": 1e-6}, "mere": {"real": 1e-7, "imag": 2e-7},
+                          "mare": {"real": 5e-7, "imag": 0.0}, "count": {"real": 128, "imag": 128},
+                          "dtype": "float32", "golden_trusted": trusted,
+                          "evidence": "" if trusted else "3 elements overflow: golden inf vs truth 3.5e38"}
+    else:
+        r["precision"] = {"gate": "mere_mare", "matched_ratio": 1.0, "max_abs_error": 2e-6, "mere": 1e-6,
+                          "mare": 4e-6, "mere_threshold": 2.0 ** -13, "mare_multiplier": 10.0, "golden_trusted": True,
+                          "evidence": ""}
+    if verdict == "FAIL":
+        r["reason"] = "mixed_tolerance imag: matched_ratio 0.93 < 0.99"
+    return r
+
+
+def perf_row(name: str, mean: float = 80.0, seed: int = 0, verdict: str = "PASS") -> dict:
+    samples = np.random.default_rng(seed).normal(mean, 2.0, 60)
+    r = new_record(name, "csymm", "cases/csymm_test.csv", 900, int(Status.SUCCESS), is_perf=True,
+                   params={"side": SIDE_LEFT, "uplo": LOWER, "m": 1024, "n": 1024})
+    r.update(verdict=verdict, status=int(Status.SUCCESS), flops=8.0 * 1024 ** 3, duration_s=1.5)
+    r["timing"] = {"mode": "sync", "n": 60, "warmup": 10, "mean_us": float(samples.mean()),
+                   "median_us": float(np.median(samples)), "min_us": float(samples.min()),
+                   "p90_us": float(np.percentile(samples, 90)), "stdev_us": float(samples.std(ddof=1)),
+                   "ci95_us": [float(samples.mean() - 0.5), float(samples.mean() + 0.5)],
+                   "samples_us": samples.tolist(), "converged": True, "outliers": {"low": 0, "high": 1}}
+    r["baseline"] = [{"kind": "taskbook", "verdict": "NO_REF", "value_us": 89.27, "ratio": None,
+                      "implied_factor": 1.1, "reason": "baseline hardware Ascend 950PR != cpu"}]
+    r["memory"] = {"workspace_bytes": 4096, "peak_bytes": 3 * 2 ** 23, "expected_workspace_bytes": 4096,
+                   "verdict": "PASS"}
+    return r
+
+
+def skip_row(name: str) -> dict:
+    r = new_record(name, "cgemv", "cases/cgemv_test.csv", 5, None)
+    r.update(verdict="SKIP", reason="operator cgemv not implemented")
+    return r
+
+
+def run_records() -> list[dict]:
+    return [precision_row("TC_L0_0001"), precision_row("TC_L1_0001", op="sgemm_strided_batched"),
+            precision_row("TC_EX_0001", trusted=False), perf_row("TC_PF_0001"), skip_row("TC_L0_0002"),
+            skip_row("TC_L0_0003")]
+
+
+def test_json_has_every_contract_key_and_is_strict(tmp_path: Path) -> None:
+    records = run_records()
+    records[0]["precision"]["max_abs_error"]["imag"] = float("inf")
+    records[0]["precision"]["mere"]["real"] = np.float32("nan")
+    records[1]["flops"] = np.float64(2.5e6)
+    write_json(tmp_path / "report.json", META, records)
+    text = (tmp_path / "report.json").read_text(encoding="utf-8")
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+    for key in ("run_id", "commit", "dirty", "backend", "inputs", "summary", "cases"):
+        assert key in doc
+    assert doc["summary"] == {"total": 6, "passed": 4, "failed": 0, "errors": 0, "crashed": 0, "timeouts": 0,
+                              "skipped": 2}
+    for case in doc["cases"]:
+        for key in ("case_name", "op", "verdict", "expected_status", "status", "reason", "precision", "timing",
+                    "baseline", "memory"):
+            assert key in case
+    assert doc["cases"][0]["precision"]["max_abs_error"]["imag"] == "Infinity"
+    assert doc["cases"][0]["precision"]["mere"]["real"] == "NaN"
+    assert float(doc["cases"][0]["precision"]["max_abs_error"]["imag"]) == math.inf
+    timing = doc["cases"][3]["timing"]
+    for key in ("n", "warmup", "mean_us", "median_us", "ci95_us", "samples_us"):
+        assert key in timing
+    assert set(doc["cases"][3]["memory"]) >= {"workspace_bytes", "peak_bytes"}
+
+
+def test_results_csv_round_trips_through_pandas(tmp_path: Path) -> None:
+    records = run_records()
+    records[0]["precision"]["max_abs_error"]["imag"] = float("nan")
+    write_results_csv(tmp_path / "results.csv", records)
+    df = pd.read_csv(tmp_path / "results.csv")
+    assert list(df.columns[:len(COLUMNS)]) == list(COLUMNS)
+    assert "mere_threshold" in df.columns and df.loc[1, "mare_multiplier"] == 10.0  # criterion extras kept
+    assert len(df) == len(records)
+    assert list(df["case_name"]) == [r["case_name"] for r in records]
+    assert df.loc[0, "matched_ratio_imag"] == 0.995 and df.loc[0, "matched_ratio"] == 0.995
+    assert math.isnan(df.loc[0, "max_abs_error_imag"])
+    assert df.loc[1, "matched_ratio"] == 1.0 and math.isnan(df.loc[1, "matched_ratio_real"])
+    assert df.loc[0, "expected_status"] == "ACLBLAS_STATUS_SUCCESS"
+    assert df.loc[0, "family"] == "TC_L0" and df.loc[3, "family"] == "TC_PF"
+    perf = df.loc[3]
+    assert perf["mean_us"] == pytest.approx(records[3]["timing"]["mean_us"])
+    assert perf["ci95_lo_us"] == pytest.approx(records[3]["timing"]["ci95_us"][0])
+    assert perf["taskbook_verdict"] == "NO_REF" and perf["taskbook_limit_us"] == 89.27
+    assert perf["gpu_verdict"] == "NO_REF" and perf["memory_verdict"] == "PASS"
+    assert perf["gflops"] == pytest.approx(8.0 * 1024 ** 3 / perf["mean_us"] / 1e3)
+    assert perf["shape"] == "LEFT LOWER m=1024 n=1024" and perf["dtype"] == "complex64"
+    assert pd.isna(df.loc[0, "taskbook_verdict"])  # a precision row is not judged against baselines
+    assert df.loc[0, "dtype"] == "complex64" and df.loc[0, "precision_dtype"] == "float32"  # no column clash
+    assert df.loc[0, "count_real"] == 128
+    lines = (tmp_path / "results.csv").read_text().splitlines()
+    assert ",NaN," in lines[1]  # measured NaN is written, missing values stay empty
+    assert ",sync,60,10," in lines[4]  # integers stay integers
+
+
+def test_shape_and_dtype_of_both_operators() -> None:
+    sgemm = {"trans_a": OP_N, "trans_b": OP_T, "m": 64, "n": 32, "k": 16, "batch": 4, "lda": 64}
+    assert shape(sgemm) == "N T m=64 n=32 k=16 batch=4"
+    assert shape({"side": 999, "uplo": LOWER, "m": 0, "n": 3}) == "999 LOWER m=0 n=3"
+    assert dtype("sgemm_strided_batched", {}) == "float32" and dtype("aclblasCsymm", {}) == "complex64"
+
+
+def test_complex_metric_column_holds_the_worse_component() -> None:
+    row = flatten(precision_row("TC_L0_0001"))
+    assert row["matched_ratio"] == 0.995 and row["max_abs_error"] == 1e-6 and row["mare"] == 5e-7
+
+
+def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
+    records = run_records()
+    records[0]["precision"]["gate"] = "exact"  # a quick-return row judged bit-exact
+    text = render_markdown(META, records)
+    found = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert found == list(HEADINGS)
+    assert "| TC_PF_0001" in text and "89.27" in text  # perf table with its task-book limit
+    assert "4096" in text  # memory table
+    assert "ab" * 32 in text and "OpenBLAS" in text  # environment
+    assert "3 elements overflow" in text  # untrusted golden listed with evidence
+    assert "operator cgemv not implemented | 2" in text  # skips grouped by reason
+    precision = text.split("## 精度说明")[1].split("## 性能数据")[0]
+    assert "| csymm                 | mixed_tolerance | exact" in precision
+    assert "rtol=2^-10" in precision and "\\|o-g\\|" in precision  # a literal | cannot break the table
+    assert "mere_threshold=0.0001221" in precision
+
+
+def test_status_flips_on_one_failure_and_failure_is_listed() -> None:
+    passing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002")]
+    text = render_markdown(META, passing)
+    assert "✅" in text and "❌" not in text
+    assert exit_code(passing) == 0
+    failing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002", verdict="FAIL")]
+    text = render_markdown(META, failing)
+    status = text.split("## 状态")[1].split("## 验证摘要")[0]
+    assert "❌" in status and "✅" not in status and "退出码 1" in status
+    failures = text.split("## 失败用例")[1].split("## 精度说明")[0]
+    assert "TC_L0_0002" in failures and "matched_ratio 0.93 < 0.99" in failures
+    assert "TC_L0_0001" not in failures
+
+
+@pytest.mark.parametrize("verdict", ["ERROR", "CRASH", "TIMEOUT"])
+def test_every_failed_verdict_is_listed(verdict: str) -> None:
+    records = [precision_row("TC_L0_0001"), precision_row("TC_ED_0009", verdict=verdict)]
+    records[1]["reason"] = f"{verdict.lower()} in worker"
+    failures = render_markdown(META, records).split("## 失败用例")[1].split("## 精度说明")[0]
+    line = next(line for line in failures.splitlines() if "TC_ED_0009" in line)
+    assert verdict in line and f"{verdict.lower()} in worker" in line
+    assert "TC_L0_0001" not in failures
+
+
+def test_exit_code_for_insufficient_evidence() -> None:
+    assert exit_code([skip_row("TC_L0_0001")]) == 2
+    assert exit_code([]) == 2
+    inconclusive = perf_row("TC_PF_0001")
+    inconclusive["baseline"][0]["verdict"] = "INCONCLUSIVE"
+    assert exit_code([inconclusive]) == 2
+    assert exit_code([perf_row("TC_PF_0001")]) == 0
+
+
+def test_write_all_html_is_self_contained_with_plots(tmp_path: Path) -> None:
+    compare = pd.DataFrame({"case_name": ["TC_PF_0001", "TC_PF_0002"], "verdict": ["REGRESSION", "SAME"],
+                            "change": [0.08, 0.001], "ci_lo": [0.06, -0.01], "ci_hi": [0.1, 0.012]})
+    paths = write_all(tmp_path, META, run_records(), compare)
+    assert {p.name for p in paths.values()} == {"report.json", "results.csv", "report.md", "report.html"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())  # no temp files
+    html = paths["html"].read_text(encoding="utf-8")
+    assert 'src="http' not in html and "<link" not in html and "<script" not in html
+    sources = re.findall(r'src="([^"]*)"', html)
+    assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
+    # verdict bar + 2 error histograms + compare chart + one timing distribution
+    assert len(sources) == 5
+    for heading in HEADINGS:
+        assert f">{heading}</h2>" in html
+    assert "REGRESSION" in html and "REGRESSION" in paths["md"].read_text(encoding="utf-8")
+
+
+def test_html_escapes_cell_text(tmp_path: Path) -> None:
+    records = [precision_row("TC_L0_0001", verdict="FAIL")]
+    records[0]["reason"] = "<script>alert(1)</script>"
+    html = write_all(tmp_path, META, records)["html"].read_text(encoding="utf-8")
+    assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_large_run_caps_figures_and_keeps_every_row(tmp_path: Path) -> None:
+    records = [precision_row(f"TC_L0_{i:04d}") for i in range(300)]
+    records += [perf_row(f"TC_PF_{i:04d}", mean=50.0 + i, seed=i) for i in range(60)]
+    for r in records[300:]:
+        r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
+    frame = results_frame(records)
+    plots = figures(records, frame, max_figures=6)
+    assert sum(len(f) for f in plots.values()) == 6  # bar + 2 histograms + the 3 slowest perf rows
+    assert [f["title"].split()[0] for f in plots["性能数据"]] == ["TC_PF_0059", "TC_PF_0058", "TC_PF_0057"]
+    with_ref = records[300:]
+    for i, verdict, factor in ((7, "NO_REF", 3.0), (8, "PASS", 0.9), (9, "FAIL", 1.2), (10, "PASS", 0.95)):
+        with_ref[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
+    # only rows with a baseline, failing first, then nearest to failing
+    assert [r["case_name"] for r in timing_rows(with_ref, 10)] == ["TC_PF_0009", "TC_PF_0010", "TC_PF_0008",
+                                                                    "TC_PF_0007"]
+    assert MAX_FIGURES <= 40
+    assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360

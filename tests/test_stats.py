@@ -1,0 +1,72 @@
+"""harness.stats against scipy/numpy on known samples."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from harness.stats import hodges_lehmann, summarize, tukey_outliers
+
+KNOWN_S = [10e-6, 11e-6, 12e-6, 11.5e-6, 10.5e-6, 30e-6, 11e-6, 10.8e-6, 2e-6, 11.2e-6]
+
+
+def test_summary_matches_scipy():
+    s = summarize(KNOWN_S)
+    us = np.array(KNOWN_S) * 1e6
+    assert s["n"] == 10
+    assert s["mean_us"] == pytest.approx(us.mean())
+    assert s["median_us"] == pytest.approx(11.0)
+    assert s["min_us"] == pytest.approx(2.0) and s["max_us"] == pytest.approx(30.0)
+    assert s["p90_us"] == pytest.approx(sps.scoreatpercentile(us, 90))
+    assert s["stdev_us"] == pytest.approx(sps.tstd(us))
+    lo, hi = sps.ttest_1samp(us, 0).confidence_interval(0.95)
+    assert s["ci95_us"] == pytest.approx([lo, hi])
+    lo2, hi2 = sps.t.interval(0.95, len(us) - 1, loc=us.mean(), scale=sps.sem(us))
+    assert s["ci95_us"] == pytest.approx([lo2, hi2])
+
+
+def test_outliers_reported_not_dropped():
+    s = summarize(KNOWN_S)
+    assert s["outliers"] == {"low": 1, "high": 1, "rule": "Tukey 1.5 IQR"}
+    assert s["n"] == len(KNOWN_S)          # both outliers still counted in n and the mean
+    assert s["max_us"] == pytest.approx(30.0)
+
+
+def test_tukey_fences_are_strict():
+    # q1=2, q3=6 (linear), IQR=4, fences -4 and 12: a value on the fence is not an outlier
+    base = [0, 1, 2, 3, 4, 5, 6, 7]
+    assert tukey_outliers(np.array(base + [12.0])) == {"low": 0, "high": 0, "rule": "Tukey 1.5 IQR"}
+    assert tukey_outliers(np.array(base + [12.5]))["high"] == 1
+    assert tukey_outliers(np.array([-4.5] + base[1:] + [8]))["low"] == 1
+
+
+def test_single_sample_has_no_spread():
+    s = summarize([5e-6])
+    assert s["n"] == 1 and s["mean_us"] == pytest.approx(5.0)
+    assert s["stdev_us"] is None and s["ci95_us"] is None
+
+
+def test_empty_is_rejected():
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_hodges_lehmann_estimate_and_ci():
+    rng = np.random.default_rng(1)
+    x = rng.normal(100, 2, 80)
+    y = rng.normal(105, 2, 90)
+    est, lo, hi = hodges_lehmann(x, y)
+    assert est == pytest.approx(np.median(np.subtract.outer(y, x)))
+    assert lo < est < hi
+    assert lo < 5 < hi and lo > 3 and hi < 7
+    # inverting the test: shifting y by the CI ends puts the Mann-Whitney p-value near alpha
+    p_lo = sps.mannwhitneyu(x, y - lo).pvalue
+    p_hi = sps.mannwhitneyu(x, y - hi).pvalue
+    assert 0.02 < p_lo < 0.1 and 0.02 < p_hi < 0.1
+    assert sps.mannwhitneyu(x, y - est).pvalue > 0.5
+
+
+def test_hodges_lehmann_too_few_samples_is_unbounded():
+    est, lo, hi = hodges_lehmann([1.0, 2.0], [3.0])
+    assert est == pytest.approx(1.5)
+    assert lo == -math.inf and hi == math.inf

@@ -1,0 +1,130 @@
+"""harness.timing with a fake device: calls advance a virtual clock, so nothing real is timed."""
+import itertools
+
+import numpy as np
+import pytest
+
+from harness.timing import RunningCI, TimingConfig, measure
+
+
+class FakeDevice:
+    """A virtual clock; each call costs the next duration from `durations` (seconds)."""
+
+    def __init__(self, durations):
+        self.now = 0.0
+        self.durations = iter(durations)
+        self.calls = 0
+        self.events = []          # what happened, in order, to check the timed region holds only calls
+
+    def call(self):
+        self.calls += 1
+        self.events.append("call")
+        self.now += next(self.durations)
+        return 0
+
+    def clock(self):
+        return self.now
+
+    def timer(self):
+        device = self
+
+        class Timer:
+            def start(self):
+                device.events.append("start")
+                self.t0 = device.now
+
+            def stop(self):
+                device.events.append("stop")
+                self.t1 = device.now
+
+            def elapsed_s(self):
+                device.events.append("sync")
+                return self.t1 - self.t0
+
+        return Timer()
+
+
+def constant(us):
+    return itertools.repeat(us * 1e-6)
+
+
+def test_steady_samples_stop_at_min_samples_when_converged():
+    dev = FakeDevice(constant(5.0))
+    cfg = TimingConfig(mode="sync", warmup=10, min_samples=50)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock)
+    assert t["n"] == 50 and t["warmup"] == 10 and dev.calls == 60
+    assert t["converged"] is True and t["stop_reason"] == "ci_target"
+    assert t["mean_us"] == pytest.approx(5.0) and len(t["samples_us"]) == 50
+    for key in ("mode", "n", "warmup", "mean_us", "median_us", "min_us", "p90_us", "stdev_us", "ci95_us",
+                "samples_us", "converged", "outliers", "stop_reason"):
+        assert key in t
+
+
+def test_timed_region_holds_only_the_call():
+    dev = FakeDevice(constant(1.0))
+    measure(dev.call, dev.timer, TimingConfig(warmup=2, min_samples=3, max_samples=3), clock=dev.clock)
+    assert dev.events == ["start", "call", "stop", "sync"] * 5
+
+
+def test_steady_mode_batches_calls_and_reports_per_call():
+    dev = FakeDevice(constant(2.0))
+    cfg = TimingConfig(mode="steady", warmup=1, min_samples=4, max_samples=4, steady_batch=8)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock)
+    assert dev.events[:10] == ["start"] + ["call"] * 8 + ["stop"]
+    assert t["mode"] == "steady" and t["n"] == 4 and dev.calls == 5 * 8
+    assert t["mean_us"] == pytest.approx(2.0) and t["calls_per_sample"] == 8
+
+
+def test_noisy_row_extends_past_min_samples_until_max():
+    rng = np.random.default_rng(0)
+    dev = FakeDevice(iter(rng.uniform(1e-6, 3e-6, 10_000)))
+    cfg = TimingConfig(warmup=0, min_samples=50, max_samples=200, ci_rel_target=0.001, max_time_s=1e9)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock)
+    assert t["n"] == 200 and t["converged"] is False and t["stop_reason"] == "max_samples"
+
+
+def test_noisy_row_converges_once_ci_is_narrow_enough():
+    rng = np.random.default_rng(0)
+    dev = FakeDevice(iter(rng.uniform(1e-6, 3e-6, 10_000)))
+    cfg = TimingConfig(warmup=0, min_samples=50, max_samples=5000, ci_rel_target=0.02, max_time_s=1e9)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock)
+    assert 50 < t["n"] < 5000 and t["converged"] is True
+    lo, hi = t["ci95_us"]
+    assert (hi - lo) / 2 / t["mean_us"] <= 0.02
+    # one sample fewer would not have met the target: the rule stops at the first n that does
+    prev = np.array(t["samples_us"][:-1])
+    from scipy import stats as sps
+    half = sps.t.ppf(0.975, prev.size - 1) * sps.sem(prev)
+    assert half / prev.mean() > 0.02
+
+
+def test_slow_row_stops_at_time_cap_below_min_samples_and_is_not_converged():
+    dev = FakeDevice(itertools.repeat(0.25))   # 0.25 s per call, identical: CI width zero
+    cfg = TimingConfig(warmup=10, min_samples=50, max_time_s=3.0, warmup_max_time_s=1.0)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock)
+    assert t["warmup"] == 4                    # warm-up cap: started at 0, .25, .5, .75 s; 1.0 s stops it
+    assert t["n"] == 12 and t["stop_reason"] == "time_cap"
+    assert t["converged"] is False             # never converged below min_samples, even with zero spread
+
+
+def test_a_single_sample_longer_than_the_cap_is_still_reported():
+    dev = FakeDevice(itertools.repeat(5.0))
+    t = measure(dev.call, dev.timer, TimingConfig(warmup=0, max_time_s=1.0), clock=dev.clock)
+    assert t["n"] == 1 and t["ci95_us"] is None and t["converged"] is False
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError):
+        TimingConfig(mode="async")
+    with pytest.raises(ValueError):
+        TimingConfig(min_samples=100, max_samples=50)
+
+
+def test_running_ci_matches_batch_formula():
+    from scipy import stats as sps
+    xs = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    r = RunningCI()
+    for x in xs:
+        r.add(x)
+    lo, hi = sps.t.interval(0.95, len(xs) - 1, loc=np.mean(xs), scale=sps.sem(xs))
+    assert r.rel_half_width() == pytest.approx((hi - lo) / 2 / np.mean(xs))

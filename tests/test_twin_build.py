@@ -1,0 +1,83 @@
+"""Building the CPU twin: cache by content, concurrent builders, clear errors, and the mutant table."""
+from __future__ import annotations
+
+import ctypes
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness.backends import build
+from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_key, build_twin
+
+TINY = 'extern "C" int twin_probe() { return 42; }\n'
+
+
+def tiny_operators(root: Path, source: str = TINY) -> Path:
+    """An operators/ tree with the real headers and one small source: builds in well under a second."""
+    ops = root / "operators"
+    shutil.copytree(build.OPERATORS_DIR / "include", ops / "include")
+    shutil.copytree(build.OPERATORS_DIR / "host", ops / "host")
+    (ops / "cpu_twin").mkdir()
+    (ops / "cpu_twin" / "probe.cpp").write_text(source)
+    return ops
+
+
+def test_mutant_table_is_complete():
+    assert len(MUTANTS) >= 15
+    assert sorted(MUTANTS.values()) == list(range(1, len(MUTANTS) + 1))
+    assert MUTANTS["conjugated_a"] == 1 and MUTANTS["workspace_per_batch"] == 15
+    assert set(MUTANT_DESCRIPTIONS) == set(MUTANTS) and all(MUTANT_DESCRIPTIONS.values())
+
+
+def test_builds_once_and_caches_by_content(tmp_path):
+    ops = tiny_operators(tmp_path)
+    first = build_twin(source_dir=ops, cache_dir=tmp_path / "cache")
+    assert ctypes.CDLL(str(first)).twin_probe() == 42
+    stamp = first.stat().st_mtime_ns
+    assert build_twin(source_dir=ops, cache_dir=tmp_path / "cache") == first
+    assert first.stat().st_mtime_ns == stamp
+    (ops / "cpu_twin" / "probe.cpp").write_text(TINY.replace("42", "43"))
+    second = build_twin(source_dir=ops, cache_dir=tmp_path / "cache")
+    assert second != first and ctypes.CDLL(str(second)).twin_probe() == 43
+
+
+def test_defines_change_the_key(tmp_path):
+    ops = tiny_operators(tmp_path)
+    keys = {build_key(d, ops) for d in ({}, {"TWIN_MUTANT": 1}, {"TWIN_MUTANT": 2}, {"TWIN_SLOWDOWN_PCT": 5})}
+    assert len(keys) == 4
+
+
+def test_concurrent_builders_agree(tmp_path):
+    ops = tiny_operators(tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        paths = list(pool.map(lambda _: build_twin(source_dir=ops, cache_dir=tmp_path / "cache"), range(4)))
+    assert len(set(paths)) == 1 and ctypes.CDLL(str(paths[0])).twin_probe() == 42
+    leftovers = [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".build-")]
+    assert leftovers == []
+
+
+def test_compile_error_is_one_clear_message(tmp_path):
+    ops = tiny_operators(tmp_path, 'extern "C" int twin_probe() { return undeclared_name; }\n')
+    with pytest.raises(BuildError) as err:
+        build_twin(source_dir=ops, cache_dir=tmp_path / "cache")
+    text = str(err.value)
+    assert text.startswith("building the CPU twin failed") and "undeclared_name" in text
+    assert not list((tmp_path / "cache").glob("*/*.so"))
+
+
+def test_missing_compiler(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "CXX", "no-such-compiler-for-the-twin")
+    with pytest.raises(BuildError, match="no C\\+\\+ compiler"):
+        build_twin(source_dir=tiny_operators(tmp_path), cache_dir=tmp_path / "cache")
+
+
+def test_bad_define_name(tmp_path):
+    with pytest.raises(BuildError, match="define name"):
+        build_twin({"NOT A NAME": 1}, source_dir=tiny_operators(tmp_path), cache_dir=tmp_path / "cache")
+
+
+def test_no_sources(tmp_path):
+    with pytest.raises(BuildError, match="no CPU twin sources"):
+        build_twin(source_dir=tmp_path, cache_dir=tmp_path / "cache")

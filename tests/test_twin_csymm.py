@@ -1,0 +1,176 @@
+"""The CPU twin's aclblasCsymm against scipy's CBLAS csymm, through the ctypes shim, with the harness's buffer
+discipline: the unreferenced triangle of A and every ld padding are NaN, and C's padding plus a guard zone after C
+hold a sentinel that must survive."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.linalg import blas
+
+from harness.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
+from harness.backends import aclblas_lib
+from harness.backends.build import build_twin
+
+SENTINEL = np.complex64(-777.0 + 555.0j)
+GUARD = 16
+SIDES = (SIDE_LEFT, SIDE_RIGHT)
+UPLOS = (UPPER, LOWER)
+
+
+@pytest.fixture(scope="module")
+def twin():
+    lib = aclblas_lib.load_aclblas(str(build_twin()))
+    handle = aclblas_lib.create_handle(lib)
+    yield lib, handle
+    aclblas_lib.destroy_handle(lib, handle)
+
+
+def rand_complex(rng: np.random.Generator, shape) -> np.ndarray:
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def column_major(values: np.ndarray, ld: int, fill) -> np.ndarray:
+    """rows x cols values stored column-major with leading dimension ld; the padding holds `fill`."""
+    rows, cols = values.shape
+    buf = np.full((max(cols, 1), ld), fill, dtype=np.complex64)
+    buf[:cols, :rows] = values.T
+    return buf.reshape(-1)
+
+
+def stored(buf: np.ndarray, ld: int, rows: int, cols: int) -> np.ndarray:
+    return buf[:ld * cols].reshape(cols, ld)[:, :rows].T
+
+
+class Call:
+    """One csymm case: poisoned inputs, C with padding and guard, and the CBLAS golden."""
+
+    def __init__(self, side, uplo, m, n, alpha, beta, pads=(0, 0, 0), seed=0, c_fill=None):
+        rng = np.random.default_rng(seed)
+        self.side, self.uplo, self.m, self.n, self.alpha, self.beta = side, uplo, m, n, alpha, beta
+        k = m if side == SIDE_LEFT else n
+        self.lda, self.ldb, self.ldc = max(1, k) + pads[0], max(1, m) + pads[1], max(1, m) + pads[2]
+        full = rand_complex(rng, (k, k))
+        keep = np.triu(np.ones((k, k), bool)) if uplo == UPPER else np.tril(np.ones((k, k), bool))
+        self.a_triangle = np.where(keep, full, 0).astype(np.complex64)
+        self.a = column_major(np.where(keep, full, np.nan).astype(np.complex64), self.lda, np.nan)
+        self.b_values = rand_complex(rng, (m, n))
+        self.b = column_major(self.b_values, self.ldb, np.nan)
+        self.c_values = rand_complex(rng, (m, n)) if c_fill is None else np.full((m, n), c_fill, np.complex64)
+        self.c = np.concatenate([column_major(self.c_values, self.ldc, SENTINEL), np.full(GUARD, SENTINEL)])
+        self.c_before = self.c.copy()
+
+    def run(self, lib, handle) -> int:
+        return aclblas_lib.csymm(lib, handle, self.side, self.uplo, self.m, self.n, self.alpha, self.a.ctypes.data,
+                                 self.lda, self.b.ctypes.data, self.ldb, self.beta, self.c.ctypes.data, self.ldc)
+
+    def golden(self) -> np.ndarray:
+        c = np.asfortranarray(np.where(np.isnan(self.c_values), 0, self.c_values).astype(np.complex64))
+        return blas.csymm(self.alpha, np.asfortranarray(self.a_triangle), np.asfortranarray(self.b_values),
+                          beta=self.beta, c=c, side=int(self.side == SIDE_RIGHT), lower=int(self.uplo == LOWER))
+
+    def bound(self) -> np.ndarray:
+        """Float32 summation-order tolerance, elementwise: 1e-4 of the magnitude of what was summed."""
+        sym = np.abs(self.a_triangle) + np.abs(np.tril(self.a_triangle, -1) + np.triu(self.a_triangle, 1)).T
+        b = np.abs(self.b_values)
+        prod = sym @ b if self.side == SIDE_LEFT else b @ sym
+        return 1e-4 * (abs(self.alpha) * prod + abs(self.beta) * np.abs(self.c_values)) + 1e-6
+
+    def result(self) -> np.ndarray:
+        return stored(self.c, self.ldc, self.m, self.n)
+
+    def outside_untouched(self) -> bool:
+        """C's ld padding and the guard after the last column still hold exactly what was there."""
+        mask = np.ones(self.c.size, bool)
+        if self.m and self.n:
+            mask[:self.ldc * self.n].reshape(self.n, self.ldc)[:, :self.m] = False
+        return np.array_equal(self.c[mask], self.c_before[mask])
+
+
+def check(call: Call, lib, handle) -> None:
+    assert call.run(lib, handle) == Status.SUCCESS, aclblas_lib.last_message(lib, handle)
+    err = np.abs(call.result() - call.golden())
+    assert np.all(err <= call.bound()), f"max error {err.max()}"
+    assert call.outside_untouched()
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("uplo", UPLOS)
+@pytest.mark.parametrize("size", [1, 7, 8, 9, 127, 128, 129, 255, 256, 257])
+def test_square_sizes_around_tile_edges(twin, side, uplo, size):
+    check(Call(side, uplo, size, size, 1.5 - 0.5j, 0.25 + 1j, seed=size), *twin)
+
+
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("uplo", UPLOS)
+@pytest.mark.parametrize("m,n", [(1, 130), (130, 1), (200, 33), (33, 200), (129, 257)])
+def test_rectangles_with_ld_padding(twin, side, uplo, m, n):
+    check(Call(side, uplo, m, n, 0.5 + 2j, -1 + 0.5j, pads=(3, 5, 7), seed=m * n), *twin)
+
+
+@pytest.mark.parametrize("beta", [0, 1, -0.5 + 0.25j, 1j])
+@pytest.mark.parametrize("alpha", [1, 0.5 - 1j])
+def test_beta_epilogues(twin, alpha, beta):
+    for side in SIDES:
+        check(Call(side, LOWER, 70, 45, alpha, beta, pads=(1, 2, 3), seed=7), *twin)
+
+
+def test_beta_zero_never_reads_c(twin):
+    """beta == 0 must overwrite C even where it holds NaN (BLAS semantics: 0 * NaN never happens)."""
+    call = Call(SIDE_LEFT, UPPER, 33, 17, 1 - 1j, 0, pads=(0, 0, 2), c_fill=np.nan)
+    assert call.run(*twin) == Status.SUCCESS
+    assert np.isfinite(call.result()).all()
+    assert call.outside_untouched()
+
+
+@pytest.mark.parametrize("beta", [0, -2 + 1j])
+def test_alpha_zero_scales_c_only(twin, beta):
+    """alpha == 0: C = beta * C, A and B not needed (NaN-poisoned A cannot leak)."""
+    call = Call(SIDE_RIGHT, UPPER, 40, 23, 0, beta, pads=(2, 2, 2))
+    call.a[:] = np.nan
+    assert call.run(*twin) == Status.SUCCESS
+    assert np.allclose(call.result(), np.complex64(beta) * call.c_values, rtol=1e-6, atol=0)
+    assert call.outside_untouched()
+
+
+def test_alpha_zero_beta_one_does_not_write_c(twin):
+    """The quick return writes nothing: a NaN-filled C stays bit-identical NaN."""
+    call = Call(SIDE_LEFT, LOWER, 20, 9, 0, 1, c_fill=np.nan)
+    assert call.run(*twin) == Status.SUCCESS
+    assert np.array_equal(call.c.view(np.uint64), call.c_before.view(np.uint64))
+
+
+@pytest.mark.parametrize("m,n", [(0, 5), (5, 0), (0, 0)])
+def test_empty_shapes_succeed_without_writing(twin, m, n):
+    call = Call(SIDE_LEFT, UPPER, m, n, 1, 0.5)
+    assert call.run(*twin) == Status.SUCCESS
+    assert np.array_equal(call.c.view(np.uint64), call.c_before.view(np.uint64))
+
+
+def test_null_c_with_beta_zero_is_a_no_op(twin):
+    """C may be NULL only when beta == 0 (seed §3.3.2); the call then succeeds without writing anything."""
+    call = Call(SIDE_LEFT, UPPER, 8, 8, 1, 0)
+    lib, handle = twin
+    status = aclblas_lib.csymm(lib, handle, SIDE_LEFT, UPPER, 8, 8, 1, call.a.ctypes.data, call.lda,
+                               call.b.ctypes.data, call.ldb, 0, None, call.ldc)
+    assert status == Status.SUCCESS
+
+
+def test_symmetric_not_hermitian(twin):
+    """Reflected elements are not conjugated and the diagonal keeps its imaginary part: with a purely imaginary A
+    the product differs from the Hermitian one, so a conjugating kernel fails this."""
+    call = Call(SIDE_LEFT, UPPER, 9, 4, 1, 0, seed=3)
+    call.a_triangle = (1j * np.abs(call.a_triangle)).astype(np.complex64)
+    keep = np.triu(np.ones((9, 9), bool))
+    call.a = column_major(np.where(keep, call.a_triangle, np.nan).astype(np.complex64), call.lda, np.nan)
+    check(call, *twin)
+
+
+@pytest.mark.parametrize("cores", [1, 3, 7])
+def test_result_independent_of_core_count(twin, cores):
+    lib, _ = twin
+    handle = aclblas_lib.create_handle(lib)
+    try:
+        assert lib.aclblasTwinSetCoreCount(handle, cores) == Status.SUCCESS
+        check(Call(SIDE_RIGHT, LOWER, 300, 140, 1 + 1j, 0.5, seed=cores), lib, handle)
+    finally:
+        aclblas_lib.destroy_handle(lib, handle)
