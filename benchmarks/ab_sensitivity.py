@@ -5,10 +5,10 @@
   2. specificity: ab HEAD HEAD, identical builds              -> fraction of rows reported REGRESSION
      (target <= 1%)
 
-Both use the same perf rows: every `TC_PF_*` row of the tables, or an evenly spaced subset with --rows. Exit 0 when
-both targets are met, 1 otherwise.
+Both use the same perf rows: the `TC_PF_*` rows of the tables up to --max-mflop, or an evenly spaced subset of them
+with --rows. Exit 0 when both targets are met, 1 otherwise.
 
-    python3 benchmarks/ab_sensitivity.py --rows 40
+    python3 benchmarks/ab_sensitivity.py --rows 40 --max-time 3
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import ops
 from harness.ab import run_ab
 from harness.compare import compare_runs
 from harness.engine import load_cases
@@ -28,9 +29,11 @@ from harness.timing import TimingConfig
 SENSITIVITY_TARGET, SPECIFICITY_TARGET = 0.90, 0.01
 
 
-def pick_rows(tables: list[str], rows: int | None) -> str:
-    """A -k expression naming an evenly spaced subset of the perf rows (all of them without --rows)."""
-    names = sorted({c.name for c in load_cases(tables) if c.is_perf and not c.skip and not c.errors})
+def pick_rows(tables: list[str], rows: int | None, max_mflop: float | None) -> str:
+    """A -k expression naming an evenly spaced subset of the perf rows (all of them without --rows), leaving out
+    rows over max_mflop: on the twin those take seconds per call and get too few samples in a row's time cap."""
+    names = sorted({c.name for c in load_cases(tables) if c.is_perf and not c.skip and not c.errors
+                    and (max_mflop is None or ops.get(c.op).flops(c.args) <= max_mflop * 1e6)})
     if rows and rows < len(names):
         step = len(names) / rows
         names = [names[int(i * step)] for i in range(rows)]
@@ -60,6 +63,8 @@ def main() -> int:
     p.add_argument("--rev", default="HEAD")
     p.add_argument("--tables", nargs="*", default=None, help="case tables (default: cases/*_test.csv of --repo)")
     p.add_argument("--rows", type=int, default=None, help="evenly spaced subset of this many perf rows")
+    p.add_argument("--max-mflop", type=float, default=200.0,
+                   help="only rows of at most this many MFLOP (default 200; 0 for no limit)")
     p.add_argument("--slowdown-pct", type=int, default=5)
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--alpha", type=float, default=0.05)
@@ -70,7 +75,7 @@ def main() -> int:
     repo = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=args.repo, capture_output=True,
                                text=True, check=True).stdout.strip())
     config = TimingConfig(min_samples=args.min_samples, max_time_s=args.max_time, warmup_max_time_s=args.max_time / 2)
-    select = pick_rows(args.tables, args.rows)
+    select = pick_rows(args.tables, args.rows, args.max_mflop or None)
     with tempfile.TemporaryDirectory(prefix="ab-sensitivity-") as tmp:
         history = History(Path(tmp) / "history.sqlite")
         sens = experiment(f"sensitivity (B: TWIN_SLOWDOWN_PCT={args.slowdown_pct})",

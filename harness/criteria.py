@@ -7,6 +7,8 @@ side only, the golden trust rule) the docstring says so.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -310,18 +312,84 @@ def _untrusted_evidence(name: str, g: np.ndarray, truth: np.ndarray, truth_round
             f"{differing} of {g.size} element(s) differ from it; {worst}")
 
 
+def _once(compute: Callable[[], Any]) -> Callable[[], Any]:
+    """compute() on first call, the same value after: G costs a float64 product, paid only when needed."""
+    memo: list[Any] = []
+
+    def get() -> Any:
+        if not memo:
+            memo.append(compute())
+        return memo[0]
+    return get
+
+
+@dataclass
+class ForwardErrorResult:
+    passed: bool
+    ratio: float
+    reason: str
+
+
+#: Netlib xBLAT3's threshold on its test ratio |c - c_true| / (eps * G).
+FORWARD_ERROR_THRESHOLD = 16.0
+UNIT_ROUNDOFF_F32 = 2.0 ** -24
+FLT32_MAX = float(np.finfo(np.float32).max)
+FLT32_TRUE_MIN = 2.0 ** -149  # one subnormal step: the underflow term of the error bound
+
+
+def forward_error(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, scale: np.ndarray) -> ForwardErrorResult:
+    """Netlib's BLAS test ratio, for rows whose fp32 golden is itself wrong (cancellation, overflow, Inf arithmetic
+    whose NaN/Inf outcome depends on summation order): an fp32 result is acceptable when its error against the
+    float64 truth is within the forward error bound of a float32 computation.
+
+    `scale` is G = |alpha| |op(A)| |op(B)| + |beta| |C| per element (the truth computed on magnitudes). Elements
+    whose truth is NaN/Inf must be NaN/Inf in the output too (the kind is not compared: it depends on evaluation
+    order). Elements whose G exceeds FLT_MAX are not judged: their float32 terms overflow, so any float32 result
+    depends on evaluation order. Elsewhere, where the truth is finite, the output may be NaN/Inf only where the
+    golden is too (a shared overflow). Over the rest: ratio = |out - truth| / (2^-24 * G) (|out - truth| / 2^-24 where G = 0); pass iff max ratio < 16.
+    """
+    o, g, t, G = (np.asarray(x, dtype=np.float64) for x in (out, golden, truth, scale))
+    finite_t = np.isfinite(t)
+    lost = ~finite_t & np.isfinite(o)
+    if lost.any():
+        i = _first(lost)
+        return ForwardErrorResult(False, math.inf, f"forward error: {int(lost.sum())} element(s) finite where the "
+                                  f"truth is NaN/Inf, first at index {i}: out {_fmt(o[i])} vs truth {_fmt(t[i])}")
+    # where the magnitudes themselves overflow float32, a float32 result depends on evaluation order: not judged
+    fits = np.isfinite(G) & (G <= FLT32_MAX)
+    blown = finite_t & ~np.isfinite(o) & np.isfinite(g) & fits
+    if blown.any():
+        i = _first(blown)
+        return ForwardErrorResult(False, math.inf, f"forward error: {int(blown.sum())} element(s) NaN/Inf where "
+                                  f"truth and golden are finite, first at index {i}: out {_fmt(o[i])}")
+    keep = finite_t & np.isfinite(o) & fits
+    if not keep.any():
+        return ForwardErrorResult(True, 0.0, "")
+    err = np.abs(o[keep] - t[keep])
+    ratio = err / (UNIT_ROUNDOFF_F32 * G[keep] + FLT32_TRUE_MIN)
+    worst = int(np.argmax(ratio))
+    top = float(ratio[worst])
+    passed = top < FORWARD_ERROR_THRESHOLD
+    reason = "" if passed else (f"forward error ratio {top:.3g} >= {FORWARD_ERROR_THRESHOLD:g} (|out - truth| / "
+                                f"(2^-24 G + 2^-149)) at element {int(np.flatnonzero(keep)[worst])}")
+    return ForwardErrorResult(passed, top, reason)
+
+
 def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, threshold: float = 0.0,
-          multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None) -> Judgement:
+          multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None,
+          scale: Callable[[], np.ndarray] | None = None) -> Judgement:
     """Judge an operator's written region: every metric for every component, then the gate.
 
     out and golden are 1-D arrays in the op precision (float32 or complex64), truth the float64/complex128
-    result from the same inputs. threshold/multiplier <= 0 mean the FP32 MERE/MARE defaults.
+    result from the same inputs. threshold/multiplier <= 0 mean the FP32 MERE/MARE defaults. `scale`, when given,
+    returns G (see `forward_error`) for the same elements; it is only called for rows with an untrusted golden.
 
     Golden trust rule: a component's golden is untrusted when, against the truth rounded to the op precision, it
     fails the gate (for the exact gate: mixed tolerance, since no fp32 BLAS is bit-exact to a rounded truth) or
     is NaN/Inf where the truth is finite (overflow). For an untrusted component the operator passes if its
-    output meets the gate against the golden OR against the truth rounded to the op precision: it is never
-    failed only because it disagrees with an untrusted golden. `golden_trusted` is False when any component's
+    output meets the gate against the golden OR against the truth rounded to the op precision OR (given `scale`)
+    Netlib's forward error bound (`forward_error`): it is never failed only because it disagrees with an untrusted
+    golden. `golden_trusted` is False when any component's
     golden is untrusted, and `evidence` says which elements and values showed it.
     """
     if gate not in GATES:
@@ -330,9 +398,10 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     if outs.keys() != golds.keys() or golds.keys() != truths.keys():
         raise TypeError("out, golden and truth must all be real or all be complex")
     t, m = effective_thresholds(threshold, multiplier)
+    scales = _once(lambda: {name: np.abs(scale()) for name in outs}) if scale is not None else None
     per: dict[str, dict[str, Any]] = {}
     reasons, evidence = [], []
-    trusted_all, via_truth = True, False
+    trusted_all, via = True, ""
     dtype = ""
     for name, o in outs.items():
         g = golds[name]
@@ -351,21 +420,28 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
             evidence.append(doubt)
             if not verdict.passed:
                 against_truth = check(o, truth_rounded)
+                bound = forward_error(o, g, truths[name], scales()[name]) if scale is not None else None
                 if against_truth.passed:
-                    via_truth = True
+                    via = via or "truth"
+                elif bound is not None and bound.passed:
+                    via = "forward_error"
                 else:
                     reasons.append(f"{label}: {verdict.reason} (against the untrusted golden); "
-                                   f"{against_truth.reason} (against the truth rounded to {g.dtype})")
+                                   f"{against_truth.reason} (against the truth rounded to {g.dtype})"
+                                   + (f"; {bound.reason}" if bound is not None else ""))
         elif not verdict.passed:
             reasons.append(f"{label}: {verdict.reason}")
     metrics = {k: per["value"][k] if "value" in per else {c: per[c][k] for c in per} for k in _METRICS}
     passed = not reasons
     reason = "; ".join(reasons)
-    if passed and via_truth:
+    if passed and via == "truth":
         reason = "golden untrusted; output meets the gate against the truth rounded to the op precision"
+    elif passed and via == "forward_error":
+        reason = ("golden untrusted; output's error against the float64 truth is within Netlib's float32 forward "
+                  "error bound (ratio < 16)")
     params = {"dtype": dtype, "required_ratio": 0.99, "mere_threshold": t, "mare_multiplier": m, "eps": eps,
               "atol_floor": atol_floor}
     rtol, atol, fixed, _, _ = MIXED_DEFAULTS[dtype]
     params.update(rtol=rtol, atol=atol, max_abs_error_limit=f"max({fixed:g}, 32 ulp)")
     return Judgement(passed, gate, metrics, reason, trusted_all, "; ".join(evidence),
-                     "truth" if via_truth else "golden", params)
+                     via or "golden", params)

@@ -183,7 +183,8 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
     spec = ops.get(case.op)
     mask = bufs["C"].written
     gate, options = spec.gate(case.args, case.thresholds)
-    return criteria.judge(out_c[mask], expected[mask], truth[mask], gate, **options)
+    return criteria.judge(out_c[mask], expected[mask], truth[mask], gate,
+                          scale=lambda: spec.error_scale(case.args, bufs)[mask], **options)
 
 
 def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,

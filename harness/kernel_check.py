@@ -97,7 +97,7 @@ _TYPE_MSG = re.compile(rf"error: {_Q}(?:::)?([A-Za-z_]\w*){_E} (has not been dec
 _NOT_IN_GLOBAL = re.compile(rf"error: {_Q}([A-Za-z_]\w*){_E} has not been declared in {_Q}::{_E}")
 _ERROR = re.compile(r": (?:fatal )?error: ")
 #: Names the prelude defines; never generated.
-_PRELUDE_NAMES = {"dim3", "threadIdx", "blockIdx", "blockDim", "gridDim", "asc_check_launch"}
+_PRELUDE_NAMES = {"dim3", "asc_check_launch"}
 
 
 @dataclass
@@ -113,24 +113,31 @@ class Symbols:
             e for members in self.types.values() for e in members}
 
 
-def header_text(roots: HeaderRoots) -> str:
-    """All header text of both trees, for mining how an undeclared name is used."""
-    parts = []
+@dataclass(frozen=True)
+class Usage:
+    """How names are used in the header trees: called, used like a type, and `X::Y` members per X."""
+    calls: frozenset[str]
+    type_like: frozenset[str]
+    members: dict[str, frozenset[str]]
+
+
+def header_usage(roots: HeaderRoots) -> Usage:
+    """One pass over both header trees, so classifying hundreds of undeclared names costs nothing per name."""
+    calls: set[str] = set()
+    type_like: set[str] = set()
+    members: dict[str, set[str]] = {}
     for base in (roots.devkit / "include", roots.devkit / "impl", roots.cpudebug / "include", roots.cpudebug / "utils"):
         for path in sorted(base.rglob("*")):
-            if path.suffix in (".h", ".hpp", ".inc", ".inl") and path.is_file():
-                parts.append(path.read_text(errors="replace"))
-    return "\n".join(parts)
-
-
-def _used_as_type(name: str, text: str) -> bool:
-    n = re.escape(name)
-    return bool(re.search(rf"(?:static_cast|reinterpret_cast|integral_constant)\s*<\s*(?:::)?{n}\b"
-                          rf"|\(\s*{n}\s*\)\s*[\w(]|\b{n}::\w", text))
-
-
-def _used_as_call(name: str, text: str) -> bool:
-    return bool(re.search(rf"\b{re.escape(name)}\s*(?:\(|<[^;()]*>\s*\()", text))
+            if path.suffix not in (".h", ".hpp", ".inc", ".inl") or not path.is_file():
+                continue
+            text = path.read_text(errors="replace")
+            calls.update(re.findall(r"\b([A-Za-z_]\w*)\s*(?:\(|<[^;()<>]*>\s*\()", text))
+            type_like.update(re.findall(r"(?:static_cast|reinterpret_cast|integral_constant)\s*<\s*(?:::)?(\w+)", text))
+            type_like.update(re.findall(r"\(\s*([A-Za-z_]\w*_t)\s*\)\s*[\w(]", text))
+            for owner, member in re.findall(r"\b([A-Za-z_]\w*)::([A-Za-z_]\w*)", text):
+                members.setdefault(owner, set()).add(member)
+    type_like.update(members)
+    return Usage(frozenset(calls), frozenset(type_like), {k: frozenset(v) for k, v in members.items()})
 
 
 def _type_prefix(type_name: str) -> str:
@@ -138,26 +145,25 @@ def _type_prefix(type_name: str) -> str:
     return re.sub(r"_[tT]$", "", type_name).upper() + "_"
 
 
-def learn(symbols: Symbols, stderr: str, text: str, allow_variables: bool) -> bool:
+def learn(symbols: Symbols, stderr: str, usage: Usage, allow_variables: bool) -> bool:
     """Add what g++'s errors show to be missing; True when anything new was learnt."""
     before = (len(symbols.names()), sum(len(v) for v in symbols.types.values()))
     known = symbols.names() | _PRELUDE_NAMES
     undeclared = {m.group(2) for m in _UNDECLARED.finditer(stderr)} | {m.group(1) for m in _NO_ARGS.finditer(stderr)}
     types = {m.group(1) for m in _TYPE_MSG.finditer(stderr)} | {m.group(1) for m in _NOT_IN_GLOBAL.finditer(stderr)}
-    types |= {n for n in undeclared if _used_as_type(n, text)}
+    types |= {n for n in undeclared if (n in usage.type_like or n.endswith("_t")) and n not in usage.calls}
     for t in sorted(types - known):
-        members = set(re.findall(rf"\b{re.escape(t)}::([A-Za-z_]\w*)", text))
-        symbols.types[t] = members
+        symbols.types[t] = set(usage.members.get(t, ()))
     known = symbols.names() | _PRELUDE_NAMES
     prefixes = {t: _type_prefix(t) for t in symbols.types}
     for name in sorted(undeclared - known):
         owner = next((t for t, p in prefixes.items() if name.startswith(p) and name.upper() == name), None)
         if owner is not None:
             symbols.types[owner].add(name)
-        elif _used_as_call(name, text):
-            symbols.functions.add(name)
         elif name.upper() == name:
             symbols.constants.add(name)
+        elif name in usage.calls:
+            symbols.functions.add(name)
         elif allow_variables:
             symbols.variables.add(name)
     return (len(symbols.names()), sum(len(v) for v in symbols.types.values())) != before
@@ -255,7 +261,7 @@ def generate_standin(roots: HeaderRoots, work_dir: Path = DEFAULT_WORK_DIR, prob
     shutil.copy(TYPECHECK_DIR / "standin_prelude.h", tmp / "standin_prelude.h")
     _kernel_tiling_header(roots, tmp)
     _acl_header(tmp)
-    text = header_text(roots)
+    usage = header_usage(roots)
     symbols = Symbols()
     errors, rounds = -1, 0
     for rounds in range(1, max_rounds + 1):
@@ -265,8 +271,8 @@ def generate_standin(roots: HeaderRoots, work_dir: Path = DEFAULT_WORK_DIR, prob
         log(f"  stand-in round {rounds}: {errors} errors")
         if errors == 0:
             break
-        if not learn(symbols, result.stderr, text, allow_variables=False) and not learn(
-                symbols, result.stderr, text, allow_variables=True):
+        if not learn(symbols, result.stderr, usage, allow_variables=False) and not learn(
+                symbols, result.stderr, usage, allow_variables=True):
             break
     shutil.rmtree(standin, ignore_errors=True)
     tmp.rename(standin)

@@ -40,8 +40,8 @@ def region_mask(total: int, rows: int, cols: int, ld: int, offset: int = 0,
         mask = np.zeros(total, dtype=bool)
     if rows <= 0 or cols <= 0:
         return mask
-    idx = offset + np.arange(rows)[:, None] + ld * np.arange(cols)[None, :]
-    mask[idx[idx < total]] = True
+    idx = (offset + np.arange(rows)[:, None] + ld * np.arange(cols)[None, :]).ravel()
+    mask[idx[(idx >= 0) & (idx < total)]] = True  # invalid ld (<= 0) rows must still plan, not crash
     return mask
 
 
@@ -54,7 +54,7 @@ def triangle_mask(total: int, order: int, ld: int, upper: bool) -> np.ndarray:
     j = np.arange(order)[None, :]
     keep = (i <= j) if upper else (i >= j)
     idx = (i + ld * j)[keep]
-    mask[idx[idx < total]] = True
+    mask[idx[(idx >= 0) & (idx < total)]] = True
     return mask
 
 

@@ -301,3 +301,39 @@ def test_judge_rejects_bad_arguments():
         cr.judge(g, g, g.astype(np.float64), "abs")
     with pytest.raises(TypeError):
         cr.judge(g.astype(np.complex64), g, g.astype(np.float64), "exact")
+
+
+def test_forward_error_accepts_an_fp32_result_within_netlibs_bound_when_the_golden_is_untrusted():
+    # Cancelling sums: G (sum of magnitudes) is 1e4 while the results are ~1e-4; fp32 golden and operator both miss.
+    truth = np.array([3e-4, -2e-4, 5e-4, 1.0])
+    scale = np.array([1e4, 1e4, 1e4, 1.0])
+    g = (truth + np.array([4e-5, -3e-5, 2e-5, 0.0])).astype(f32)
+    close = (truth + np.array([-5e-5, 2e-5, 3e-5, 0.0])).astype(f32)
+    j = cr.judge(close, g, truth, "mere_mare", atol_floor=2.0 ** -13, scale=lambda: scale)
+    assert j.passed and not j.golden_trusted and j.reference == "forward_error"
+    # negative control: an error of 16 * 2^-24 * G on one element is over Netlib's threshold
+    far = close.copy()
+    far[0] = f32(truth[0] + 16 * 2.0 ** -24 * 1e4 * 1.01)
+    j = cr.judge(far, g, truth, "mere_mare", atol_floor=2.0 ** -13, scale=lambda: scale)
+    assert not j.passed and "forward error ratio" in j.reason and "element 0" in j.reason
+    # without a scale the fallback is not available: the same output fails against both references
+    assert not cr.judge(close, g, truth, "mere_mare", atol_floor=2.0 ** -13).passed
+
+
+def test_forward_error_requires_non_finite_truth_to_stay_non_finite():
+    truth = np.array([np.nan, -np.inf, 2.0])
+    g = np.array([np.nan, np.nan, 2.0], dtype=f32)  # summation order turned -inf into NaN
+    scale = np.array([np.inf, np.inf, 2.0])
+    assert cr.forward_error(np.array([-np.inf, np.nan, 2.0], dtype=f32), g, truth, scale).passed
+    swallowed = cr.forward_error(np.array([0.0, np.nan, 2.0], dtype=f32), g, truth, scale)
+    assert not swallowed.passed and "finite where the truth is NaN/Inf" in swallowed.reason
+    spurious = cr.forward_error(np.array([np.nan, np.nan, np.inf], dtype=f32), g, truth, scale)
+    assert not spurious.passed and "truth and golden are finite" in spurious.reason
+
+
+def test_forward_error_leaves_elements_whose_magnitudes_overflow_float32_unjudged():
+    truth = np.array([1e37, 2.0])
+    g = np.array([np.nan, 2.0], dtype=f32)
+    scale = np.array([1e39, 2.0])  # FLT_MAX-sized terms: fp32 outcome depends on evaluation order
+    assert cr.forward_error(np.array([3e38, 2.0], dtype=f32), g, truth, scale).passed
+    assert not cr.forward_error(np.array([3e38, 3.0], dtype=f32), g, truth, scale).passed  # the rest still counts

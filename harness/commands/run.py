@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness import ops, provenance
 from harness.backends import BackendUnavailable
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK
+from harness.cli import EXIT_ENV
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import Record, summarize
 
@@ -91,16 +91,6 @@ def baselines_for(case: Case) -> list:
     return match(list(_table_baselines(case.table, case.op)), case.name, spec.baseline_params(case.args))
 
 
-def exit_code(records: list[Record]) -> int:
-    verdicts = {r["verdict"] for r in records}
-    perf = {b["verdict"] for r in records for b in r.get("baseline") or []}
-    if verdicts & FAILING or "FAIL" in perf:
-        return EXIT_FAIL
-    if not verdicts - {"SKIP"} or "INCONCLUSIVE" in perf:
-        return EXIT_INSUFFICIENT
-    return EXIT_OK
-
-
 def run(args: argparse.Namespace) -> int:
     from harness import reports, runner
     from harness.history import History
@@ -155,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
           f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
           f"{summary['skipped']} skipped")
     print(f"report: {paths.get('md', out_dir)}")
-    return exit_code(records)
+    return reports.exit_code(records)
 
 
 def _golden_info() -> dict:

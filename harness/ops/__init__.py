@@ -8,7 +8,8 @@ Each module provides:
     buffers(args, seed) -> dict[str, Buffer]            host inputs, masks (harness.layout)
     golden_result(args, buffers) -> (expected, truth)   storage arrays of the output buffer
     call(backend, args, ptrs: dict[str, int], handle: int) -> int     the status the operator returned
-    gate(args, base) -> (gate name, criterion options)  exact for pure quick-return rows
+    error_scale(args, buffers) -> G                      |alpha||A||B| + |beta||C|: Netlib's forward-error scale
+    gate(args, thresholds) -> (gate name, options)       exact for pure quick-return rows
     flops(args) -> float;  bytes_needed(args) -> int;  expected_workspace_bytes(args) -> int | None
     baseline_params(args) -> dict                        params baselines are keyed by
 """

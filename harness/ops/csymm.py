@@ -99,6 +99,12 @@ def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndar
     return golden.cblas.csymm(*args), golden.truth.csymm(*args)
 
 
+def error_scale(a: Args, bufs: dict[str, Buffer]) -> np.ndarray:
+    """G = |alpha| |A| |B| + |beta| |C| per element of C's storage (the truth on magnitudes): Netlib's error scale."""
+    return golden.truth.csymm(a.side, a.uplo, a.m, a.n, abs(a.alpha), np.abs(bufs["A"].host), a.lda,
+                              np.abs(bufs["B"].host), a.ldb, abs(a.beta), np.abs(bufs["C"].host), a.ldc).real
+
+
 def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     """Mixed tolerance per component (task book §3.2); bit-exact for the quick-return scalars alpha == 0,
     beta in {0, 1}."""

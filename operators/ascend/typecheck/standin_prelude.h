@@ -53,17 +53,13 @@ ASC_CHECK_BINARY(>=)
 
 }  // namespace asc_check
 
-/* SIMT launch geometry and the built-in index variables (declared only: the check never links). */
+/* SIMT launch geometry (cpudebug's kernel_simt_cpu.h defines the index variables with it). */
 struct dim3 {
     uint32_t x = 1;
     uint32_t y = 1;
     uint32_t z = 1;
     constexpr dim3(uint32_t vx = 1, uint32_t vy = 1, uint32_t vz = 1) : x(vx), y(vy), z(vz) {}
 };
-extern dim3 threadIdx;
-extern dim3 blockIdx;
-extern dim3 blockDim;
-extern dim3 gridDim;
 
 /* `kernel<<<numBlocks, l2ctrl, stream>>>(args)` is rewritten to `(asc_check_launch(numBlocks, l2ctrl, stream),
  * kernel)(args)`: the launch configuration is checked against the CCE signature, the arguments against the kernel. */
