@@ -21,7 +21,7 @@ from pathlib import Path
 
 from harness import ops
 from harness.ab import run_ab
-from harness.compare import compare_runs
+from harness.compare import MIN_EFFECT, compare_runs
 from harness.engine import load_cases
 from harness.history import History
 from harness.timing import TimingConfig
@@ -29,22 +29,27 @@ from harness.timing import TimingConfig
 SENSITIVITY_TARGET, SPECIFICITY_TARGET = 0.90, 0.01
 
 
-def pick_rows(tables: list[str], rows: int | None, max_mflop: float | None) -> str:
-    """A -k expression naming an evenly spaced subset of the perf rows (all of them without --rows), leaving out
-    rows over max_mflop: on the twin those take seconds per call and get too few samples in a row's time cap."""
-    names = sorted({c.name for c in load_cases(tables) if c.is_perf and not c.skip and not c.errors
-                    and (max_mflop is None or ops.get(c.op).flops(c.args) <= max_mflop * 1e6)})
+def pick_rows(table: str, rows: int | None, max_mflop: float | None) -> str:
+    """A -k expression naming an evenly spaced subset of one table's perf rows (all of them without --rows), leaving
+    out rows over max_mflop: on the twin those take up to a second per call and get too few samples per row."""
+    names = sorted(c.name for c in load_cases([table]) if c.is_perf and not c.skip and not c.errors
+                   and (max_mflop is None or ops.get(c.op).flops(c.args) <= max_mflop * 1e6))
     if rows and rows < len(names):
         step = len(names) / rows
         names = [names[int(i * step)] for i in range(rows)]
     return " or ".join(names)
 
 
-def experiment(label: str, defines_b: dict[str, str], args: argparse.Namespace, select: str, repo: Path,
-               history: History, config: TimingConfig) -> dict:
+def experiment(label: str, defines_b: dict[str, str], args: argparse.Namespace, selects: dict[str, str],
+               repo: Path, history: History, config: TimingConfig) -> dict:
+    """One ab run per table (row names repeat across tables), then one comparison over all rows (BH across all)."""
     started = time.monotonic()
-    a, b = run_ab(args.rev, args.rev, args.tables, select, {}, defines_b, config, history, repo)
-    df = compare_runs(a.records, b.records, args.threshold, args.alpha)
+    base, head = [], []
+    for table, select in selects.items():
+        a, b = run_ab(args.rev, args.rev, [table], select, {}, defines_b, config, history, repo)
+        base += a.records
+        head += b.records
+    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect)
     counts = df["verdict"].value_counts().to_dict()
     fraction = counts.get("REGRESSION", 0) / len(df) if len(df) else float("nan")
     print(f"{label}: {len(df)} rows, REGRESSION {counts.get('REGRESSION', 0)} ({fraction:.1%}); {counts}; "
@@ -62,12 +67,13 @@ def main() -> int:
     p.add_argument("--repo", type=Path, default=repo_default, help="git repository whose revision is built")
     p.add_argument("--rev", default="HEAD")
     p.add_argument("--tables", nargs="*", default=None, help="case tables (default: cases/*_test.csv of --repo)")
-    p.add_argument("--rows", type=int, default=None, help="evenly spaced subset of this many perf rows")
+    p.add_argument("--rows", type=int, default=None, help="evenly spaced subset of this many perf rows per table")
     p.add_argument("--max-mflop", type=float, default=200.0,
                    help="only rows of at most this many MFLOP (default 200; 0 for no limit)")
     p.add_argument("--slowdown-pct", type=int, default=5)
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--min-effect", type=float, default=MIN_EFFECT)
     p.add_argument("--max-time", type=float, default=2.0, help="time cap per row, both sides together")
     p.add_argument("--min-samples", type=int, default=50)
     args = p.parse_args()
@@ -75,12 +81,12 @@ def main() -> int:
     repo = Path(subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=args.repo, capture_output=True,
                                text=True, check=True).stdout.strip())
     config = TimingConfig(min_samples=args.min_samples, max_time_s=args.max_time, warmup_max_time_s=args.max_time / 2)
-    select = pick_rows(args.tables, args.rows, args.max_mflop or None)
+    selects = {t: sel for t in args.tables if (sel := pick_rows(t, args.rows, args.max_mflop or None))}
     with tempfile.TemporaryDirectory(prefix="ab-sensitivity-") as tmp:
         history = History(Path(tmp) / "history.sqlite")
         sens = experiment(f"sensitivity (B: TWIN_SLOWDOWN_PCT={args.slowdown_pct})",
-                          {"TWIN_SLOWDOWN_PCT": str(args.slowdown_pct)}, args, select, repo, history, config)
-        spec = experiment("specificity (identical builds)", {}, args, select, repo, history, config)
+                          {"TWIN_SLOWDOWN_PCT": str(args.slowdown_pct)}, args, selects, repo, history, config)
+        spec = experiment("specificity (identical builds)", {}, args, selects, repo, history, config)
     ok = sens["regression_fraction"] >= SENSITIVITY_TARGET and spec["regression_fraction"] <= SPECIFICITY_TARGET
     print(f"sensitivity {sens['regression_fraction']:.1%} (target >= {SENSITIVITY_TARGET:.0%}), "
           f"specificity: false REGRESSION {spec['regression_fraction']:.1%} (target <= {SPECIFICITY_TARGET:.0%}): "

@@ -375,6 +375,23 @@ def forward_error(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, scale:
     return ForwardErrorResult(passed, top, reason)
 
 
+def _ill_conditioned_failures(o: np.ndarray, g: np.ndarray, G: np.ndarray, gate: str, dtype: str, t: float,
+                              m: float, atol_floor: float | None) -> int:
+    """How many elements break the gate's per-element tolerance, if every one of them is ill-conditioned in
+    float32 (Netlib's bound 16 * 2^-24 * G exceeds that tolerance, so float32 inputs do not determine the result to
+    it: a large alpha cancelling in the epilogue, say); 0 when any breaking element is well-conditioned."""
+    o64, g64, G64 = (np.asarray(x, dtype=np.float64) for x in (o, g, G))
+    if gate == "mixed_tolerance":
+        rtol, atol, fixed, mant, emin = MIXED_DEFAULTS[dtype]
+        tol = np.minimum(atol + rtol * np.abs(g64), np.maximum(fixed, 32 * ulp(g64, mant, emin)))
+    else:
+        tol = m * t * np.maximum(np.abs(g64), atol_floor or 0.0)
+    with np.errstate(invalid="ignore"):
+        bad = ~_skipped(o64, g64) & ~(np.abs(o64 - g64) <= tol)
+        ill = FORWARD_ERROR_THRESHOLD * UNIT_ROUNDOFF_F32 * G64 > tol
+    return int(bad.sum()) if bad.any() and bool(ill[bad].all()) else 0
+
+
 def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, threshold: float = 0.0,
           multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None,
           scale: Callable[[], np.ndarray] | None = None) -> Judgement:
@@ -389,7 +406,8 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     is NaN/Inf where the truth is finite (overflow). For an untrusted component the operator passes if its
     output meets the gate against the golden OR against the truth rounded to the op precision OR (given `scale`)
     Netlib's forward error bound (`forward_error`): it is never failed only because it disagrees with an untrusted
-    golden. `golden_trusted` is False when any component's
+    golden. Ill-conditioned elements: when a trusted golden is broken only at elements whose float32 forward error
+    bound exceeds the gate's tolerance (`_ill_conditioned_failures`), the forward error test decides as well. `golden_trusted` is False when any component's
     golden is untrusted, and `evidence` says which elements and values showed it.
     """
     if gate not in GATES:
@@ -430,7 +448,15 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
                                    f"{against_truth.reason} (against the truth rounded to {g.dtype})"
                                    + (f"; {bound.reason}" if bound is not None else ""))
         elif not verdict.passed:
-            reasons.append(f"{label}: {verdict.reason}")
+            ill = _ill_conditioned_failures(o, g, scales()[name], gate, dtype, t, m, atol_floor) \
+                if scale is not None and gate != "exact" else 0
+            bound = forward_error(o, g, truths[name], scales()[name]) if ill else None
+            if bound is not None and bound.passed:
+                via = "forward_error"
+                evidence.append(f"{name}: {ill} element(s) outside the gate are ill-conditioned in float32 "
+                                "(16 * 2^-24 * G exceeds the gate's tolerance there)")
+            else:
+                reasons.append(f"{label}: {verdict.reason}" + (f"; {bound.reason}" if bound is not None else ""))
     metrics = {k: per["value"][k] if "value" in per else {c: per[c][k] for c in per} for k in _METRICS}
     passed = not reasons
     reason = "; ".join(reasons)

@@ -152,7 +152,8 @@ class History:
             "SELECT r.run_id, r.commit_sha AS 'commit', r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
             " r.finished, r.summary, (SELECT COUNT(*) FROM results s WHERE s.run_id = r.run_id) AS records"
             " FROM runs r ORDER BY r.started, r.rowid")
-        summaries = pd.DataFrame([json.loads(s) if isinstance(s, str) else {} for s in df.pop("summary")], index=df.index)
+        summaries = pd.DataFrame([json.loads(s) if isinstance(s, str) else {} for s in df.pop("summary")],
+                                 index=df.index)
         summaries = summaries.drop(columns=[c for c in summaries.columns if c in df.columns])
         df["dirty"] = df["dirty"].astype(bool)
         return pd.concat([df, summaries], axis=1)

@@ -17,6 +17,8 @@ CAUGHT_BY = {"FAIL", "CRASH", "TIMEOUT"}
 
 @dataclass
 class MutantResult:
+    """One mutant's outcome: the ids of the rows that caught it."""
+
     name: str
     description: str
     caught_by: list[str] = field(default_factory=list)

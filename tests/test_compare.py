@@ -1,6 +1,5 @@
 """compare_runs verdicts on synthetic samples, compatibility refusal, the compare command's exit codes, run
 resolution (report path, run id, git revision), and ab's interleaving with fake calls."""
-import argparse
 import json
 import subprocess
 from types import SimpleNamespace
@@ -18,32 +17,34 @@ from harness.history import History
 from harness.record import new_record
 from harness.timing import TimingConfig
 
-rng = np.random.default_rng(7)
-
-
 def rec(name, samples, op="csymm"):
     r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
     r["timing"] = None if samples is None else {"mode": "sync", "samples_us": list(map(float, samples))}
     return r
 
 
-def noisy(center, n=200, spread=0.01):
+def noisy(rng, center, n=200, spread=0.01):
     return center * (1 + rng.normal(0, spread, n))
 
 
 def test_verdicts_on_synthetic_rows():
-    base = [rec("slower", noisy(100)), rec("faster", noisy(100)), rec("same", noisy(100)),
-            rec("small_shift", noisy(100)), rec("noisy", noisy(100, n=6, spread=0.2)),
-            rec("head_untimed", noisy(100)), rec("base_untimed", None)]
-    head = [rec("slower", noisy(110)), rec("faster", noisy(90)), rec("same", noisy(100)),
-            rec("small_shift", noisy(102)), rec("noisy", noisy(104, n=6, spread=0.2)),
-            rec("head_untimed", None), rec("base_untimed", noisy(100))]
+    rng = np.random.default_rng(7)
+    base = [rec("slower", noisy(rng, 100)), rec("faster", noisy(rng, 100)), rec("same", noisy(rng, 100)),
+            rec("small_shift", noisy(rng, 100)), rec("tiny_shift", noisy(rng, 100, n=1000, spread=0.002)),
+            rec("noisy", noisy(rng, 100, n=6, spread=0.2)), rec("head_untimed", noisy(rng, 100)),
+            rec("base_untimed", None)]
+    head = [rec("slower", noisy(rng, 110)), rec("faster", noisy(rng, 90)), rec("same", noisy(rng, 100)),
+            rec("small_shift", noisy(rng, 103)), rec("tiny_shift", noisy(rng, 101.2, n=1000, spread=0.002)),
+            rec("noisy", noisy(rng, 104, n=6, spread=0.2)), rec("head_untimed", None),
+            rec("base_untimed", noisy(rng, 100))]
     df = compare_runs(base, head).set_index("case_name")
-    assert list(df.index) == ["slower", "faster", "same", "small_shift", "noisy"]   # both sides needed
+    assert list(df.index) == ["slower", "faster", "same", "small_shift", "tiny_shift", "noisy"]  # both sides
+    assert df.loc["tiny_shift", "q_value"] < 1e-6 and df.loc["tiny_shift", "verdict"] == "SAME"  # under the floor
     assert df.loc["slower", "verdict"] == "REGRESSION" and df.loc["slower", "change"] == pytest.approx(0.10, abs=0.01)
     assert df.loc["faster", "verdict"] == "IMPROVEMENT"
     assert df.loc["same", "verdict"] == "SAME"
-    assert df.loc["small_shift", "verdict"] == "SAME"      # significant but provably within the 5% threshold
+    assert df.loc["small_shift", "verdict"] == "REGRESSION"   # provably slower by more than the 2% floor
+    assert df.loc["small_shift", "ci_hi"] < 0.05                # ... although inside the SAME band
     assert df.loc["noisy", "verdict"] == "INCONCLUSIVE"
     assert df.loc["slower", "ci_lo"] < 0.10 < df.loc["slower", "ci_hi"]
     assert list(df["q_value"]) == pytest.approx(list(sps.false_discovery_control(df["p_value"], method="bh")))
@@ -52,31 +53,36 @@ def test_verdicts_on_synthetic_rows():
 
 
 def test_rows_match_by_op_and_name_not_table_path():
-    a, b = rec("TC_PF_001", noisy(100)), rec("TC_PF_001", noisy(120))
+    rng = np.random.default_rng(7)
+    a, b = rec("TC_PF_001", noisy(rng, 100)), rec("TC_PF_001", noisy(rng, 120))
     b["table"] = "/tmp/elsewhere/csymm_test.csv"
-    other_op = rec("TC_PF_001", noisy(100), op="sgemm")
+    other_op = rec("TC_PF_001", noisy(rng, 100), op="sgemm")
     df = compare_runs([a, other_op], [b])
     assert len(df) == 1 and df["verdict"][0] == "REGRESSION"
 
 
-@pytest.mark.parametrize("lo, hi, q, change, expected", [
-    (-0.049, 0.049, 0.001, 0.0, "SAME"),
-    (-0.05, 0.01, 0.5, -0.02, "INCONCLUSIVE"),   # CI touching -threshold is not inside it
-    (0.01, 0.051, 0.049, 0.03, "REGRESSION"),
-    (0.01, 0.051, 0.05, 0.03, "INCONCLUSIVE"),   # q exactly alpha is not significant
-    (-0.2, -0.01, 0.01, -0.1, "IMPROVEMENT"),
+@pytest.mark.parametrize("lo, hi, q, expected", [
+    (-0.049, 0.049, 0.001, "SAME"),
+    (-0.05, 0.01, 0.5, "INCONCLUSIVE"),         # CI touching -threshold is not inside it
+    (0.0101, 0.03, 0.049, "REGRESSION"),        # whole CI above the 1% floor, significant: beats SAME
+    (0.01, 0.03, 0.001, "SAME"),                # CI touching the floor: significant but not a provable 1%
+    (0.0101, 0.08, 0.05, "INCONCLUSIVE"),       # q exactly alpha is not significant
+    (0.0101, 0.03, 0.05, "SAME"),
+    (-0.2, -0.0101, 0.01, "IMPROVEMENT"),
+    (-0.2, -0.01, 0.01, "INCONCLUSIVE"),
 ])
-def test_verdict_boundaries(lo, hi, q, change, expected):
-    row = SimpleNamespace(ci_lo=lo, ci_hi=hi, q_value=q, change=change)
-    assert _verdict(row, 0.05, 0.05) == expected
+def test_verdict_boundaries(lo, hi, q, expected):
+    row = SimpleNamespace(ci_lo=lo, ci_hi=hi, q_value=q)
+    assert _verdict(row, 0.05, 0.05, 0.01) == expected
 
 
 def test_bh_keeps_one_lucky_row_among_many_from_being_a_regression():
+    rng = np.random.default_rng(7)
     # 40 rows of pure noise plus one with raw p ~ 0.01: alone it would count, after BH it must not
     base, head = [], []
     for i in range(40):
-        base.append(rec(f"r{i}", noisy(100, 60, 0.08)))
-        head.append(rec(f"r{i}", noisy(100, 60, 0.08)))
+        base.append(rec(f"r{i}", noisy(rng, 100, 60, 0.08)))
+        head.append(rec(f"r{i}", noisy(rng, 100, 60, 0.08)))
     df = compare_runs(base, head)
     assert (df["verdict"] != "REGRESSION").all()
     assert (df["q_value"] >= df["p_value"]).all()
@@ -111,12 +117,13 @@ def run_command(module, argv):
 
 
 def test_compare_command_exit_codes(tmp_path, capsys):
+    rng = np.random.default_rng(7)
     hist = ["--history", str(tmp_path / "none.sqlite")]
-    base = write_report(tmp_path / "base" / "report.json", [rec("TC_PF_001", noisy(100))])
-    slow = write_report(tmp_path / "slow.json", [rec("TC_PF_001", noisy(110))])
-    same = write_report(tmp_path / "same.json", [rec("TC_PF_001", noisy(100))])
-    vague = write_report(tmp_path / "vague.json", [rec("TC_PF_001", noisy(103, 5, 0.3))])
-    other_backend = write_report(tmp_path / "npu.json", [rec("TC_PF_001", noisy(100))], backend="npu")
+    base = write_report(tmp_path / "base" / "report.json", [rec("TC_PF_001", noisy(rng, 100))])
+    slow = write_report(tmp_path / "slow.json", [rec("TC_PF_001", noisy(rng, 110))])
+    same = write_report(tmp_path / "same.json", [rec("TC_PF_001", noisy(rng, 100))])
+    vague = write_report(tmp_path / "vague.json", [rec("TC_PF_001", [50.0, 150.0, 80.0, 120.0, 104.0])])
+    other_backend = write_report(tmp_path / "npu.json", [rec("TC_PF_001", noisy(rng, 100))], backend="npu")
     assert run_command(compare_command, ["compare", str(tmp_path / "base"), slow] + hist) == 1
     assert "REGRESSION" in capsys.readouterr().out
     assert run_command(compare_command, ["compare", base, same] + hist) == 0
@@ -129,6 +136,7 @@ def test_compare_command_exit_codes(tmp_path, capsys):
 
 
 def test_resolve_by_run_id_and_git_revision(tmp_path, monkeypatch):
+    rng = np.random.default_rng(7)
     repo = tmp_path / "repo"
     repo.mkdir()
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
@@ -139,7 +147,7 @@ def test_resolve_by_run_id_and_git_revision(tmp_path, monkeypatch):
     h = History(tmp_path / "h.sqlite")
     for run_id, started in (("old", "2026-01-01"), ("new", "2026-01-02")):
         h.start_run({**meta(run_id=run_id), "commit": sha, "started": started})
-        h.record(run_id, rec("TC_PF_001", noisy(100)))
+        h.record(run_id, rec("TC_PF_001", noisy(rng, 100)))
     assert resolve_run("old", h)[0]["run_id"] == "old"
     m, records = resolve_run("HEAD", h)
     assert m["run_id"] == "new" and len(records[0]["timing"]["samples_us"]) == 200

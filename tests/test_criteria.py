@@ -337,3 +337,20 @@ def test_forward_error_leaves_elements_whose_magnitudes_overflow_float32_unjudge
     scale = np.array([1e39, 2.0])  # FLT_MAX-sized terms: fp32 outcome depends on evaluation order
     assert cr.forward_error(np.array([3e38, 2.0], dtype=f32), g, truth, scale).passed
     assert not cr.forward_error(np.array([3e38, 3.0], dtype=f32), g, truth, scale).passed  # the rest still counts
+
+
+def test_ill_conditioned_elements_of_a_trusted_golden_fall_back_to_the_forward_error_test():
+    # A large alpha cancelling in the epilogue: terms ~2e6, result ~9474; fp32 cannot pin it to 32 ulp.
+    truth = np.array([9474.75, 1.0, 2.0])
+    g = truth.astype(f32)
+    out = g.copy()
+    out[0] = f32(truth[0] + 0.04)  # over max(0.01, 32 ulp(9474) = 0.03125)
+    ill = np.array([2e6, 1.0, 2.0])
+    j = cr.judge(out, g, truth, "mixed_tolerance", scale=lambda: ill)
+    assert j.passed and j.golden_trusted and j.reference == "forward_error" and "ill-conditioned" in j.evidence
+    # negative control: the same miss on a well-conditioned element (G of the result's own size) fails
+    well = np.array([9474.75, 1.0, 2.0])
+    j = cr.judge(out, g, truth, "mixed_tolerance", scale=lambda: well)
+    assert not j.passed and "cap" in j.reason
+    # and the exact gate never falls back
+    assert not cr.judge(out, g, truth, "exact", scale=lambda: ill).passed

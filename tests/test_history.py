@@ -14,7 +14,8 @@ ctx = mp.get_context("fork")
 
 def meta(run_id, commit="a" * 40, started="2026-01-01T00:00:00", dirty=False):
     return {"run_id": run_id, "commit": commit, "dirty": dirty, "branch": "main", "backend": "cpu",
-            "device": "cpu-twin", "host": {"hostname": "box", "cpus": 2}, "inputs": [{"path": "cases/csymm_test.csv", "sha256": "ab" * 32}],
+            "device": "cpu-twin", "host": {"hostname": "box", "cpus": 2},
+            "inputs": [{"path": "cases/csymm_test.csv", "sha256": "ab" * 32}],
             "settings": {"timing_mode": "sync"}, "started": started}
 
 
@@ -58,8 +59,9 @@ def test_samples_live_in_their_own_table(tmp_path):
 
 def test_trend_per_commit_and_latest_run(tmp_path):
     h = History(tmp_path / "h.sqlite")
-    for run_id, commit, started, median in [("r1", "c1" * 20, "2026-01-01", 10.0), ("r2", "c2" * 20, "2026-01-02", 11.0),
-                                            ("r3", "c2" * 20, "2026-01-03", 12.0), ("r4", "c3" * 20, "2026-01-04", 9.0)]:
+    runs = [("r1", "c1" * 20, "2026-01-01", 10.0), ("r2", "c2" * 20, "2026-01-02", 11.0),
+            ("r3", "c2" * 20, "2026-01-03", 12.0), ("r4", "c3" * 20, "2026-01-04", 9.0)]
+    for run_id, commit, started, median in runs:
         h.start_run(meta(run_id, commit, started))
         h.record(run_id, perf_record("TC_PF_001", median))
         h.record(run_id, perf_record("TC_PF_001", 100.0, table="cases/sgemm.csv", op="sgemm"))
@@ -156,7 +158,8 @@ def test_history_command(tmp_path, capsys):
     assert run() == 3                                    # no database: environment error, nothing created
     assert not (tmp_path / "h.sqlite").exists()
     h = History(tmp_path / "h.sqlite")
-    for run_id, commit, started, median in [("r1", "c1" * 20, "2026-01-01", 10.0), ("r2", "c2" * 20, "2026-01-02", 11.0)]:
+    for run_id, commit, started, median in [("r1", "c1" * 20, "2026-01-01", 10.0),
+                                            ("r2", "c2" * 20, "2026-01-02", 11.0)]:
         h.start_run(meta(run_id, commit, started))
         h.record(run_id, perf_record("TC_PF_001", median))
     assert run("--case", "TC_PF_001") == 0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import EXIT_ENV
+from harness.compare import MIN_EFFECT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--define-b", action="append", default=[], metavar="NAME=VALUE", help="build define, side B")
     p.add_argument("--threshold", type=float, default=0.05, help="relative change that matters (default 0.05)")
     p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
+    p.add_argument("--min-effect", type=float, default=MIN_EFFECT,
+                   help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"))
     p.add_argument("--warmup", type=int, default=10)
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return EXIT_ENV
-    df = compare_runs(a.records, b.records, args.threshold, args.alpha)
+    df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect)
     print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
     print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")
     print(format_table(df))

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from harness.cli import EXIT_ENV
+from harness.compare import MIN_EFFECT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -14,8 +15,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("base", help="run id, report.json path or git revision")
     p.add_argument("head", help="run id, report.json path or git revision")
     p.add_argument("--threshold", type=float, default=0.05,
-                   help="relative change that matters; SAME needs the whole CI inside +-threshold (default 0.05)")
+                   help="SAME needs the whole CI of the change inside +-threshold (default 0.05)")
     p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
+    p.add_argument("--min-effect", type=float, default=MIN_EFFECT,
+                   help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
     p.add_argument("--force", action="store_true", help="compare even when tables, backends or timing modes differ")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
     p.set_defaults(func=run)
@@ -38,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if problems and not args.force:
         print("harness compare: refusing to compare (use --force to compare anyway)", file=sys.stderr)
         return EXIT_ENV
-    df = compare_runs(base, head, args.threshold, args.alpha)
+    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect)
     print(f"base: {base_meta.get('run_id')} ({str(base_meta.get('commit', '?'))[:12]})   "
           f"head: {head_meta.get('run_id')} ({str(head_meta.get('commit', '?'))[:12]})   "
           f"threshold {args.threshold:.1%}, BH alpha {args.alpha}")

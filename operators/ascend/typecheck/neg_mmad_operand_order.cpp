@@ -1,5 +1,8 @@
 /* Negative control for `harness check-kernels`: Mmad with the L0C accumulator and the L0A operand swapped. The
- * tensor_api Mmad checks operand locations, so this file must FAIL the check. Never built. */
+ * tensor_api Mmad checks operand locations, so this file must FAIL the check. Never built.
+ * expect-error: When Mmad, dst tensor must be from L0C.
+ * expect-error: When Mmad, fm tensor must be from L0A.
+ */
 #include "kernel_operator.h"
 #include "tensor_api/tensor.h"
 

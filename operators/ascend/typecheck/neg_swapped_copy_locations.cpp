@@ -1,5 +1,8 @@
 /* Negative control for `harness check-kernels`: a GM -> L1 copy called with destination and source swapped. The
- * tensor_api copy checks where each tensor lives, so this file must FAIL the check. Never built. */
+ * tensor_api copy checks where each tensor lives, so this file must FAIL the check. Never built.
+ * expect-error: CopyGM2L1 requires destination on L1
+ * expect-error: CopyGM2L1 requires source on GM
+ */
 #include "kernel_operator.h"
 #include "tensor_api/tensor.h"
 

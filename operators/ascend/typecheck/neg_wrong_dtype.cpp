@@ -1,5 +1,7 @@
-/* Negative control for `harness check-kernels`: an fp32 accumulator fed from int32 L0C while A/B are half. The
- * tensor_api data-type checks reject the combination, so this file must FAIL the check. Never built. */
+/* Negative control for `harness check-kernels`: Mmad into an int32 L0C accumulator from half L0A/L0B. The
+ * tensor_api data-type checks reject the combination, so this file must FAIL the check. Never built.
+ * expect-error: The data type is not supported for L0C position.
+ */
 #include "kernel_operator.h"
 #include "tensor_api/tensor.h"
 

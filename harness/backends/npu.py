@@ -1,0 +1,223 @@
+"""The `npu` backend: Ascend 950PR through the ACL runtime (`libascendcl.so`) and the Ascend operator library.
+
+Only the runtime wrapper is NPU-specific: device, stream, buffers, copies, events and memory info come from ACL via
+ctypes; the operators are called through `aclblas_lib.load_aclblas`, the same shim the `cpu` backend uses, so case
+code is shared. Requires CANN + NPU (`source <CANN>/set_env.sh`); without CANN, `open` raises BackendUnavailable
+with one line and attempts nothing else.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+from ctypes import POINTER, byref, c_float, c_int32, c_size_t, c_uint32, c_void_p
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.backends import BackendUnavailable, aclblas_lib
+
+NO_CANN = "npu backend: libascendcl.so not found (requires CANN + NPU; source <CANN>/set_env.sh)"
+#: Where operators/ascend/CMakeLists.txt puts the library when built as docs/ascend.md says.
+DEFAULT_OPERATOR_LIB = Path(__file__).resolve().parents[2] / "operators" / "ascend" / "build" / "libaclblas_ascend.so"
+
+ACL_SUCCESS = 0
+ACL_ERROR_REPEAT_INITIALIZE = 100002
+ACL_MEM_MALLOC_HUGE_FIRST = 0
+ACL_MEMCPY_HOST_TO_DEVICE = 1
+ACL_MEMCPY_DEVICE_TO_HOST = 2
+ACL_HBM_MEM = 1
+
+_ACL_FUNCTIONS = {
+    "aclInit": [ctypes.c_char_p],
+    "aclFinalize": [],
+    "aclrtSetDevice": [c_int32],
+    "aclrtResetDevice": [c_int32],
+    "aclrtCreateStream": [POINTER(c_void_p)],
+    "aclrtDestroyStream": [c_void_p],
+    "aclrtSynchronizeStream": [c_void_p],
+    "aclrtMalloc": [POINTER(c_void_p), c_size_t, c_uint32],
+    "aclrtFree": [c_void_p],
+    "aclrtMemcpy": [c_void_p, c_size_t, c_void_p, c_size_t, c_uint32],
+    "aclrtCreateEvent": [POINTER(c_void_p)],
+    "aclrtDestroyEvent": [c_void_p],
+    "aclrtRecordEvent": [c_void_p, c_void_p],
+    "aclrtSynchronizeEvent": [c_void_p],
+    "aclrtEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
+    "aclrtGetMemInfo": [c_uint32, POINTER(c_size_t), POINTER(c_size_t)],
+}
+
+
+class AclError(RuntimeError):
+    def __init__(self, call: str, code: int):
+        super().__init__(f"{call} failed with ACL error {code}")
+        self.code = code
+
+
+def acl_library_candidates(env: dict[str, str] | None = None) -> list[str]:
+    """Where libascendcl.so may be: the CANN lib64 folders named by set_env.sh's variables, then the loader path."""
+    env = os.environ if env is None else env
+    found = []
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
+        if env.get(var):
+            found.append(str(Path(env[var]) / "lib64" / "libascendcl.so"))
+    found.append("libascendcl.so")
+    return found
+
+
+def load_acl(env: dict[str, str] | None = None) -> ctypes.CDLL:
+    """The ACL runtime with argtypes declared; BackendUnavailable(NO_CANN) when no candidate loads."""
+    for candidate in acl_library_candidates(env):
+        try:
+            acl = ctypes.CDLL(candidate)
+        except OSError:
+            continue
+        for name, argtypes in _ACL_FUNCTIONS.items():
+            fn = getattr(acl, name)
+            fn.argtypes = argtypes
+            fn.restype = c_int32
+        return acl
+    raise BackendUnavailable(NO_CANN)
+
+
+def _check(call: str, code: int) -> None:
+    if code != ACL_SUCCESS:
+        raise AclError(call, code)
+
+
+class EventTimer:
+    """Device events recorded on the operator stream; elapsed_s waits for the stop event."""
+
+    def __init__(self, acl: ctypes.CDLL, stream: int):
+        self._acl, self._stream = acl, stream
+        self._start, self._stop = c_void_p(), c_void_p()
+        _check("aclrtCreateEvent", acl.aclrtCreateEvent(byref(self._start)))
+        _check("aclrtCreateEvent", acl.aclrtCreateEvent(byref(self._stop)))
+
+    def start(self) -> None:
+        _check("aclrtRecordEvent", self._acl.aclrtRecordEvent(self._start, self._stream))
+
+    def stop(self) -> None:
+        _check("aclrtRecordEvent", self._acl.aclrtRecordEvent(self._stop, self._stream))
+
+    def elapsed_s(self) -> float:
+        _check("aclrtSynchronizeEvent", self._acl.aclrtSynchronizeEvent(self._stop))
+        ms = c_float(0.0)
+        _check("aclrtEventElapsedTime", self._acl.aclrtEventElapsedTime(byref(ms), self._start, self._stop))
+        return ms.value / 1e3
+
+    def __del__(self) -> None:
+        for event in (self._start, self._stop):
+            if event.value:
+                self._acl.aclrtDestroyEvent(event)
+
+
+class NpuBackend:
+    """State: the ACL runtime, device, stream, the operator library and its handle, and the live device buffers."""
+
+    name = "npu"
+    api = "aclblas"
+
+    def __init__(self, acl: ctypes.CDLL, device: int, library: Path):
+        self.acl, self.device, self.library = acl, device, library
+        code = acl.aclInit(None)
+        if code not in (ACL_SUCCESS, ACL_ERROR_REPEAT_INITIALIZE):
+            raise AclError("aclInit", code)
+        _check("aclrtSetDevice", acl.aclrtSetDevice(device))
+        stream = c_void_p()
+        _check("aclrtCreateStream", acl.aclrtCreateStream(byref(stream)))
+        self.stream = stream.value
+        self.lib = aclblas_lib.load_aclblas(str(library))
+        self.handle = aclblas_lib.create_handle(self.lib)
+        status = self.lib.aclblasSetStream(self.handle, self.stream)
+        if status != 0:
+            raise aclblas_lib.AclblasError("aclblasSetStream", status)
+        self._buffers: dict[int, int] = {}
+        self._baseline_used = self._used_bytes()
+        self._peak_used = self._baseline_used
+
+    def _used_bytes(self) -> int:
+        free, total = c_size_t(0), c_size_t(0)
+        _check("aclrtGetMemInfo", self.acl.aclrtGetMemInfo(ACL_HBM_MEM, byref(free), byref(total)))
+        return total.value - free.value
+
+    def describe(self) -> dict[str, Any]:
+        return {"device": f"npu {self.device}", "library": str(self.library),
+                "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
+                "ascend_home": os.environ.get("ASCEND_HOME_PATH")}
+
+    def alloc(self, nbytes: int) -> int:
+        ptr = c_void_p()
+        _check("aclrtMalloc", self.acl.aclrtMalloc(byref(ptr), max(nbytes, 1), ACL_MEM_MALLOC_HUGE_FIRST))
+        self._buffers[ptr.value] = nbytes
+        self._peak_used = max(self._peak_used, self._used_bytes())
+        return ptr.value
+
+    def free(self, addr: int) -> None:
+        self._buffers.pop(addr)
+        _check("aclrtFree", self.acl.aclrtFree(addr))
+
+    def _inside(self, addr: int, nbytes: int) -> None:
+        if not any(base <= addr and addr + nbytes <= base + size for base, size in self._buffers.items()):
+            raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside a buffer of this backend")
+
+    def upload(self, addr: int, host: np.ndarray) -> None:
+        data = np.ascontiguousarray(host)
+        self._inside(addr, data.nbytes)
+        _check("aclrtMemcpy", self.acl.aclrtMemcpy(addr, data.nbytes, data.ctypes.data, data.nbytes,
+                                                   ACL_MEMCPY_HOST_TO_DEVICE))
+
+    def download(self, addr: int, nbytes: int) -> np.ndarray:
+        self._inside(addr, nbytes)
+        out = np.empty(nbytes, dtype=np.uint8)
+        _check("aclrtMemcpy", self.acl.aclrtMemcpy(out.ctypes.data, nbytes, addr, nbytes, ACL_MEMCPY_DEVICE_TO_HOST))
+        return out
+
+    def synchronize(self) -> None:
+        _check("aclrtSynchronizeStream", self.acl.aclrtSynchronizeStream(self.stream))
+        self._peak_used = max(self._peak_used, self._used_bytes())
+
+    def timer(self) -> EventTimer:
+        return EventTimer(self.acl, self.stream)
+
+    def memory(self) -> dict[str, int | None]:
+        """Workspace use is not observable from outside the Ascend library (None); peak_bytes is the device
+        memory in use above the level at open/reset, sampled at every alloc and synchronize."""
+        return {"workspace_bytes": None, "peak_bytes": self._peak_used - self._baseline_used}
+
+    def reset_peaks(self) -> None:
+        self._baseline_used = self._used_bytes() - sum(self._buffers.values())
+        self._peak_used = self._used_bytes()
+
+    def close(self) -> None:
+        if self.handle:
+            aclblas_lib.destroy_handle(self.lib, self.handle)
+            self.handle = 0
+        for addr in list(self._buffers):
+            self.free(addr)
+        if self.stream:
+            self.acl.aclrtDestroyStream(self.stream)
+            self.stream = 0
+        self.acl.aclrtResetDevice(self.device)
+        self.acl.aclFinalize()
+
+
+def operator_library(operator_lib: str | None, env: dict[str, str] | None = None) -> Path:
+    """--operator-lib, else ASCEND_OPS_BLAS_LIB, else the CMake output of operators/ascend."""
+    env = os.environ if env is None else env
+    return Path(operator_lib or env.get("ASCEND_OPS_BLAS_LIB") or DEFAULT_OPERATOR_LIB).resolve()
+
+
+def open(device: int = 0, operator_lib: str | None = None, **_: Any) -> NpuBackend:  # noqa: A001
+    """The npu backend on `device`; BackendUnavailable (one line) when CANN, the device or the library is missing."""
+    acl = load_acl()
+    library = operator_library(operator_lib)
+    if not library.is_file():
+        raise BackendUnavailable(f"npu backend: operator library {library} does not exist (build it: docs/ascend.md)")
+    try:
+        return NpuBackend(acl, device, library)
+    except AclError as exc:
+        raise BackendUnavailable(f"npu backend: {exc} (device {device})") from exc
+    except (OSError, AttributeError, aclblas_lib.AclblasError) as exc:
+        raise BackendUnavailable(f"npu backend: cannot use {library}: {exc}") from exc

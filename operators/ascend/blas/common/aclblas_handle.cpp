@@ -1,0 +1,156 @@
+/*
+ * Handle, stream and workspace of the stand-alone Ascend library, with ops-blas semantics
+ * (blas/common/helper/aclblas_auxiliary.cpp): Create needs *handle == nullptr and allocates a 32 MiB library
+ * workspace; SetStream synchronises the old stream, binds the new one and returns to the library workspace;
+ * SetWorkspace lends a user buffer (nullptr or size 0 -> INVALID_VALUE); Destroy synchronises and frees only the
+ * library buffer. An ops-blas checkout has its own; this file is not copied there.
+ */
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "ascend_host_env.h"
+
+struct _aclblas_handle {
+    aclrtStream stream = nullptr;
+    void* libWorkspace = nullptr;
+    uint64_t libWorkspaceBytes = 0;
+    void* userWorkspace = nullptr;
+    uint64_t userWorkspaceBytes = 0;
+};
+
+namespace {
+
+constexpr uint64_t kDefaultWorkspaceBytes = 32ull << 20;
+constexpr uint64_t kMaxWorkspaceBytes = 2ull << 30;
+
+aclblasStatus_t GrowLibraryWorkspace(_aclblas_handle* h, uint64_t bytes)
+{
+    uint64_t size = h->libWorkspaceBytes > 0 ? h->libWorkspaceBytes : kDefaultWorkspaceBytes;
+    while (size < bytes && size < kMaxWorkspaceBytes) {
+        size *= 2;
+    }
+    if (size < bytes) {
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    }
+    if (h->libWorkspace != nullptr) {
+        if (aclrtSynchronizeStream(h->stream) != ACL_SUCCESS) {
+            return ACLBLAS_STATUS_EXECUTION_FAILED;
+        }
+        aclrtFree(h->libWorkspace);
+        h->libWorkspace = nullptr;
+        h->libWorkspaceBytes = 0;
+    }
+    if (aclrtMalloc(&h->libWorkspace, size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+        h->libWorkspace = nullptr;
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    }
+    h->libWorkspaceBytes = size;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+int32_t DeviceCount(aclrtDevAttr attr)
+{
+    int32_t device = 0;
+    int64_t value = 0;
+    if (aclrtGetDevice(&device) != ACL_SUCCESS ||
+        aclrtGetDeviceInfo(static_cast<uint32_t>(device), attr, &value) != ACL_SUCCESS || value < 1) {
+        return 1;
+    }
+    return static_cast<int32_t>(value);
+}
+
+}  // namespace
+
+namespace ascend_host {
+
+aclrtStream HandleStream(aclblasHandle_t handle) { return handle->stream; }
+
+aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
+{
+    *workspace = nullptr;
+    if (bytes == 0) {
+        return ACLBLAS_STATUS_SUCCESS;
+    }
+    if (handle->userWorkspace != nullptr) {
+        if (handle->userWorkspaceBytes < bytes) {
+            return ACLBLAS_STATUS_ALLOC_FAILED;
+        }
+        *workspace = handle->userWorkspace;
+        return ACLBLAS_STATUS_SUCCESS;
+    }
+    if (handle->libWorkspaceBytes < bytes) {
+        const aclblasStatus_t status = GrowLibraryWorkspace(handle, bytes);
+        if (status != ACLBLAS_STATUS_SUCCESS) {
+            return status;
+        }
+    }
+    *workspace = handle->libWorkspace;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+int32_t CubeCoreCount() { return DeviceCount(ACL_DEV_ATTR_CUBE_CORE_NUM); }
+int32_t VectorCoreCount() { return DeviceCount(ACL_DEV_ATTR_VECTOR_CORE_NUM); }
+
+}  // namespace ascend_host
+
+extern "C" {
+
+aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (*handle != nullptr) {
+        return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    auto* h = new (std::nothrow) _aclblas_handle{};
+    if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS) {
+        delete h;
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    }
+    *handle = h;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasDestroy(aclblasHandle_t handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    const bool synced = aclrtSynchronizeStream(handle->stream) == ACL_SUCCESS;
+    if (handle->libWorkspace != nullptr) {
+        aclrtFree(handle->libWorkspace);
+    }
+    delete handle;
+    return synced ? ACLBLAS_STATUS_SUCCESS : ACLBLAS_STATUS_EXECUTION_FAILED;
+}
+
+aclblasStatus_t aclblasSetStream(aclblasHandle_t handle, void* stream)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (aclrtSynchronizeStream(handle->stream) != ACL_SUCCESS) {
+        return ACLBLAS_STATUS_EXECUTION_FAILED;
+    }
+    handle->stream = static_cast<aclrtStream>(stream);
+    handle->userWorkspace = nullptr;
+    handle->userWorkspaceBytes = 0;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t handle, void* workspace, size_t workspaceSize)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    if (workspace == nullptr || workspaceSize == 0) {
+        return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    handle->userWorkspace = workspace;
+    handle->userWorkspaceBytes = workspaceSize;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+/*
+ * What the arch35 host launch code needs from its surroundings: the handle's stream and workspace, and core counts.
+ *
+ * In this project's stand-alone Ascend library (operators/ascend/CMakeLists.txt) aclblas_handle.cpp implements them
+ * with the ACL runtime. Dropped into an ops-blas checkout, the same four functions are one-liners over ops-blas'
+ * internal helpers (GetEffectiveWorkspace / EnsureDefaultWorkspace, h->stream, GetAicCoreCount / GetAivCoreCount).
+ */
+#ifndef ASCEND_HOST_ENV_H
+#define ASCEND_HOST_ENV_H
+
+#include <cstdint>
+
+#include "acl/acl.h"
+#include "blas_host_common.h"
+
+namespace ascend_host {
+
+/* The stream operators enqueue on (nullptr = the default stream). */
+aclrtStream HandleStream(aclblasHandle_t handle);
+
+/* At least `bytes` of device workspace from the handle: the library workspace grows (after synchronising its stream);
+ * a user workspace that is too small gives ALLOC_FAILED. bytes == 0 yields nullptr and SUCCESS. */
+aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace);
+
+/* AI Cube / AI Vector core counts of the current device (>= 1). */
+int32_t CubeCoreCount();
+int32_t VectorCoreCount();
+
+}  // namespace ascend_host
+
+#endif  // ASCEND_HOST_ENV_H

@@ -1,0 +1,102 @@
+/*
+ * aclblasSgemmStridedBatched for arch35 (Ascend 950PR): host launch code.
+ *
+ * Validation, quick returns, path choice, tiling and workspace size all come from blas_host (operators/host/
+ * sgemm_strided_batched_host.h, the functions the CPU twin runs and the project tests). This file only adds what
+ * needs the device: workspace from the handle, the plan narrowed into kernel arguments, and launches on the
+ * handle's stream, one batch after another with the same plan and the same workspace. It never synchronises.
+ */
+#include <cstdint>
+
+#include "ascend_host_env.h"
+#include "sgemm_strided_batched_host.h"
+#include "sgemm_strided_batched_kernel.h"
+
+namespace {
+
+using blas_host::SgemmPath;
+using blas_host::SgemmStridedBatchedTiling;
+
+SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan, uint32_t ldOut)
+{
+    SgemmStridedBatchedGemmTilingData t{};
+    t.mEff = static_cast<uint32_t>(plan.mEff);
+    t.nEff = static_cast<uint32_t>(plan.nEff);
+    t.kEff = static_cast<uint32_t>(plan.kEff);
+    t.tileM = static_cast<uint32_t>(plan.tileM);
+    t.tileN = static_cast<uint32_t>(plan.tileN);
+    t.tileK = static_cast<uint32_t>(plan.tileK);
+    t.divM = static_cast<uint32_t>(plan.divM);
+    t.divN = static_cast<uint32_t>(plan.divN);
+    t.tileCount = static_cast<uint32_t>(plan.tileCount);
+    t.ldLeft = static_cast<uint32_t>(plan.ldb);
+    t.ldRight = static_cast<uint32_t>(plan.lda);
+    t.ldOut = ldOut;
+    return t;
+}
+
+/* Columns of C per vector core: every core gets whole columns (contiguous in C and in temp). */
+SgemmStridedBatchedEpilogueTilingData EpilogueArgs(const SgemmStridedBatchedTiling& plan, int32_t vectorCores,
+                                                   uint32_t* usedCores)
+{
+    SgemmStridedBatchedEpilogueTilingData t{};
+    t.m = static_cast<uint32_t>(plan.m);
+    t.n = static_cast<uint32_t>(plan.n);
+    t.ldc = static_cast<uint32_t>(plan.ldc);
+    t.tempRowStride = static_cast<uint32_t>(plan.tempRowStride);
+    *usedCores = static_cast<uint32_t>(blas_host::UsedCores(plan.n, vectorCores));
+    t.colsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(plan.n, *usedCores));
+    t.readC = blas_host::IsZero(plan.beta) ? 0u : 1u;
+    t.alpha = plan.alpha;
+    t.beta = plan.beta;
+    return t;
+}
+
+}  // namespace
+
+extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, aclblasOperation_t transA,
+                                                      aclblasOperation_t transB, int m, int n, int k,
+                                                      const float* alpha, const float* A, int lda, int64_t strideA,
+                                                      const float* B, int ldb, int64_t strideB, const float* beta,
+                                                      float* C, int ldc, int64_t strideC, int batchCount)
+{
+    const aclblasStatus_t status = blas_host::ValidateSgemmStridedBatchedParams(
+        handle, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batchCount);
+    if (status != ACLBLAS_STATUS_SUCCESS) {
+        return status;
+    }
+    const SgemmStridedBatchedTiling plan = blas_host::PlanSgemmStridedBatched(
+        transA, transB, m, n, k, *alpha, lda, strideA, ldb, strideB, *beta, ldc, strideC, batchCount,
+        ascend_host::CubeCoreCount());
+    if (plan.path == SgemmPath::QUICK_RETURN) {
+        return ACLBLAS_STATUS_SUCCESS;
+    }
+    void* workspace = nullptr;
+    const aclblasStatus_t wsStatus = ascend_host::HandleWorkspace(handle, plan.workspaceBytes, &workspace);
+    if (wsStatus != ACLBLAS_STATUS_SUCCESS) {
+        return wsStatus;
+    }
+    aclrtStream stream = ascend_host::HandleStream(handle);
+    uint32_t vecCores = 1;
+    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, ascend_host::VectorCoreCount(), &vecCores);
+    const bool fast = plan.path == SgemmPath::FAST;
+    const SgemmStridedBatchedGemmTilingData gemm =
+        GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride));
+    auto* temp = static_cast<float*>(workspace);
+    for (int64_t i = 0; i < plan.batchCount; ++i) {
+        float* ci = C + i * plan.strideC;
+        if (plan.path == SgemmPath::SCALE_ONLY) {
+            sgemm_strided_batched_scale_kernel_do(vecCores, stream, ci, epilogue);
+            continue;
+        }
+        const float* ai = A + i * plan.strideA;
+        const float* bi = B + i * plan.strideB;
+        sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), stream,
+                                             blas_host::IsTrans(plan.transA), blas_host::IsTrans(plan.transB), ai,
+                                             bi, fast ? ci : temp, gemm);
+        if (!fast) {
+            sgemm_strided_batched_combine_kernel_do(vecCores, stream, temp, ci, epilogue);
+        }
+    }
+    return ACLBLAS_STATUS_SUCCESS;
+}

@@ -1,0 +1,52 @@
+/*
+ * Kernel arguments of aclblasSgemmStridedBatched on arch35 (Ascend 950PR, dav-3510), passed by value to each launch.
+ *
+ * The host fills them from blas_host::PlanSgemmStridedBatched (operators/host/sgemm_strided_batched_host.h), the plan
+ * the CPU twin executes and tests; these structs only narrow it to fixed-width fields a kernel can take by value.
+ * Engine terms (column-major swap): the row-major engine computes C^T = op(B)^T * op(A)^T, mEff = n, nEff = m.
+ */
+#ifndef SGEMM_STRIDED_BATCHED_TILING_DATA_H
+#define SGEMM_STRIDED_BATCHED_TILING_DATA_H
+
+#include <cstdint>
+
+/* FP32 fractal sizes: C0 = 8 floats (32 bytes) per L1/L0A/L0B row, 16 per L0C row; L0 K step of 8. */
+constexpr uint32_t SGEMM_SB_FP32_C0 = 8;
+constexpr uint32_t SGEMM_SB_L0C_C0 = 16;
+constexpr uint32_t SGEMM_SB_FRACTAL = 16;
+constexpr uint32_t SGEMM_SB_BASE_K = 8;
+constexpr uint32_t SGEMM_SB_L1_BYTES = 512 * 1024;
+constexpr uint32_t SGEMM_SB_L0_BYTES = 64 * 1024;
+/* Vector epilogue: elements per UB tile (16 KB of fp32 per buffer, double-buffered queues). */
+constexpr uint32_t SGEMM_SB_VEC_TILE = 4096;
+
+/* Cube GEMM of one batch: a divM x divN grid of tileM x tileN engine tiles, walked serpentine and round-robin. */
+struct SgemmStridedBatchedGemmTilingData {
+    uint32_t mEff;
+    uint32_t nEff;
+    uint32_t kEff;
+    uint32_t tileM;
+    uint32_t tileN;
+    uint32_t tileK;      // K chunk held in L1
+    uint32_t divM;
+    uint32_t divN;
+    uint32_t tileCount;
+    uint32_t ldLeft;     // ldb: the left engine operand is op(B)^T
+    uint32_t ldRight;    // lda: the right engine operand is op(A)^T
+    uint32_t ldOut;      // ldc on the fast path, tempRowStride on the general path
+};
+
+/* Vector epilogue over the n columns of C_i (engine rows), colsPerCore columns per vector core:
+ * combine: C = alpha * temp + beta * C (C read only when readC); scale: C = beta * C (beta == 0: C = 0, unread). */
+struct SgemmStridedBatchedEpilogueTilingData {
+    uint32_t m;
+    uint32_t n;
+    uint32_t ldc;
+    uint32_t tempRowStride;
+    uint32_t colsPerCore;
+    uint32_t readC;
+    float alpha;
+    float beta;
+};
+
+#endif  // SGEMM_STRIDED_BATCHED_TILING_DATA_H
