@@ -235,10 +235,11 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         status = prepared.call()
         backend.synchronize()
         rec["status"] = status
-        rec["memory"] = perf.memory_verdict(spec.expected_workspace_bytes(case.args), backend.memory())
+        expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
+        rec["memory"] = perf.memory_verdict(expected_ws, backend.memory())  # a rejected call uses no workspace
         after = prepared.download()
         problems = region_problems(bufs, prepared.uploaded, after)
-        if status == abi.Status.SUCCESS and rec["memory"]["verdict"] == "FAIL":
+        if rec["memory"]["verdict"] == "FAIL":
             problems.append(rec["memory"]["reason"])
         if status != case.expected_status:
             rec.update(verdict="FAIL", reason=f"status {abi.status_name(status)}, expected "

@@ -1,0 +1,155 @@
+"""The `npu` backend: without CANN it fails with one line and tries nothing else; its runtime wrapper is exercised
+against a fake host-memory libascendcl.so with the CPU twin as operator library (a real NPU run is not done in CI)."""
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from harness.abi import OP_N, OP_T, Status
+from harness.backends import BackendUnavailable, aclblas_lib, npu, open_backend
+
+
+@pytest.fixture
+def no_cann(monkeypatch, tmp_path):
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    try:
+        ctypes.CDLL("libascendcl.so")
+        pytest.skip("this machine has CANN")
+    except OSError:
+        pass
+
+    def must_not_load(*_args, **_kwargs):
+        raise AssertionError("the operator library must not be touched without CANN")
+
+    monkeypatch.setattr(aclblas_lib, "load_aclblas", must_not_load)
+
+
+def test_without_cann_one_line_and_nothing_else(no_cann):
+    with pytest.raises(BackendUnavailable) as err:
+        open_backend("npu", device=0, operator_lib="/does/not/matter.so")
+    assert str(err.value) == npu.NO_CANN
+    assert "\n" not in str(err.value)
+
+
+def test_acl_candidates_follow_set_env_variables(tmp_path):
+    env = {"ASCEND_HOME_PATH": str(tmp_path / "cann"), "ASCEND_TOOLKIT_HOME": str(tmp_path / "tk")}
+    assert npu.acl_library_candidates(env) == [str(tmp_path / "cann/lib64/libascendcl.so"),
+                                               str(tmp_path / "tk/lib64/libascendcl.so"), "libascendcl.so"]
+    assert npu.acl_library_candidates({}) == ["libascendcl.so"]
+
+
+def test_operator_library_precedence(tmp_path):
+    env = {"ASCEND_OPS_BLAS_LIB": str(tmp_path / "env.so")}
+    assert npu.operator_library(str(tmp_path / "arg.so"), env) == tmp_path / "arg.so"
+    assert npu.operator_library(None, env) == tmp_path / "env.so"
+    assert npu.operator_library(None, {}) == npu.DEFAULT_OPERATOR_LIB
+
+
+FAKE_ACL = r"""
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <time.h>
+static size_t used = 0;
+static int inits = 0;
+typedef struct { size_t n; } Block;
+int aclInit(const char* c) { (void)c; return inits++ ? 100002 : 0; }
+int aclFinalize(void) { return 0; }
+int aclrtSetDevice(int d) { return d == 0 ? 0 : 107001; }
+int aclrtResetDevice(int d) { (void)d; return 0; }
+int aclrtCreateStream(void** s) { *s = malloc(16); return 0; }
+int aclrtDestroyStream(void* s) { free(s); return 0; }
+int aclrtSynchronizeStream(void* s) { (void)s; return 0; }
+int aclrtMalloc(void** p, size_t n, unsigned policy) {
+    (void)policy; Block* b = malloc(sizeof(Block) + n + 64); b->n = n; used += n;
+    *p = (char*)b + 64; return 0; }
+int aclrtFree(void* p) { Block* b = (Block*)((char*)p - 64); used -= b->n; free(b); return 0; }
+int aclrtMemcpy(void* d, size_t dmax, const void* s, size_t n, unsigned kind) {
+    (void)kind; if (n > dmax) return 1; memcpy(d, s, n); return 0; }
+int aclrtCreateEvent(void** e) { *e = calloc(1, sizeof(struct timespec)); return 0; }
+int aclrtDestroyEvent(void* e) { free(e); return 0; }
+int aclrtRecordEvent(void* e, void* s) { (void)s; clock_gettime(CLOCK_MONOTONIC, e); return 0; }
+int aclrtSynchronizeEvent(void* e) { (void)e; return 0; }
+int aclrtEventElapsedTime(float* ms, void* a, void* b) {
+    struct timespec* x = a; struct timespec* y = b;
+    *ms = (float)((y->tv_sec - x->tv_sec) * 1e3 + (y->tv_nsec - x->tv_nsec) / 1e6); return 0; }
+int aclrtGetMemInfo(unsigned attr, size_t* freeb, size_t* total) {
+    (void)attr; *total = (size_t)1 << 30; *freeb = *total - used; return 0; }
+"""
+
+
+@pytest.fixture
+def fake_cann(monkeypatch, tmp_path):
+    if shutil.which("gcc") is None:
+        pytest.skip("requires gcc")
+    (tmp_path / "lib64").mkdir()
+    src = tmp_path / "fake_acl.c"
+    src.write_text(FAKE_ACL)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "lib64/libascendcl.so"), str(src)], check=True)
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+
+
+@pytest.fixture
+def twin_path():
+    from harness.backends.build import BuildError, build_twin
+    try:
+        return str(build_twin())
+    except BuildError as exc:
+        pytest.skip(f"cannot build the CPU twin: {exc}")
+
+
+def test_runtime_wrapper_drives_an_operator(fake_cann, twin_path):
+    backend = npu.open(device=0, operator_lib=twin_path)
+    try:
+        m = n = k = 4
+        batch = 2
+        rng = np.random.default_rng(1)
+        a = rng.standard_normal((batch, k, m), dtype=np.float32)  # column-major m x k per batch -> C order (k, m)
+        b = rng.standard_normal((batch, n, k), dtype=np.float32)
+        c = np.zeros((batch, n, m), dtype=np.float32)
+        da, db, dc = (backend.alloc(x.nbytes) for x in (a, b, c))
+        for addr, x in ((da, a), (db, b), (dc, c)):
+            backend.upload(addr, x)
+        backend.reset_peaks()
+        timer = backend.timer()
+        timer.start()
+        status = aclblas_lib.sgemm_strided_batched(backend.lib, backend.handle, OP_N, OP_T, m, n, k, 1.0, da, m,
+                                                   m * k, db, n, n * k, 0.0, dc, m, m * n, batch)
+        timer.stop()
+        backend.synchronize()
+        assert status == Status.SUCCESS
+        assert timer.elapsed_s() >= 0.0
+        out = backend.download(dc, c.nbytes).view(np.float32).reshape(batch, n, m)
+        for i in range(batch):
+            expected = a[i].T @ b[i]  # C(m x n) = A(m x k) * B^T(k x n) in column-major terms
+            np.testing.assert_allclose(out[i].T, expected, rtol=1e-5, atol=1e-5)
+        assert backend.memory()["workspace_bytes"] is None
+        assert backend.memory()["peak_bytes"] >= 0
+        with pytest.raises(ValueError):
+            backend.download(dc, c.nbytes + 4)  # past the end of the buffer: refused, not read
+    finally:
+        backend.close()
+
+
+def test_bad_device_is_one_line(fake_cann, twin_path):
+    with pytest.raises(BackendUnavailable) as err:
+        npu.open(device=3, operator_lib=twin_path)
+    assert "aclrtSetDevice" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_missing_operator_library_is_one_line(fake_cann, tmp_path):
+    with pytest.raises(BackendUnavailable) as err:
+        npu.open(operator_lib=str(tmp_path / "absent.so"))
+    assert "does not exist" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_harness_run_backend_npu_exits_3(no_cann, capsys):
+    from harness import cli
+    assert cli.main(["run", "--backend", "npu"]) == 3
+    captured = capsys.readouterr()
+    assert npu.NO_CANN in captured.out + captured.err
