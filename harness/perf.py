@@ -48,10 +48,16 @@ def _gpu(gpu_us: float, rule: float, mean: float, ci: list[float] | None) -> tup
     return verdict, ratio, _ratio(rule, ratio) if ratio > 0 else math.inf
 
 
+#: The hardware whose times the GPU-ratio rule judges: the task packages' gpu_baseline.csv (measured on a GPU, whose
+#: name is in the baseline's `hardware` column) is written for Ascend 950PR operator times.
+GPU_RULE_TARGET = "Ascend 950PR"
+
+
 def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> list[dict]:
     """One verdict per baseline (harness.baselines.Baseline), task-book and GPU reported separately.
 
-    On hardware other than the baseline's the ratio is still shown, but the verdict is NO_REF with the reason.
+    A task-book limit judges times from its own hardware; a GPU ratio judges times from GPU_RULE_TARGET. On other
+    hardware the ratio is still shown, but the verdict is NO_REF with the reason.
     """
     if not baselines:
         return [dict(NO_BASELINE)]
@@ -75,10 +81,11 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
             entry["reason"] = f"unknown baseline kind {b.kind!r}"
             continue
         entry.update(measured_mean_us=mean, ratio=ratio, implied_factor=factor, verdict=verdict)
-        if not same_hardware(b.hardware, hardware):
+        judged_on = b.hardware if b.kind == "taskbook" else GPU_RULE_TARGET
+        if not same_hardware(judged_on, hardware):
             entry["verdict"] = "NO_REF"
-            entry["reason"] = (f"baseline measured on {b.hardware or 'unnamed hardware'}, "
-                               f"this run on {hardware or 'unknown hardware'}")
+            entry["reason"] = (f"the {b.kind} rule judges times measured on {judged_on or 'unnamed hardware'}, "
+                               f"this run is on {hardware or 'unknown hardware'}")
     return out
 
 

@@ -96,3 +96,13 @@ def test_memory_verdict():
     assert memory_verdict(0, {"workspace_bytes": 0, "peak_bytes": 0})["verdict"] == "PASS"
     good = memory_verdict(4096, m)
     assert good["expected_workspace_bytes"] == 4096 and good["peak_bytes"] == 10_000 and good["workspace_bytes"] == 4096
+
+
+def test_gpu_ratio_judges_ascend_times_against_a_baseline_measured_on_a_gpu():
+    gpu = baseline("gpu", 20.0, hardware="NVIDIA H100")  # gpu_us = 20: pass needs npu mean <= 50 us
+    assert verdict(timing(40.0, 39.0, 41.0), gpu, hw="Ascend 950PR")["verdict"] == "PASS"
+    assert verdict(timing(60.0, 59.0, 61.0), gpu, hw="Ascend 950PR")["verdict"] == "FAIL"
+    # the same numbers measured anywhere else (the GPU itself, the CPU twin) are shown but not judged
+    for elsewhere in ("NVIDIA H100", "cpu twin (2 emulated cores)"):
+        v = verdict(timing(40.0, 39.0, 41.0), gpu, hw=elsewhere)
+        assert v["verdict"] == "NO_REF" and v["ratio"] == pytest.approx(0.5)

@@ -6,11 +6,14 @@ locale-dependent formatting, so a table is byte-identical on every run and platf
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from harness import abi
 
 DEFAULT_SEED = 20261130
+#: Every generated table: precision/edge/negative rows, then `TC_PF_*` rows.
+PRECISION_ROWS, PERF_ROWS = 1000, 200
 
 SIDES = {"ACLBLAS_SIDE_LEFT": abi.SIDE_LEFT, "ACLBLAS_SIDE_RIGHT": abi.SIDE_RIGHT,
          "LEFT": abi.SIDE_LEFT, "RIGHT": abi.SIDE_RIGHT}
@@ -54,6 +57,11 @@ def enum_value(cell: str, names: dict[str, int], default: int) -> int:
         return default
 
 
+def is_null(cell: str) -> bool:
+    """A scalar cell that stands for a NULL pointer."""
+    return cell.strip().lower() in ("null", "nullptr")
+
+
 def status_cell(status: abi.Status) -> str:
     return f"ACLBLAS_STATUS_{status.name}"
 
@@ -94,6 +102,70 @@ def ordinary_fill(rng: random.Random) -> str:
 def padded(minimum: int, rng: random.Random, big: bool = False) -> int:
     """A leading dimension above the minimum: a few elements, or a whole unaligned block."""
     return minimum + (rng.choice((17, 33, 64, 100)) if big else rng.randint(1, 7))
+
+
+def padded_lds(mins: tuple[int, int, int], pattern: int, rng: random.Random, big: bool = False) -> tuple:
+    """Explicit leading dimensions: bit 2/1/0 of `pattern` pads lda/ldb/ldc, the others are written minimal."""
+    return tuple(padded(lo, rng, big) if pattern >> (2 - i) & 1 else lo for i, lo in enumerate(mins))
+
+
+# ---------------------------------------------------------------- specs and faults, as both generators write them
+#: A row before rendering: the generator's own keys plus `alpha`, `beta`, `fills`, `lds`, `tag`, `handle_null`.
+Spec = dict[str, Any]
+_NULL_MATRICES = {"null_A": 0, "null_B": 1, "null_C": 2}
+
+
+def apply_pointer_fault(s: Spec, fault: str) -> bool:
+    """Apply to `s` in place a fault every operator has (null handle, scalar or matrix); False for any other."""
+    if fault == "handle_null":
+        s["handle_null"] = True
+    elif fault in ("null_alpha", "null_beta"):
+        s[fault.removeprefix("null_")] = None
+    elif fault in _NULL_MATRICES:
+        fills = list(s["fills"])
+        fills[_NULL_MATRICES[fault]] = NULLPTR
+        s["fills"] = tuple(fills)
+    else:
+        return False
+    return True
+
+
+def with_faults(base: Spec, names: tuple[str, ...], variant: int, apply: Callable[[Spec, str, int], Spec]) -> Spec:
+    """`base` with each named fault applied in turn, tagged by their names (`two_fault_...` for a pair)."""
+    s = base
+    for name in names:
+        s = apply(s, name, variant)
+    prefix = {2: "two_fault_", 3: "three_fault_"}.get(len(names), "")
+    s["tag"] = prefix + "_".join(x.replace("handle_null", "handle") for x in names)
+    return s
+
+
+def set_expectation(row: dict[str, str], found: list[tuple[str, abi.Status]], intended: tuple[str, ...] | None,
+                    dims: Iterable[int]) -> None:
+    """Fill `expect_result` and the thresholds of a rendered row from its faults in check order. `intended` (fault
+    names) guards a generator against a row that does not carry exactly the faults its description claims."""
+    if intended is not None and tuple(name for name, _ in found) != intended:
+        raise AssertionError(f"{row['description']}: faults {found} != intended {intended}")
+    status = found[0][1] if found else abi.Status.SUCCESS
+    row["expect_result"] = status_cell(status)
+    row["mere_threshold"], row["mare_multiplier"] = thresholds(status == abi.Status.SUCCESS, dims)
+
+
+Family = Callable[[random.Random], list[dict[str, str]]]
+
+
+def table(op: str, seed: int, header: tuple[str, ...], gate: Family, edges: Family, extremes: Family,
+          coverage: Callable[[random.Random, int], list[dict[str, str]]], perf: Family) -> list[dict[str, str]]:
+    """A generator's table: its families drawn from one seeded stream in a fixed order (the coverage block fills the
+    precision rows up to PRECISION_ROWS), then named and seeded by `finalize`."""
+    rng = random.Random(seed)
+    gate_rows, edge_rows, extreme_rows = gate(rng), edges(rng), extremes(rng)
+    coverage_rows = coverage(rng, PRECISION_ROWS - len(gate_rows) - len(edge_rows) - len(extreme_rows))
+    perf_rows = perf(rng)
+    if len(perf_rows) != PERF_ROWS:
+        raise ValueError(f"{op} perf rows: {len(perf_rows)}")
+    return finalize([("TC_L0", gate_rows), ("TC_L1", coverage_rows), ("TC_ED", edge_rows),
+                     ("TC_EX", extreme_rows), ("TC_PF", perf_rows)], header, rng)
 
 
 def finalize(families: list[tuple[str, list[dict[str, str]]]], header: tuple[str, ...],

@@ -18,21 +18,18 @@ from typing import Any
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells
-from harness.generate.cells import NULLPTR, UNIFORM
+from harness.generate.cells import NULLPTR, UNIFORM, Spec
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
           "b_fill", "ldb", "beta_real", "beta_imag", "c_fill", "ldc", "expect_result", "mere_threshold",
           "mare_multiplier", "random_seed")
-PRECISION_ROWS, PERF_ROWS = 1000, 200
 COMBOS = ((abi.SIDE_LEFT, abi.UPPER), (abi.SIDE_LEFT, abi.LOWER), (abi.SIDE_RIGHT, abi.UPPER),
           (abi.SIDE_RIGHT, abi.LOWER))
 #: The task book §3.3 performance cases (csymm seed §6.2), in that order.
 TASKBOOK = ((256, 256, abi.SIDE_LEFT, abi.UPPER), (1024, 1024, abi.SIDE_LEFT, abi.LOWER),
             (1024, 1024, abi.SIDE_RIGHT, abi.UPPER))
 SCALAR_CLASSES = ("zero", "one", "neg_one", "imag", "large", "general")
-
-Spec = dict[str, Any]
 
 
 # ---------------------------------------------------------------- the seed's checks (§3.3.2), shared with coverage
@@ -44,7 +41,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     ka = n if side == abi.SIDE_RIGHT else m
 
     def scalar(re: str, im: str, default: complex) -> complex | None:
-        if re.strip().lower() in ("null", "nullptr"):
+        if cells.is_null(re):
             return None
         return complex(float(re), float(im or 0)) if re.strip() else default
 
@@ -107,8 +104,7 @@ def _name(value: int, names: dict[int, str], what: str) -> str:
 
 
 def _render(s: Spec, intended: tuple[str, ...] | None = None) -> dict[str, str]:
-    """Cells of one row; `expect_result` from the seed's check order. `intended` (fault names) guards the generator
-    against a row that does not carry exactly the faults its description claims."""
+    """Cells of one row; `expect_result` from the seed's check order (`intended`: see `cells.set_expectation`)."""
     side = _name(s["side"], {abi.SIDE_LEFT: "left", abi.SIDE_RIGHT: "right"}, "side")
     uplo = _name(s["uplo"], {abi.UPPER: "upper", abi.LOWER: "lower"}, "uplo")
     desc = "_".join(x for x in (s["tag"], "handle_null" if s["handle_null"] else "", side, uplo,
@@ -125,12 +121,7 @@ def _render(s: Spec, intended: tuple[str, ...] | None = None) -> dict[str, str]:
            "m": str(s["m"]), "n": str(s["n"]), "alpha_real": ar, "alpha_imag": ai, "a_fill": s["fills"][0],
            "lda": lda, "b_fill": s["fills"][1], "ldb": ldb, "beta_real": br, "beta_imag": bi,
            "c_fill": s["fills"][2], "ldc": ldc, "expect_result": ""}
-    found = faults(parse_row(row))
-    if intended is not None and tuple(name for name, _ in found) != intended:
-        raise AssertionError(f"{desc}: faults {found} != intended {intended}")
-    status = found[0][1] if found else Status.SUCCESS
-    row["expect_result"] = cells.status_cell(status)
-    row["mere_threshold"], row["mare_multiplier"] = cells.thresholds(status == Status.SUCCESS, (s["m"], s["n"]))
+    cells.set_expectation(row, faults(parse_row(row)), intended, (s["m"], s["n"]))
     return row
 
 
@@ -158,10 +149,9 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 
 def _lds(side: int, m: int, n: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
-    """Explicit leading dimensions: bit 2/1/0 of `pattern` pads lda/ldb/ldc, the others are written minimal."""
+    """Explicit leading dimensions (`cells.padded_lds`)."""
     ka = n if side == abi.SIDE_RIGHT else m
-    mins = (max(1, ka), max(1, m), max(1, m))
-    return tuple(cells.padded(lo, rng, big) if pattern >> (2 - i) & 1 else lo for i, lo in enumerate(mins))
+    return cells.padded_lds((max(1, ka), max(1, m), max(1, m)), pattern, rng, big)
 
 
 SQUARES = (1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17, 23, 31, 32, 33, 37, 64, 65, 97, 100, 127, 128, 129, 150,
@@ -199,13 +189,12 @@ def _gate(rng: random.Random) -> list[dict[str, str]]:
 def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     """One fault on a copy of a valid spec (`variant` picks among the invalid values of a check)."""
     s = dict(s)
+    if cells.apply_pointer_fault(s, fault):
+        return s
     m, n = s["m"], s["n"]
     ka = n if s["side"] == abi.SIDE_RIGHT else m
     lda, ldb, ldc = s["lds"]
-    a, b, c = s["fills"]
-    if fault == "handle_null":
-        s["handle_null"] = True
-    elif fault == "invalid_side":
+    if fault == "invalid_side":
         s["side"] = (999, 0, 140, 143, 255, -1, 121)[variant % 7]
     elif fault == "invalid_uplo":
         s["uplo"] = (999, 0, 120, 123, 141, 255, -1)[variant % 7]
@@ -213,35 +202,20 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
         s["m"] = (-1, -64, -2147483648)[variant % 3]
     elif fault == "negative_n":
         s["n"] = (-1, -33, -2147483648)[variant % 3]
-    elif fault == "null_alpha":
-        s["alpha"] = None
-    elif fault == "null_beta":
-        s["beta"] = None
     elif fault == "invalid_lda":
         lda = (ka - 1, 0, -1)[variant % 3]
     elif fault == "invalid_ldb":
         ldb = (m - 1, 0, -5)[variant % 3]
     elif fault == "invalid_ldc":
         ldc = (m - 1, 0, -5)[variant % 3]
-    elif fault == "null_A":
-        a = NULLPTR
-    elif fault == "null_B":
-        b = NULLPTR
-    elif fault == "null_C":
-        c = NULLPTR
     else:
         raise ValueError(fault)
-    s["lds"], s["fills"] = (lda, ldb, ldc), (a, b, c)
+    s["lds"] = (lda, ldb, ldc)
     return s
 
 
 def _faulty(base: Spec, names: tuple[str, ...], variant: int = 0) -> dict[str, str]:
-    s = base
-    for name in names:
-        s = _apply(s, name, variant)
-    s["tag"] = ("two_fault_" if len(names) == 2 else "three_fault_" if len(names) == 3 else "") + "_".join(
-        x.replace("handle_null", "handle") for x in names)
-    return _render(s, names)
+    return _render(cells.with_faults(base, names, variant, _apply), names)
 
 
 #: Fault pairs (and triples) in check order; the first one's status is expected, which pins the order.
@@ -400,7 +374,7 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
     taskbook = {(side, uplo, m, n) for m, n, side, uplo in TASKBOOK}
     specs = [s for s in specs if (s["side"], s["uplo"], s["m"], s["n"]) not in taskbook]
     i = 0
-    while len(rows) + len(specs) < PERF_ROWS:
+    while len(rows) + len(specs) < cells.PERF_ROWS:
         side, uplo = COMBOS[i % 4]
         d = PERF_SQUARES[i % 11]
         specs.append(_spec(side, uplo, d, d, scalar("general", rng), scalar("one", rng), _fills(rng),
@@ -410,11 +384,4 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
 
 
 def generate(seed: int = cells.DEFAULT_SEED) -> list[dict[str, str]]:
-    rng = random.Random(seed)
-    gate, edges, extremes = _gate(rng), _edges(rng), _extremes(rng)
-    coverage = _coverage(rng, PRECISION_ROWS - len(gate) - len(edges) - len(extremes))
-    perf = _perf(rng)
-    if len(perf) != PERF_ROWS:
-        raise ValueError(f"csymm perf rows: {len(perf)}")
-    return cells.finalize([("TC_L0", gate), ("TC_L1", coverage), ("TC_ED", edges), ("TC_EX", extremes),
-                           ("TC_PF", perf)], HEADER, rng)
+    return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf)

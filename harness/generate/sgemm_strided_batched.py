@@ -16,21 +16,18 @@ from typing import Any
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells
-from harness.generate.cells import NULLPTR, UNIFORM
+from harness.generate.cells import NULLPTR, UNIFORM, Spec
 
 OP = "sgemm_strided_batched"
 HEADER = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
           "strideB", "ldc", "strideC", "batchCount", "a_fill", "b_fill", "c_fill", "expect_result",
           "mere_threshold", "mare_multiplier", "random_seed")
-PRECISION_ROWS, PERF_ROWS = 1000, 200
 OPS = (abi.OP_N, abi.OP_T, abi.OP_C)
 COMBOS = tuple((ta, tb) for ta in OPS for tb in OPS)
 #: Perf rows the issue names: (m, n, k, batchCount).
 REQUIRED_PERF = ((1024, 1024, 1024, 16), (2048, 2048, 2048, 4), (2048, 2048, 2048, 8), (4096, 4096, 4096, 1),
                  (4096, 4096, 4096, 4))
 SCALAR_CLASSES = ("zero", "one", "neg_one", "other", "large")
-
-Spec = dict[str, Any]
 
 
 # ---------------------------------------------------------------- the seed's checks (参数约束), shared with coverage
@@ -49,7 +46,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     m, n, k = (int(row[c] or 0) for c in ("m", "n", "k"))
 
     def scalar(cell: str, default: float) -> float | None:
-        if cell.strip().lower() in ("null", "nullptr"):
+        if cells.is_null(cell):
             return None
         return float(cell) if cell.strip() else default
 
@@ -138,13 +135,7 @@ def _render(s: Spec, intended: tuple[str, ...] | None = None) -> dict[str, str]:
            "strideB": opt(s["strides"][1]), "ldc": opt(s["lds"][2]), "strideC": opt(s["strides"][2]),
            "batchCount": opt(s["batch"]), "a_fill": s["fills"][0], "b_fill": s["fills"][1],
            "c_fill": s["fills"][2], "expect_result": ""}
-    found = faults(parse_row(row))
-    if intended is not None and tuple(name for name, _ in found) != intended:
-        raise AssertionError(f"{desc}: faults {found} != intended {intended}")
-    status = found[0][1] if found else Status.SUCCESS
-    row["expect_result"] = cells.status_cell(status)
-    row["mere_threshold"], row["mare_multiplier"] = cells.thresholds(status == Status.SUCCESS,
-                                                                    (s["m"], s["n"], s["k"]))
+    cells.set_expectation(row, faults(parse_row(row)), intended, (s["m"], s["n"], s["k"]))
     return row
 
 
@@ -169,9 +160,8 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 
 def _lds(ta: int, tb: int, m: int, n: int, k: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
-    """Explicit leading dimensions: bit 2/1/0 of `pattern` pads lda/ldb/ldc, the others are written minimal."""
-    mins = (max(1, _a_rows(ta, m, k)), max(1, _b_rows(tb, k, n)), max(1, m))
-    return tuple(cells.padded(lo, rng, big) if pattern >> (2 - i) & 1 else lo for i, lo in enumerate(mins))
+    """Explicit leading dimensions (`cells.padded_lds`)."""
+    return cells.padded_lds((max(1, _a_rows(ta, m, k)), max(1, _b_rows(tb, k, n)), max(1, m)), pattern, rng, big)
 
 
 def _compact(s: Spec) -> tuple[int, int, int]:
@@ -238,12 +228,11 @@ def _gate(rng: random.Random) -> list[dict[str, str]]:
 
 def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     s = dict(s)
+    if cells.apply_pointer_fault(s, fault):
+        return s
     lda, ldb, ldc = s["lds"]
-    a, b, c = s["fills"]
     invalid_ops = (0, 110, 114, 999, 255, 121, -1)
-    if fault == "handle_null":
-        s["handle_null"] = True
-    elif fault == "invalid_transA":
+    if fault == "invalid_transA":
         s["ta"] = invalid_ops[variant % 7]
     elif fault == "invalid_transB":
         s["tb"] = invalid_ops[variant % 7]
@@ -251,35 +240,20 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
         s[fault[-1]] = (-1, -16, -2147483648)[variant % 3]
     elif fault == "negative_batch":
         s["batch"] = (-1, -2147483648)[variant % 2]
-    elif fault == "null_alpha":
-        s["alpha"] = None
-    elif fault == "null_beta":
-        s["beta"] = None
     elif fault == "invalid_lda":
         lda = (_a_rows(s["ta"], s["m"], s["k"]) - 1, 0, -1)[variant % 3]
     elif fault == "invalid_ldb":
         ldb = (_b_rows(s["tb"], s["k"], s["n"]) - 1, 0, -1)[variant % 3]
     elif fault == "invalid_ldc":
         ldc = (s["m"] - 1, 0, -1)[variant % 3]
-    elif fault == "null_A":
-        a = NULLPTR
-    elif fault == "null_B":
-        b = NULLPTR
-    elif fault == "null_C":
-        c = NULLPTR
     else:
         raise ValueError(fault)
-    s["lds"], s["fills"] = (lda, ldb, ldc), (a, b, c)
+    s["lds"] = (lda, ldb, ldc)
     return s
 
 
 def _faulty(base: Spec, names: tuple[str, ...], variant: int = 0) -> dict[str, str]:
-    s = base
-    for name in names:
-        s = _apply(s, name, variant)
-    prefix = {2: "two_fault_", 3: "three_fault_"}.get(len(names), "")
-    s["tag"] = prefix + "_".join(x.replace("handle_null", "handle") for x in names)
-    return _render(s, names)
+    return _render(cells.with_faults(base, names, variant, _apply), names)
 
 
 MULTI_FAULTS = (
@@ -467,7 +441,7 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
             rows.append(_render(_spec(ta, tb, d, d, d, scalar("other", rng), scalar("other", rng), 4, _fills(rng),
                                       tag="perf_general_scalars")))
     i = 0
-    while len(rows) < PERF_ROWS:
+    while len(rows) < cells.PERF_ROWS:
         ta, tb = COMBOS[i % 9]
         d = (64, 128, 192, 256, 320, 384, 448, 512, 640, 768)[i % 10]
         b = (1, 2, 4, 8)[i % 4]
@@ -478,11 +452,4 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
 
 
 def generate(seed: int = cells.DEFAULT_SEED) -> list[dict[str, str]]:
-    rng = random.Random(seed)
-    gate, edges, extremes = _gate(rng), _edges(rng), _extremes(rng)
-    coverage = _coverage(rng, PRECISION_ROWS - len(gate) - len(edges) - len(extremes))
-    perf = _perf(rng)
-    if len(perf) != PERF_ROWS:
-        raise ValueError(f"sgemm perf rows: {len(perf)}")
-    return cells.finalize([("TC_L0", gate), ("TC_L1", coverage), ("TC_ED", edges), ("TC_EX", extremes),
-                           ("TC_PF", perf)], HEADER, rng)
+    return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf)
