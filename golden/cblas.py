@@ -7,6 +7,8 @@ leaving C untouched and beta == 0 writing zeros (not NaN*0); beta == 0 never rea
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 from scipy.linalg import blas
 
@@ -76,6 +78,34 @@ def op_shape(trans: int, rows: int, cols: int) -> tuple[int, int]:
     return (rows, cols) if trans == OP_N else (cols, rows)
 
 
+def symm_target(out: np.ndarray, m: int, n: int, ldc: int, alpha: complex, beta: complex) -> np.ndarray | None:
+    """C's view in `out` where csymm needs a product; None where Netlib's quick paths already finished it (m or n
+    == 0 leaves C alone, alpha == 0 gives C = beta*C). Shared by golden and truth so they agree on semantics."""
+    if m == 0 or n == 0:
+        return None
+    c = matrix_view(out, m, n, ldc)
+    if alpha == 0:
+        scale_by_beta(c, beta)
+        return None
+    return c
+
+
+def gemm_batches(trans_a: int, trans_b: int, m: int, n: int, k: int, alpha: float, a_store: np.ndarray, lda: int,
+                 stride_a: int, b_store: np.ndarray, ldb: int, stride_b: int, beta: float, out: np.ndarray, ldc: int,
+                 stride_c: int, batch_count: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(A_i, B_i, C_i) views (A and B in stored shape) of the batches that need a product, in order, so that
+    overlapping C batches see the earlier ones' results; the others take Netlib's quick path here (alpha == 0 or
+    k == 0: C_i = beta*C_i). Shared by golden and truth so they agree on semantics."""
+    ra, ca = op_shape(trans_a, m, k)
+    rb, cb = op_shape(trans_b, k, n)
+    for i in range(batch_count):
+        c = matrix_view(out, m, n, ldc, i * stride_c)
+        if alpha == 0 or k == 0:
+            scale_by_beta(c, beta)
+            continue
+        yield matrix_view(a_store, ra, ca, lda, i * stride_a), matrix_view(b_store, rb, cb, ldb, i * stride_b), c
+
+
 def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
           beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
     """C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT), A symmetric (not Hermitian) of which only the
@@ -83,11 +113,8 @@ def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, l
     ka = check_symm_args(side, uplo, m, n)
     alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
     out = np.array(C, dtype=np.complex64, copy=True).ravel()
-    if m == 0 or n == 0:
-        return out
-    c = matrix_view(out, m, n, ldc)
-    if alpha == 0:
-        scale_by_beta(c, beta)
+    c = symm_target(out, m, n, ldc, alpha, beta)
+    if c is None:
         return out
     a = matrix_view(np.asarray(A, dtype=np.complex64).ravel(), ka, ka, lda)
     b = matrix_view(np.asarray(B, dtype=np.complex64).ravel(), m, n, ldb)
@@ -112,15 +139,8 @@ def sgemm_strided_batched(trans_a: int, trans_b: int, m: int, n: int, k: int, al
         return out
     a_store = np.asarray(A, dtype=np.float32).ravel()
     b_store = np.asarray(B, dtype=np.float32).ravel()
-    ra, ca = op_shape(trans_a, m, k)
-    rb, cb = op_shape(trans_b, k, n)
-    for i in range(batch_count):
-        c = matrix_view(out, m, n, ldc, i * stride_c)
-        if alpha == 0 or k == 0:
-            scale_by_beta(c, beta)
-            continue
-        a = matrix_view(a_store, ra, ca, lda, i * stride_a)
-        b = matrix_view(b_store, rb, cb, ldb, i * stride_b)
+    for a, b, c in gemm_batches(trans_a, trans_b, m, n, k, alpha, a_store, lda, stride_a, b_store, ldb, stride_b,
+                                beta, out, ldc, stride_c, batch_count):
         if beta == 0:
             c[...] = 0
         result = blas.sgemm(alpha, a, b, beta=beta, c=c, trans_a=_TRANS[trans_a], trans_b=_TRANS[trans_b],

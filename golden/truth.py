@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from golden.cblas import (check_gemm_args, check_symm_args, matrix_view, op_shape, scale_by_beta)
+from golden.cblas import check_gemm_args, check_symm_args, gemm_batches, matrix_view, symm_target
 from harness.abi import OP_N, SIDE_LEFT, UPPER
 
 
@@ -23,11 +23,8 @@ def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, l
     ka = check_symm_args(side, uplo, m, n)
     alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
     out = np.asarray(C).ravel().astype(np.complex128)
-    if m == 0 or n == 0:
-        return out
-    c = matrix_view(out, m, n, ldc)
-    if alpha == 0:
-        scale_by_beta(c, beta)
+    c = symm_target(out, m, n, ldc, alpha, beta)
+    if c is None:
         return out
     a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda).astype(np.complex128), uplo)
     b = matrix_view(np.asarray(B).ravel(), m, n, ldb).astype(np.complex128)
@@ -46,15 +43,9 @@ def sgemm_strided_batched(trans_a: int, trans_b: int, m: int, n: int, k: int, al
     if m == 0 or n == 0 or batch_count == 0:
         return out
     a_store, b_store = np.asarray(A).ravel(), np.asarray(B).ravel()
-    ra, ca = op_shape(trans_a, m, k)
-    rb, cb = op_shape(trans_b, k, n)
-    for i in range(batch_count):
-        c = matrix_view(out, m, n, ldc, i * stride_c)
-        if alpha == 0 or k == 0:
-            scale_by_beta(c, beta)
-            continue
-        a = matrix_view(a_store, ra, ca, lda, i * stride_a).astype(np.float64)
-        b = matrix_view(b_store, rb, cb, ldb, i * stride_b).astype(np.float64)
+    for a, b, c in gemm_batches(trans_a, trans_b, m, n, k, alpha, a_store, lda, stride_a, b_store, ldb, stride_b,
+                                beta, out, ldc, stride_c, batch_count):
+        a, b = a.astype(np.float64), b.astype(np.float64)
         product = (a if trans_a == OP_N else a.T) @ (b if trans_b == OP_N else b.T)
         c[...] = alpha * product if beta == 0 else alpha * product + beta * c
     return out

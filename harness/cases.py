@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness import abi
 from harness.fill import FillError, parse_fill, stod_prefix, stof_prefix
@@ -253,19 +255,26 @@ class CellReader:
     def text(self, col: str, default: str = "") -> str:
         return self.row.cells.get(col, default)
 
-    def _integer(self, col: str, default: int, kind: str) -> int:
+    def _leading(self, col: str, default: Any, parse: Callable[[str], tuple[Any, int]], fmt: str, reader: str,
+                 expected: str | None = None) -> Any:
+        """A number the C++ frame reads from the start of the cell: `parse` gives the value and how many characters
+        it read (ValueError where the C++ throws: an error, `expected` or the exception's text); a tail it stops
+        before is a warning."""
         text = self.cell(col)
         if text is None:
             return default
         try:
-            value, used = _stoi(text, kind)
+            value, used = parse(text)
         except ValueError as exc:
-            self._report(col, ERROR, f"{col} {text!r}: {exc}")
+            self._report(col, ERROR, f"{col} {text!r}: {expected or exc}")
             return default
         if text[used:].strip(_TRIM):
-            self._report(col, WARNING, f"{col} {text!r}: the C++ frame reads it as {value} "
-                                       f"(std::stoi stops at {text[used:]!r})")
+            self._report(col, WARNING, f"{col} {text!r}: the C++ frame reads it as {value:{fmt}} "
+                                       f"({reader} stops at {text[used:]!r})")
         return value
+
+    def _integer(self, col: str, default: int, kind: str) -> int:
+        return self._leading(col, default, lambda text: _stoi(text, kind), "", "std::stoi")
 
     def int(self, col: str, default: int) -> int:
         return self._integer(col, default, "int")
@@ -281,26 +290,12 @@ class CellReader:
             return default
         return value
 
-    def _real(self, col: str, default: float, parse, what: str) -> float:
-        text = self.cell(col)
-        if text is None:
-            return default
-        try:
-            value, used = parse(text)
-        except ValueError:
-            self._report(col, ERROR, f"{col} {text!r}: expected {what}")
-            return default
-        if text[used:].strip(_TRIM):
-            self._report(col, WARNING, f"{col} {text!r}: the C++ frame reads it as {value:g} "
-                                       f"(the number stops at {text[used:]!r})")
-        return value
-
     def float(self, col: str, default: float) -> float:
         """`std::stof`: accepts inf, nan, 1e-3, hex; the value is rounded to float32."""
-        return self._real(col, default, stof_prefix, "a number")
+        return self._leading(col, default, stof_prefix, "g", "the number", "expected a number")
 
     def double(self, col: str, default: float) -> float:
-        return self._real(col, default, stod_prefix, "a number")
+        return self._leading(col, default, stod_prefix, "g", "the number", "expected a number")
 
     def enum(self, col: str, names: dict[str, int], default: int, what: str, unknown: int | None = None) -> int:
         """`parseEnum`: exact (case-sensitive) name, else `std::stoi`, else the parser's fallback.

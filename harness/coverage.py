@@ -92,17 +92,22 @@ def _fill_classes(fills: list[str]) -> list[str]:
     return out
 
 
+def _status_categories(p: dict[str, Any], found: list) -> list[tuple[str, str]]:
+    """The expected status and, for a row that must be rejected, its faults: all that such a row covers."""
+    out = [("expected status", p["expect"].name)]
+    out += [("negative", name) for name, _ in found]
+    if len(found) >= 2:
+        out.append(("negative", "two_or_more_faults"))
+    return out
+
+
 def _csymm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, [(group, category)]) of one csymm row."""
-    valid = not found
+    out = _status_categories(p, found)
+    if found:
+        return "negative", out
     column = (cells.enum_cell(p["side"], cells.SIDES).removeprefix("ACLBLAS_SIDE_") + " " +
-              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_")) if valid else "negative"
-    out: list[tuple[str, str]] = [("expected status", p["expect"].name)]
-    if not valid:
-        out += [("negative", name) for name, _ in found]
-        if len(found) >= 2:
-            out.append(("negative", "two_or_more_faults"))
-        return column, out
+              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_"))
     m, n = p["m"], p["n"]
     out.append(("side x uplo", column))
     out += [("size", c) for c in _dim_classes((m, n))]
@@ -132,16 +137,10 @@ def _csymm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, 
 
 
 def _sgemm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
-    valid = not found
-    column = "negative"
-    if valid:
-        column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
-    out: list[tuple[str, str]] = [("expected status", p["expect"].name)]
-    if not valid:
-        out += [("negative", name) for name, _ in found]
-        if len(found) >= 2:
-            out.append(("negative", "two_or_more_faults"))
-        return column, out
+    out = _status_categories(p, found)
+    if found:
+        return "negative", out
+    column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
     m, n, k, batch = p["m"], p["n"], p["k"], p["batchCount"]
     out.append(("transA x transB", column))
     out += [("size", c) for c in _dim_classes((m, n, k))]

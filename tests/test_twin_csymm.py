@@ -9,20 +9,11 @@ from scipy.linalg import blas
 
 from harness.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
-from harness.backends.build import build_twin
 
 SENTINEL = np.complex64(-777.0 + 555.0j)
 GUARD = 16
 SIDES = (SIDE_LEFT, SIDE_RIGHT)
 UPLOS = (UPPER, LOWER)
-
-
-@pytest.fixture(scope="module")
-def twin():
-    lib = aclblas_lib.load_aclblas(str(build_twin()))
-    handle = aclblas_lib.create_handle(lib)
-    yield lib, handle
-    aclblas_lib.destroy_handle(lib, handle)
 
 
 def rand_complex(rng: np.random.Generator, shape) -> np.ndarray:
@@ -166,11 +157,5 @@ def test_symmetric_not_hermitian(twin):
 
 
 @pytest.mark.parametrize("cores", [1, 3, 7])
-def test_result_independent_of_core_count(twin, cores):
-    lib, _ = twin
-    handle = aclblas_lib.create_handle(lib)
-    try:
-        assert lib.aclblasTwinSetCoreCount(handle, cores) == Status.SUCCESS
-        check(Call(SIDE_RIGHT, LOWER, 300, 140, 1 + 1j, 0.5, seed=cores), lib, handle)
-    finally:
-        aclblas_lib.destroy_handle(lib, handle)
+def test_result_independent_of_core_count(twin, handle_with_cores, cores):
+    check(Call(SIDE_RIGHT, LOWER, 300, 140, 1 + 1j, 0.5, seed=cores), twin[0], handle_with_cores(cores))

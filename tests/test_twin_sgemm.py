@@ -9,19 +9,10 @@ from scipy.linalg import blas
 
 from harness.abi import OP_C, OP_N, OP_T, Status
 from harness.backends import aclblas_lib
-from harness.backends.build import build_twin
 
 SENTINEL = np.float32(-777.0)
 GUARD = 16
 OPS = (OP_N, OP_T, OP_C)
-
-
-@pytest.fixture(scope="module")
-def twin():
-    lib = aclblas_lib.load_aclblas(str(build_twin()))
-    handle = aclblas_lib.create_handle(lib)
-    yield lib, handle
-    aclblas_lib.destroy_handle(lib, handle)
 
 
 class Batched:
@@ -172,11 +163,5 @@ def test_empty_calls_write_nothing(twin, m, n, batch):
 
 
 @pytest.mark.parametrize("cores", [1, 2, 5])
-def test_result_independent_of_core_count(twin, cores):
-    lib, _ = twin
-    handle = aclblas_lib.create_handle(lib)
-    try:
-        assert lib.aclblasTwinSetCoreCount(handle, cores) == Status.SUCCESS
-        check(Call(OP_T, OP_T, 260, 140, 70, 0.5, 2.0, batch=2, seed=cores), lib, handle)
-    finally:
-        aclblas_lib.destroy_handle(lib, handle)
+def test_result_independent_of_core_count(twin, handle_with_cores, cores):
+    check(Call(OP_T, OP_T, 260, 140, 70, 0.5, 2.0, batch=2, seed=cores), twin[0], handle_with_cores(cores))

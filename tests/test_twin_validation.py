@@ -10,17 +10,8 @@ import pytest
 
 from harness.abi import INVALID_ENUM_VALUE, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
-from harness.backends.build import build_twin
 
 M, N, K = 6, 5, 4
-
-
-@pytest.fixture(scope="module")
-def twin():
-    lib = aclblas_lib.load_aclblas(str(build_twin()))
-    handle = aclblas_lib.create_handle(lib)
-    yield lib, handle
-    aclblas_lib.destroy_handle(lib, handle)
 
 
 @pytest.fixture(scope="module")
@@ -60,24 +51,8 @@ def call_csymm(lib, args: dict) -> int:
                              args["a"], args["lda"], args["b"], args["ldb"], args["beta"], args["c"], args["ldc"])
 
 
-def test_csymm_valid_baseline(twin, buffers):
-    assert call_csymm(twin[0], csymm_args(twin[1], buffers)) == Status.SUCCESS
-
-
-@pytest.mark.parametrize("name,override,status", CSYMM_FAULTS, ids=[f[0] for f in CSYMM_FAULTS])
-def test_csymm_each_fault(twin, buffers, name, override, status):
-    assert call_csymm(twin[0], {**csymm_args(twin[1], buffers), **override}) == status
-
-
-@pytest.mark.parametrize("first,second", list(itertools.combinations(range(len(CSYMM_FAULTS)), 2)))
-def test_csymm_first_fault_in_order_wins(twin, buffers, first, second):
-    (_, o1, s1), (_, o2, _) = CSYMM_FAULTS[first], CSYMM_FAULTS[second]
-    if o1.keys() & o2.keys():
-        pytest.skip("same parameter")
-    assert call_csymm(twin[0], {**csymm_args(twin[1], buffers), **o2, **o1}) == s1
-
-
-@pytest.mark.parametrize("override,status", [
+# (override, status) at the edges of csymm's rules
+CSYMM_EDGES = [
     (dict(side=SIDE_RIGHT, lda=N - 1), Status.INVALID_VALUE),   # RIGHT: lda >= max(1, n)
     (dict(side=SIDE_RIGHT, lda=N), Status.SUCCESS),
     (dict(m=0, lda=0), Status.INVALID_VALUE),                    # ld >= 1 even for empty matrices
@@ -85,9 +60,7 @@ def test_csymm_first_fault_in_order_wins(twin, buffers, first, second):
     (dict(m=0, lda=1, ldb=1, ldc=1, a=None, b=None, c=None), Status.SUCCESS),
     (dict(alpha=0, beta=1, a=None), Status.INVALID_VALUE),       # alpha == 0 && beta == 1 after validation
     (dict(beta=0, c=None), Status.SUCCESS),                      # C may be NULL when beta == 0
-])
-def test_csymm_edges_of_the_rules(twin, buffers, override, status):
-    assert call_csymm(twin[0], {**csymm_args(twin[1], buffers), **override}) == status
+]
 
 
 def sgemm_args(handle, buffers) -> dict:
@@ -123,24 +96,7 @@ def call_sgemm(lib, args: dict) -> int:
         args["sc"], args["batch"])
 
 
-def test_sgemm_valid_baseline(twin, buffers):
-    assert call_sgemm(twin[0], sgemm_args(twin[1], buffers)) == Status.SUCCESS
-
-
-@pytest.mark.parametrize("name,override,status", SGEMM_FAULTS, ids=[f[0] for f in SGEMM_FAULTS])
-def test_sgemm_each_fault(twin, buffers, name, override, status):
-    assert call_sgemm(twin[0], {**sgemm_args(twin[1], buffers), **override}) == status
-
-
-@pytest.mark.parametrize("first,second", list(itertools.combinations(range(len(SGEMM_FAULTS)), 2)))
-def test_sgemm_first_fault_in_order_wins(twin, buffers, first, second):
-    (_, o1, s1), (_, o2, _) = SGEMM_FAULTS[first], SGEMM_FAULTS[second]
-    if o1.keys() & o2.keys():
-        pytest.skip("same parameter")
-    assert call_sgemm(twin[0], {**sgemm_args(twin[1], buffers), **o2, **o1}) == s1
-
-
-@pytest.mark.parametrize("override,status", [
+SGEMM_EDGES = [
     (dict(ta=OP_T, lda=K - 1), Status.INVALID_VALUE),   # transA != N: lda >= max(1, k)
     (dict(ta=OP_T, lda=K), Status.SUCCESS),
     (dict(tb=OP_T, ldb=N - 1), Status.INVALID_VALUE),   # transB != N: ldb >= max(1, n)
@@ -151,9 +107,49 @@ def test_sgemm_first_fault_in_order_wins(twin, buffers, first, second):
     (dict(k=0, a=None, b=None), Status.SUCCESS),        # no product: A and B are not needed
     (dict(alpha=0.0, beta=1.0, c=None), Status.INVALID_VALUE),
     (dict(sa=0, sb=0), Status.SUCCESS),                 # stride 0 is a broadcast, not an error
-])
-def test_sgemm_edges_of_the_rules(twin, buffers, override, status):
-    assert call_sgemm(twin[0], {**sgemm_args(twin[1], buffers), **override}) == status
+]
+
+#: operator -> (its valid arguments, the call, its faults in check order, the edges of its rules)
+OPERATORS = {"csymm": (csymm_args, call_csymm, CSYMM_FAULTS, CSYMM_EDGES),
+             "sgemm": (sgemm_args, call_sgemm, SGEMM_FAULTS, SGEMM_EDGES)}
+
+
+def call(op: str, twin, buffers, *overrides: dict) -> int:
+    """`op` on valid arguments with the overrides applied in turn (the last one wins on a shared parameter)."""
+    args_of, call_op, _, _ = OPERATORS[op]
+    args = args_of(twin[1], buffers)
+    for override in overrides:
+        args.update(override)
+    return call_op(twin[0], args)
+
+
+@pytest.mark.parametrize("op", OPERATORS)
+def test_valid_baseline(twin, buffers, op):
+    assert call(op, twin, buffers) == Status.SUCCESS
+
+
+@pytest.mark.parametrize("op,override,status", [
+    pytest.param(op, override, status, id=f"{op}-{name}")
+    for op, (_, _, faults, _) in OPERATORS.items() for name, override, status in faults])
+def test_each_fault(twin, buffers, op, override, status):
+    assert call(op, twin, buffers, override) == status
+
+
+@pytest.mark.parametrize("op,first,second", [
+    (op, first, second) for op, (_, _, faults, _) in OPERATORS.items()
+    for first, second in itertools.combinations(range(len(faults)), 2)])
+def test_first_fault_in_order_wins(twin, buffers, op, first, second):
+    faults = OPERATORS[op][2]
+    (_, o1, s1), (_, o2, _) = faults[first], faults[second]
+    if o1.keys() & o2.keys():
+        pytest.skip("same parameter")
+    assert call(op, twin, buffers, o2, o1) == s1
+
+
+@pytest.mark.parametrize("op,override,status", [
+    (op, override, status) for op, (_, _, _, edges) in OPERATORS.items() for override, status in edges])
+def test_edges_of_the_rules(twin, buffers, op, override, status):
+    assert call(op, twin, buffers, override) == status
 
 
 def test_failure_leaves_a_message_success_clears_it(twin, buffers):

@@ -7,6 +7,7 @@ which one they hold. Per-operator call code lives with the operator in `harness/
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -59,6 +60,15 @@ class Backend(Protocol):
 
     def reset_peaks(self) -> None: ...
     def close(self) -> None: ...
+
+
+def check_inside(buffers: Mapping[int, tuple[Any, int]], addr: int, nbytes: int) -> None:
+    """A stray copy would corrupt memory silently: insist that it lies inside one buffer of `buffers` (base address
+    -> (owner, size), as a backend keeps what it handed out)."""
+    for base, (_, size) in buffers.items():
+        if base <= addr and addr + nbytes <= base + size:
+            return
+    raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside a buffer of this backend")
 
 
 def open_backend(name: str, **options: Any) -> Backend:

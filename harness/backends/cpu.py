@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.backends import BackendUnavailable, aclblas_lib
+from harness.backends import BackendUnavailable, aclblas_lib, check_inside
 from harness.backends.build import BuildError, build_twin
 
 ALIGN = 64
@@ -90,20 +90,13 @@ class CpuBackend:
         _, nbytes = self._buffers.pop(addr)
         self._allocated -= nbytes
 
-    def _check(self, addr: int, nbytes: int) -> None:
-        """Copies must stay inside one buffer this backend handed out."""
-        for base, (_, size) in self._buffers.items():
-            if base <= addr and addr + nbytes <= base + size:
-                return
-        raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside a buffer of this backend")
-
     def upload(self, addr: int, host: np.ndarray) -> None:
         data = np.ascontiguousarray(host)
-        self._check(addr, data.nbytes)
+        check_inside(self._buffers, addr, data.nbytes)
         ctypes.memmove(addr, data.ctypes.data, data.nbytes)
 
     def download(self, addr: int, nbytes: int) -> np.ndarray:
-        self._check(addr, nbytes)
+        check_inside(self._buffers, addr, nbytes)
         out = np.empty(nbytes, dtype=np.uint8)
         ctypes.memmove(out.ctypes.data, addr, nbytes)
         return out

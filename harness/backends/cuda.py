@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness import abi
-from harness.backends import BackendUnavailable
+from harness.backends import BackendUnavailable, check_inside
 
 INSTALL_HINT = "pip install '.[cuda]'"
 
@@ -192,23 +192,16 @@ class CudaBackend:
         _, nbytes = self._buffers.pop(addr)
         self._live -= nbytes
 
-    def _check_span(self, addr: int, nbytes: int) -> None:
-        """A stray copy would corrupt device memory silently: insist it lies inside one of our buffers."""
-        for base, (_, size) in self._buffers.items():
-            if base <= addr and addr + nbytes <= base + size:
-                return
-        raise ValueError(f"{nbytes} bytes at {addr:#x} are not inside a buffer of this backend")
-
     # Copies go on the backend's stream and are waited for: a plain cudaMemcpy runs on the default stream, which a
     # per-thread-default-stream build does not order with ours, and a pageable upload may return before its DMA.
     def upload(self, addr: int, host: np.ndarray) -> None:
         data = np.ascontiguousarray(host)
-        self._check_span(addr, data.nbytes)
+        check_inside(self._buffers, addr, data.nbytes)
         self._rt.memcpyAsync(addr, data.ctypes.data, data.nbytes, self._rt.memcpyHostToDevice, self._stream.ptr)
         self._stream.synchronize()
 
     def download(self, addr: int, nbytes: int) -> np.ndarray:
-        self._check_span(addr, nbytes)
+        check_inside(self._buffers, addr, nbytes)
         out = np.empty(nbytes, dtype=np.uint8)
         self._rt.memcpyAsync(out.ctypes.data, addr, nbytes, self._rt.memcpyDeviceToHost, self._stream.ptr)
         self._stream.synchronize()

@@ -113,18 +113,27 @@ def padded_lds(mins: tuple[int, int, int], pattern: int, rng: random.Random, big
 #: A row before rendering: the generator's own keys plus `alpha`, `beta`, `fills`, `lds`, `tag`, `handle_null`.
 Spec = dict[str, Any]
 _NULL_MATRICES = {"null_A": 0, "null_B": 1, "null_C": 2}
+_LEADING_DIMS = {"invalid_lda": 0, "invalid_ldb": 1, "invalid_ldc": 2}
 
 
-def apply_pointer_fault(s: Spec, fault: str) -> bool:
-    """Apply to `s` in place a fault every operator has (null handle, scalar or matrix); False for any other."""
+def _replaced(values: tuple, index: int, value: Any) -> tuple:
+    return values[:index] + (value,) + values[index + 1:]
+
+
+def apply_shared_fault(s: Spec, fault: str, variant: int, ld_bounds: tuple[int, int, int],
+                       ld_negatives: tuple[int, int, int] = (-1, -1, -1)) -> bool:
+    """Apply to `s` in place a fault every operator has: null handle, scalar or matrix, or a leading dimension below
+    its bound (`ld_bounds`: the rows of A, B, C; `variant` picks bound - 1, 0 or the negative value). False for
+    any other fault."""
     if fault == "handle_null":
         s["handle_null"] = True
     elif fault in ("null_alpha", "null_beta"):
         s[fault.removeprefix("null_")] = None
     elif fault in _NULL_MATRICES:
-        fills = list(s["fills"])
-        fills[_NULL_MATRICES[fault]] = NULLPTR
-        s["fills"] = tuple(fills)
+        s["fills"] = _replaced(s["fills"], _NULL_MATRICES[fault], NULLPTR)
+    elif fault in _LEADING_DIMS:
+        i = _LEADING_DIMS[fault]
+        s["lds"] = _replaced(s["lds"], i, (ld_bounds[i] - 1, 0, ld_negatives[i])[variant % 3])
     else:
         return False
     return True

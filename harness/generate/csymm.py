@@ -189,11 +189,10 @@ def _gate(rng: random.Random) -> list[dict[str, str]]:
 def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     """One fault on a copy of a valid spec (`variant` picks among the invalid values of a check)."""
     s = dict(s)
-    if cells.apply_pointer_fault(s, fault):
-        return s
     m, n = s["m"], s["n"]
     ka = n if s["side"] == abi.SIDE_RIGHT else m
-    lda, ldb, ldc = s["lds"]
+    if cells.apply_shared_fault(s, fault, variant, (ka, m, m), (-1, -5, -5)):
+        return s
     if fault == "invalid_side":
         s["side"] = (999, 0, 140, 143, 255, -1, 121)[variant % 7]
     elif fault == "invalid_uplo":
@@ -202,15 +201,8 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
         s["m"] = (-1, -64, -2147483648)[variant % 3]
     elif fault == "negative_n":
         s["n"] = (-1, -33, -2147483648)[variant % 3]
-    elif fault == "invalid_lda":
-        lda = (ka - 1, 0, -1)[variant % 3]
-    elif fault == "invalid_ldb":
-        ldb = (m - 1, 0, -5)[variant % 3]
-    elif fault == "invalid_ldc":
-        ldc = (m - 1, 0, -5)[variant % 3]
     else:
         raise ValueError(fault)
-    s["lds"] = (lda, ldb, ldc)
     return s
 
 

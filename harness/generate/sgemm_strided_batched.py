@@ -228,9 +228,9 @@ def _gate(rng: random.Random) -> list[dict[str, str]]:
 
 def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     s = dict(s)
-    if cells.apply_pointer_fault(s, fault):
+    bounds = (_a_rows(s["ta"], s["m"], s["k"]), _b_rows(s["tb"], s["k"], s["n"]), s["m"])
+    if cells.apply_shared_fault(s, fault, variant, bounds):
         return s
-    lda, ldb, ldc = s["lds"]
     invalid_ops = (0, 110, 114, 999, 255, 121, -1)
     if fault == "invalid_transA":
         s["ta"] = invalid_ops[variant % 7]
@@ -240,15 +240,8 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
         s[fault[-1]] = (-1, -16, -2147483648)[variant % 3]
     elif fault == "negative_batch":
         s["batch"] = (-1, -2147483648)[variant % 2]
-    elif fault == "invalid_lda":
-        lda = (_a_rows(s["ta"], s["m"], s["k"]) - 1, 0, -1)[variant % 3]
-    elif fault == "invalid_ldb":
-        ldb = (_b_rows(s["tb"], s["k"], s["n"]) - 1, 0, -1)[variant % 3]
-    elif fault == "invalid_ldc":
-        ldc = (s["m"] - 1, 0, -1)[variant % 3]
     else:
         raise ValueError(fault)
-    s["lds"] = (lda, ldb, ldc)
     return s
 
 

@@ -4,9 +4,13 @@
 #include <string>
 #include <thread>
 
+#include "handle_host.h"
 #include "twin_handle.h"
 
 namespace {
+
+using blas_host::kMaxLibraryWorkspaceBytes;
+using blas_host::WorkspaceSource;
 
 /* ACLBLAS_TWIN_CORES if set to a positive integer, else the host's CPU count. */
 int32_t DefaultCoreCount()
@@ -29,25 +33,30 @@ namespace twin {
 aclblasStatus_t AcquireWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
 {
     *workspace = nullptr;
-    if (bytes > 0 && handle->userWorkspace != nullptr) {
-        if (handle->userWorkspaceSize < bytes) {
-            handle->lastMessage = "workspace too small: need " + std::to_string(bytes) + " bytes, have " +
-                                  std::to_string(handle->userWorkspaceSize);
-            return ACLBLAS_STATUS_ALLOC_FAILED;
-        }
+    switch (blas_host::WorkspaceSourceOf(bytes, handle->userWorkspace != nullptr, handle->userWorkspaceSize)) {
+    case WorkspaceSource::USER_TOO_SMALL:
+        handle->lastMessage = "workspace too small: need " + std::to_string(bytes) + " bytes, have " +
+                              std::to_string(handle->userWorkspaceSize);
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    case WorkspaceSource::OVER_LIBRARY_CAP:
+        handle->lastMessage = "workspace too small: need " + std::to_string(bytes) +
+                              " bytes, library workspace is capped at " + std::to_string(kMaxLibraryWorkspaceBytes);
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    case WorkspaceSource::USER:
         *workspace = handle->userWorkspace;
-    } else if (bytes > 0) {
-        if (bytes > kMaxLibraryWorkspace) {
-            handle->lastMessage = "workspace too small: need " + std::to_string(bytes) +
-                                  " bytes, library workspace is capped at " + std::to_string(kMaxLibraryWorkspace);
-            return ACLBLAS_STATUS_ALLOC_FAILED;
-        }
+        break;
+    case WorkspaceSource::LIBRARY: {
         std::vector<unsigned char>& lib = handle->libraryWorkspace;
         if (lib.size() < bytes) {
-            const uint64_t doubled = lib.size() * 2 < kMaxLibraryWorkspace ? lib.size() * 2 : kMaxLibraryWorkspace;
+            const uint64_t doubled =
+                lib.size() * 2 < kMaxLibraryWorkspaceBytes ? lib.size() * 2 : kMaxLibraryWorkspaceBytes;
             lib.resize(doubled > bytes ? doubled : bytes);
         }
         *workspace = lib.data();
+        break;
+    }
+    case WorkspaceSource::NONE:
+        break;
     }
     handle->currentBytes = bytes;
     if (bytes > handle->highWaterBytes) {
@@ -75,11 +84,9 @@ extern "C" {
 
 aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
 {
-    if (handle == nullptr) {
-        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
-    }
-    if (*handle != nullptr) {
-        return ACLBLAS_STATUS_INVALID_VALUE;
+    const aclblasStatus_t status = blas_host::ValidateCreateParams(handle);
+    if (status != ACLBLAS_STATUS_SUCCESS) {
+        return status;
     }
     aclblasHandle_t h = new (std::nothrow) _aclblas_handle();
     if (h == nullptr) {
@@ -112,11 +119,9 @@ aclblasStatus_t aclblasSetStream(aclblasHandle_t handle, void* stream)
 
 aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t handle, void* workspace, size_t workspaceSize)
 {
-    if (handle == nullptr) {
-        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
-    }
-    if (workspace == nullptr || workspaceSize == 0) {
-        return ACLBLAS_STATUS_INVALID_VALUE;
+    const aclblasStatus_t status = blas_host::ValidateSetWorkspaceParams(handle, workspace, workspaceSize);
+    if (status != ACLBLAS_STATUS_SUCCESS) {
+        return status;
     }
     handle->userWorkspace = workspace;
     handle->userWorkspaceSize = workspaceSize;

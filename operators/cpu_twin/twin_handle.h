@@ -1,7 +1,8 @@
 /*
  * The twin's handle: stream (only remembered), the emulated core count, workspace (library-owned or lent by the
  * user) with its usage statistics, and the last error message. Operators reach the workspace only through
- * AcquireWorkspace, which is where ops-blas' EnsureDefaultWorkspace / CheckEffectiveWorkspaceSize rules live.
+ * AcquireWorkspace, which applies ops-blas' EnsureDefaultWorkspace / CheckEffectiveWorkspaceSize rules
+ * (blas_host::WorkspaceSourceOf in handle_host.h, shared with the Ascend library).
  */
 #ifndef TWIN_HANDLE_H
 #define TWIN_HANDLE_H
@@ -26,9 +27,6 @@ struct _aclblas_handle {
 };
 
 namespace twin {
-
-/* Library workspace cap, as ops-blas ACLBLAS_MAX_WORKSPACE_SIZE. */
-constexpr uint64_t kMaxLibraryWorkspace = uint64_t{2} << 30;
 
 /* Workspace of `bytes` for the current call (nullptr when 0), recorded in the handle's statistics. A user workspace
  * that is too small, or a need above the library cap, fails with ALLOC_FAILED and a message naming the bytes. */

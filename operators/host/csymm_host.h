@@ -10,6 +10,7 @@
  *   SCALE_ONLY   -> per tile: C = beta * C (BETA_ZERO epilogue: C = 0 without reading C)
  *   GEMM         -> per tile: acc = sum over K chunks of opLeft * opRight, then the epilogue
  *                   (GENERAL: alpha*acc + beta*C; BETA_ZERO: alpha*acc, C never read; BETA_ONE: alpha*acc + C)
+ *                   (the Ascend build first needs CsymmWorkspaceBytes(m, n, side, path) of workspace)
  * Plain C++ functions, no device dependency, no globals.
  */
 #ifndef CSYMM_HOST_H
@@ -181,6 +182,40 @@ inline CsymmTiling PlanCsymm(int32_t side, int32_t uplo, int64_t m, int64_t n, i
     t.tailK = TailOf(t.k, t.blockK);
     t.usedCores = UsedCores(t.tileCount, coreCount);
     return t;
+}
+
+/*
+ * Workspace of the Ascend build (the CPU twin computes in place and needs none): real/imaginary fp32 planes
+ *   A planes Ar, Ai, An (= -Ai): k rows of kPad floats each;  B planes Br, Bi and P planes Pr, Pi: n columns of mPad,
+ * in that order, every plane starting kCsymmPlaneAlign-aligned. kPad and mPad are multiples of kCsymmPlanePad (8 fp32,
+ * the cube's 32-byte C0), so every plane row the engine reads or Fixpipe writes is 32-byte aligned.
+ */
+constexpr int64_t kCsymmPlanePad = 8;
+constexpr int64_t kCsymmPlaneAlign = 128;  // floats: 512 bytes
+
+struct CsymmPlaneSizes {
+    uint64_t kPad, mPad;      // row stride of the A planes, column stride of the B and P planes (floats)
+    uint64_t aPlane, cPlane;  // floats per A plane, per B or P plane (aligned)
+};
+
+inline CsymmPlaneSizes CsymmPlaneSizesOf(int64_t m, int64_t n, int64_t k)
+{
+    CsymmPlaneSizes s{};
+    s.kPad = static_cast<uint64_t>(CeilAlign(k, kCsymmPlanePad));
+    s.mPad = static_cast<uint64_t>(CeilAlign(m, kCsymmPlanePad));
+    s.aPlane = static_cast<uint64_t>(CeilAlign(static_cast<int64_t>(s.kPad) * k, kCsymmPlaneAlign));
+    s.cPlane = static_cast<uint64_t>(CeilAlign(static_cast<int64_t>(s.mPad) * n, kCsymmPlaneAlign));
+    return s;
+}
+
+/* Workspace bytes of one call on the Ascend build: the seven planes on the GEMM path, none on the others. */
+inline uint64_t CsymmWorkspaceBytes(int64_t m, int64_t n, int32_t side, CsymmPath path)
+{
+    if (path != CsymmPath::GEMM) {
+        return 0;
+    }
+    const CsymmPlaneSizes s = CsymmPlaneSizesOf(m, n, side == kSideLeft ? m : n);
+    return (3 * s.aPlane + 4 * s.cPlane) * sizeof(float);
 }
 
 /* First row/column of C and extent of tile `tile` (0 <= tile < tileCount). */

@@ -3,13 +3,15 @@
  * (blas/common/helper/aclblas_auxiliary.cpp): Create needs *handle == nullptr and allocates a 32 MiB library
  * workspace; SetStream synchronises the old stream, binds the new one and returns to the library workspace;
  * SetWorkspace lends a user buffer (nullptr or size 0 -> INVALID_VALUE); Destroy synchronises and frees only the
- * library buffer. An ops-blas checkout has its own; this file is not copied there.
+ * library buffer. The argument checks and the choice of workspace come from handle_host.h, shared with the CPU twin;
+ * the growth (doubling from 32 MiB) is this library's. An ops-blas checkout has its own; this file is not copied there.
  */
 #include <cstddef>
 #include <cstdint>
 #include <new>
 
 #include "ascend_host_env.h"
+#include "handle_host.h"
 
 struct _aclblas_handle {
     aclrtStream stream = nullptr;
@@ -21,13 +23,14 @@ struct _aclblas_handle {
 
 namespace {
 
+using blas_host::WorkspaceSource;
+
 constexpr uint64_t kDefaultWorkspaceBytes = 32ull << 20;
-constexpr uint64_t kMaxWorkspaceBytes = 2ull << 30;
 
 aclblasStatus_t GrowLibraryWorkspace(_aclblas_handle* h, uint64_t bytes)
 {
     uint64_t size = h->libWorkspaceBytes > 0 ? h->libWorkspaceBytes : kDefaultWorkspaceBytes;
-    while (size < bytes && size < kMaxWorkspaceBytes) {
+    while (size < bytes && size < blas_host::kMaxLibraryWorkspaceBytes) {
         size *= 2;
     }
     if (size < bytes) {
@@ -69,15 +72,17 @@ aclrtStream HandleStream(aclblasHandle_t handle) { return handle->stream; }
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
 {
     *workspace = nullptr;
-    if (bytes == 0) {
+    switch (blas_host::WorkspaceSourceOf(bytes, handle->userWorkspace != nullptr, handle->userWorkspaceBytes)) {
+    case WorkspaceSource::NONE:
         return ACLBLAS_STATUS_SUCCESS;
-    }
-    if (handle->userWorkspace != nullptr) {
-        if (handle->userWorkspaceBytes < bytes) {
-            return ACLBLAS_STATUS_ALLOC_FAILED;
-        }
+    case WorkspaceSource::USER:
         *workspace = handle->userWorkspace;
         return ACLBLAS_STATUS_SUCCESS;
+    case WorkspaceSource::USER_TOO_SMALL:
+    case WorkspaceSource::OVER_LIBRARY_CAP:
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    case WorkspaceSource::LIBRARY:
+        break;
     }
     if (handle->libWorkspaceBytes < bytes) {
         const aclblasStatus_t status = GrowLibraryWorkspace(handle, bytes);
@@ -98,11 +103,9 @@ extern "C" {
 
 aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
 {
-    if (handle == nullptr) {
-        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
-    }
-    if (*handle != nullptr) {
-        return ACLBLAS_STATUS_INVALID_VALUE;
+    const aclblasStatus_t status = blas_host::ValidateCreateParams(handle);
+    if (status != ACLBLAS_STATUS_SUCCESS) {
+        return status;
     }
     auto* h = new (std::nothrow) _aclblas_handle{};
     if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS) {
@@ -142,11 +145,9 @@ aclblasStatus_t aclblasSetStream(aclblasHandle_t handle, void* stream)
 
 aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t handle, void* workspace, size_t workspaceSize)
 {
-    if (handle == nullptr) {
-        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
-    }
-    if (workspace == nullptr || workspaceSize == 0) {
-        return ACLBLAS_STATUS_INVALID_VALUE;
+    const aclblasStatus_t status = blas_host::ValidateSetWorkspaceParams(handle, workspace, workspaceSize);
+    if (status != ACLBLAS_STATUS_SUCCESS) {
+        return status;
     }
     handle->userWorkspace = workspace;
     handle->userWorkspaceBytes = workspaceSize;

@@ -1,7 +1,7 @@
 /*
  * aclblasSgemmStridedBatched kernels for arch35 (Ascend 950PR, dav-3510), after
  * seeds/sgemm_strided_batched_design.txt:
- *   1. gemm    (AIC only, tensor_api): GM -> L1 -> L0A/L0B -> Mmad -> L0C -> Fixpipe -> GM, L1 and L0 ping-pong,
+ *   1. gemm    (AIC only, tensor_api): the shared cube pipeline (common/arch35_cube_gemm.h) over serpentine tiles,
  *              K-chunk accumulation in L0C; column-major swap, so the row-major engine computes C^T.
  *   2. combine (AIV only, SIMD basic API): C = alpha * temp + beta * C after a general-path GEMM.
  *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
@@ -12,98 +12,25 @@
 
 #include "kernel_operator.h"
 #include "tensor_api/tensor.h"
+#include "arch35_cube_gemm.h"
 #include "sgemm_strided_batched_kernel.h"
 
 namespace te = AscendC::Te;
 
 namespace {
 
-constexpr uint16_t SB_FIX_FLAG = 0;
-constexpr uint8_t SB_FINAL_ACCUMULATION = 3;
-constexpr uint8_t SB_PARTIAL_ACCUMULATION = 2;
-constexpr uint32_t SB_L1_HALF = SGEMM_SB_L1_BYTES / 2;
-constexpr uint32_t SB_L0_HALF = SGEMM_SB_L0_BYTES / 2;
+using arch35::Min;
 
-__aicore__ inline uint32_t SbMin(uint32_t a, uint32_t b) { return a < b ? a : b; }
-__aicore__ inline uint32_t SbCeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-__aicore__ inline uint32_t SbRoundUp(uint32_t a, uint32_t b) { return SbCeilDiv(a, b) * b; }
-
-/* GM view of an engine operand of `rows` x `cols`, leading dimension ld. NDExt reads it row-major (element (r, c) at
- * r * ld + c), DNExt column-major (at r + c * ld): the layout that makes op(X)^T out of column-major X. */
+/* GM view of an engine operand of `rows` x `cols`, leading dimension ld. NDExt reads it row-major, DNExt
+ * column-major: the layout that makes op(X)^T out of column-major X. */
 template <typename Ptn>
 __aicore__ inline auto SbOperandLayout(uint32_t rows, uint32_t cols, uint32_t ld)
 {
     if constexpr (std::is_same_v<Ptn, te::DNExtLayoutPtn>) {
-        return te::MakeFrameLayout<te::DNExtLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(ld, cols);
+        return arch35::ColumnMajorLayout(cols, ld);
     } else {
-        return te::MakeFrameLayout<te::NDExtLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(rows, ld);
+        return arch35::RowMajorLayout(rows, ld);
     }
-}
-
-/* One K chunk already in L1: walk it in SGEMM_SB_BASE_K steps through the L0A/L0B halves and accumulate in L0C. */
-template <typename TensorL1A, typename TensorL1B>
-__aicore__ inline void SbMmadChunk(const TensorL1A& l1A, const TensorL1B& l1B, uint32_t rows, uint32_t cols,
-                                   uint32_t curK, bool firstChunk, bool lastChunk, uint64_t& l0Count)
-{
-    const uint32_t steps = SbCeilDiv(curK, SGEMM_SB_BASE_K);
-    for (uint32_t s = 0; s < steps; ++s) {
-        const uint32_t kOff = s * SGEMM_SB_BASE_K;
-        const uint32_t curBaseK = SbMin(SGEMM_SB_BASE_K, curK - kOff);
-        const uint16_t buf = static_cast<uint16_t>(l0Count & 1);
-        const uint32_t l0Off = buf * SB_L0_HALF;
-        auto l0A = te::MakeTensor(te::MakeMemPtr<te::Location::L0A, float>(l0Off),
-                                  te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(rows, curBaseK));
-        auto l0B = te::MakeTensor(te::MakeMemPtr<te::Location::L0B, float>(l0Off),
-                                  te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(curBaseK, cols));
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(buf);
-        te::Copy(te::MakeCopy(te::CopyL12L0A{}), l0A, l1A.Slice(te::MakeCoord(0, kOff), te::MakeShape(rows, curBaseK)));
-        te::Copy(te::MakeCopy(te::CopyL12L0B{}), l0B, l1B.Slice(te::MakeCoord(kOff, 0), te::MakeShape(curBaseK, cols)));
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(buf);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(buf);
-        const bool first = firstChunk && s == 0;
-        const bool last = lastChunk && s + 1 == steps;
-        te::MmadParams params{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(curBaseK),
-                              last ? SB_FINAL_ACCUMULATION : SB_PARTIAL_ACCUMULATION, first};
-        auto l0C = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
-                                  te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<SGEMM_SB_L0C_C0>>(rows, cols));
-        te::Mmad(te::MmadAtom<te::MmadTraits<te::MmadOperation>>{}.with(params), l0C, l0A, l0B);
-        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(buf);
-        ++l0Count;
-    }
-}
-
-/* One engine tile: K chunks through the two L1 halves, then Fixpipe L0C -> GM (NZ -> ND on the way). */
-template <typename GmLeft, typename GmRight, typename GmOut>
-__aicore__ inline void SbTile(const GmLeft& left, const GmRight& right, const GmOut& out,
-                              const SgemmStridedBatchedGemmTilingData& t, uint32_t row0, uint32_t col0,
-                              uint32_t rows, uint32_t cols, uint64_t& l1Count, uint64_t& l0Count)
-{
-    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SB_FIX_FLAG);
-    for (uint32_t kOff = 0; kOff < t.kEff; kOff += t.tileK) {
-        const uint32_t curK = SbMin(t.tileK, t.kEff - kOff);
-        const uint16_t buf = static_cast<uint16_t>(l1Count & 1);
-        const uint32_t l1A = buf * SB_L1_HALF;
-        const uint32_t l1B = l1A + SbRoundUp(rows, SGEMM_SB_FRACTAL) * SbRoundUp(curK, SGEMM_SB_FP32_C0) * sizeof(float);
-        auto tensorL1A = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(l1A),
-                                        te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(rows, curK));
-        auto tensorL1B = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(l1B),
-                                        te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<SGEMM_SB_FP32_C0>>(curK, cols));
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(buf);
-        te::Copy(te::MakeCopy(te::CopyGM2L1{}), tensorL1A, left.Slice(te::MakeCoord(row0, kOff), te::MakeShape(rows, curK)));
-        te::Copy(te::MakeCopy(te::CopyGM2L1{}), tensorL1B, right.Slice(te::MakeCoord(kOff, col0), te::MakeShape(curK, cols)));
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(buf);
-        SbMmadChunk(tensorL1A, tensorL1B, rows, cols, curK, kOff == 0, kOff + curK >= t.kEff, l0Count);
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(buf);
-        ++l1Count;
-    }
-    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(SB_FIX_FLAG);
-    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(SB_FIX_FLAG);
-    auto l0C = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
-                              te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<SGEMM_SB_L0C_C0>>(rows, cols));
-    te::MakeCopy(te::CopyL0C2GM{}).Call(out.Slice(te::MakeCoord(row0, col0), te::MakeShape(rows, cols)), l0C,
-                                        te::FixpipeParams{SB_FINAL_ACCUMULATION});
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(SB_FIX_FLAG);
 }
 
 /* The engine on one core: tiles core, core + blockNum, ... of the serpentine divM x divN walk (the plan's
@@ -111,35 +38,23 @@ __aicore__ inline void SbTile(const GmLeft& left, const GmRight& right, const Gm
 template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, const SgemmStridedBatchedGemmTilingData& t)
 {
-    auto left = te::MakeTensor(te::MakeMemPtr<te::Location::GM>(reinterpret_cast<__gm__ float*>(gmB)),
-                               SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft));
-    auto right = te::MakeTensor(te::MakeMemPtr<te::Location::GM>(reinterpret_cast<__gm__ float*>(gmA)),
-                                SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight));
-    auto out = te::MakeTensor(te::MakeMemPtr<te::Location::GM>(reinterpret_cast<__gm__ float*>(gmOut)),
-                              SbOperandLayout<te::NDExtLayoutPtn>(t.mEff, t.nEff, t.ldOut));
-    AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
-    AscendC::SetMMRowMajor();
-    AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(0);
-    AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(1);
-    AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(0);
-    AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(SB_FIX_FLAG);
-    uint64_t l1Count = 0;
-    uint64_t l0Count = 0;
+    auto left = arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft));
+    auto right = arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight));
+    auto out = arch35::GmTensor(gmOut, arch35::RowMajorLayout(t.mEff, t.ldOut));
+    arch35::CubeBegin();
+    arch35::PingPong pp;
     for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum()) {
         const uint32_t r = tile / t.divN;
         const uint32_t c = (r % 2 == 0) ? tile % t.divN : t.divN - 1 - tile % t.divN;
         const uint32_t row0 = r * t.tileM;
         const uint32_t col0 = c * t.tileN;
-        SbTile(left, right, out, t, row0, col0, SbMin(t.tileM, t.mEff - row0), SbMin(t.tileN, t.nEff - col0),
-               l1Count, l0Count);
+        const uint32_t rows = Min(t.tileM, t.mEff - row0);
+        const uint32_t cols = Min(t.tileN, t.nEff - col0);
+        arch35::AcquireL0C();
+        arch35::Accumulate(left, right, t.kEff, t.tileK, row0, col0, rows, cols, true, true, pp);
+        arch35::Fixpipe(out, row0, col0, rows, cols);
     }
-    AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(0);
-    AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(1);
-    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(0);
-    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(SB_FIX_FLAG);
-    AscendC::SetMMColumnMajor();
+    arch35::CubeEnd();
 }
 
 /* Vector epilogue over columns of C: per column, UB tiles of SGEMM_SB_VEC_TILE rows through double-buffered queues. */
@@ -194,11 +109,11 @@ private:
     __aicore__ inline void ForEachTile(Body body)
     {
         const uint32_t col0 = AscendC::GetBlockIdx() * t_.colsPerCore;
-        const uint32_t col1 = SbMin(col0 + t_.colsPerCore, t_.n);
+        const uint32_t col1 = Min(col0 + t_.colsPerCore, t_.n);
         for (uint32_t col = col0; col < col1; ++col) {
             for (uint32_t row = 0; row < t_.m; row += SGEMM_SB_VEC_TILE) {
                 body(static_cast<uint64_t>(col) * t_.tempRowStride + row, static_cast<uint64_t>(col) * t_.ldc + row,
-                     SbMin(SGEMM_SB_VEC_TILE, t_.m - row));
+                     Min(SGEMM_SB_VEC_TILE, t_.m - row));
             }
         }
     }

@@ -10,13 +10,6 @@
 
 #include <cstdint>
 
-/* FP32 fractal sizes: C0 = 8 floats (32 bytes) per L1/L0A/L0B row, 16 per L0C row; L0 K step of 8. */
-constexpr uint32_t SGEMM_SB_FP32_C0 = 8;
-constexpr uint32_t SGEMM_SB_L0C_C0 = 16;
-constexpr uint32_t SGEMM_SB_FRACTAL = 16;
-constexpr uint32_t SGEMM_SB_BASE_K = 8;
-constexpr uint32_t SGEMM_SB_L1_BYTES = 512 * 1024;
-constexpr uint32_t SGEMM_SB_L0_BYTES = 64 * 1024;
 /* Vector epilogue: elements per UB tile (16 KB of fp32 per buffer, double-buffered queues). */
 constexpr uint32_t SGEMM_SB_VEC_TILE = 4096;
 

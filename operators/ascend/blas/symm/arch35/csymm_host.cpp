@@ -1,10 +1,10 @@
 /*
  * aclblasCsymm for arch35 (Ascend 950PR): host launch code.
  *
- * Validation, quick returns, path choice (QUICK_RETURN / SCALE_ONLY / GEMM), the epilogue mode and the tile plan come
- * from blas_host (operators/host/csymm_host.h, the functions the CPU twin runs and the project tests). This file adds
- * what needs the device: workspace planes from the handle, the plan narrowed into kernel arguments, and launches on
- * the handle's stream. It never synchronises.
+ * Validation, quick returns, path choice (QUICK_RETURN / SCALE_ONLY / GEMM), the epilogue mode, the tile plan and the
+ * workspace planes with their size come from blas_host (operators/host/csymm_host.h, the functions the CPU twin runs
+ * and the project tests). This file adds what needs the device: the workspace from the handle, the plan narrowed into
+ * kernel arguments, and launches on the handle's stream. It never synchronises.
  */
 #include <cstdint>
 
@@ -15,26 +15,10 @@
 namespace {
 
 using blas_host::CsymmPath;
+using blas_host::CsymmPlaneSizes;
 using blas_host::CsymmTiling;
 
-struct PlaneSizes {
-    uint64_t kPad, mPad, aPlane, cPlane, total;  // aPlane/cPlane: floats per plane, aligned; total: bytes
-};
-
-/* The Ascend build's workspace: A planes (k x kPad) x3, B and P planes (n x mPad) x4. The CPU twin needs none, so
- * this is the one size blas_host does not provide. */
-PlaneSizes PlaneSizesOf(const CsymmTiling& plan)
-{
-    PlaneSizes s{};
-    s.kPad = static_cast<uint64_t>(blas_host::CeilAlign(plan.k, CSYMM_FP32_C0));
-    s.mPad = static_cast<uint64_t>(blas_host::CeilAlign(plan.m, CSYMM_FP32_C0));
-    s.aPlane = static_cast<uint64_t>(blas_host::CeilAlign(static_cast<int64_t>(s.kPad) * plan.k, CSYMM_PLANE_ALIGN));
-    s.cPlane = static_cast<uint64_t>(blas_host::CeilAlign(static_cast<int64_t>(s.mPad) * plan.n, CSYMM_PLANE_ALIGN));
-    s.total = (3 * s.aPlane + 4 * s.cPlane) * sizeof(float);
-    return s;
-}
-
-CsymmPlanes PlanesIn(void* workspace, const PlaneSizes& s)
+CsymmPlanes PlanesIn(void* workspace, const CsymmPlaneSizes& s)
 {
     auto* base = static_cast<float*>(workspace);
     CsymmPlanes p{};
@@ -48,7 +32,7 @@ CsymmPlanes PlanesIn(void* workspace, const PlaneSizes& s)
     return p;
 }
 
-CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const PlaneSizes& s, int32_t vectorCores,
+CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s, int32_t vectorCores,
                                      uint32_t* usedCores)
 {
     CsymmEpilogueTilingData t{};
@@ -66,7 +50,7 @@ CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const PlaneSizes& 
     return t;
 }
 
-CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const PlaneSizes& s, int32_t vectorCores,
+CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s, int32_t vectorCores,
                                    uint32_t* usedCores)
 {
     CsymmPrepareTilingData t{};
@@ -84,7 +68,7 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const PlaneSizes& s,
     return t;
 }
 
-CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const PlaneSizes& s)
+CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s)
 {
     CsymmGemmTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -119,7 +103,7 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     }
     const CsymmTiling plan =
         blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, ascend_host::CubeCoreCount());
-    const PlaneSizes sizes = PlaneSizesOf(plan);
+    const CsymmPlaneSizes sizes = blas_host::CsymmPlaneSizesOf(plan.m, plan.n, plan.k);
     aclrtStream stream = ascend_host::HandleStream(handle);
     const int32_t vectorCores = ascend_host::VectorCoreCount();
     uint32_t epilogueCores = 1;
@@ -129,7 +113,8 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
         return ACLBLAS_STATUS_SUCCESS;
     }
     void* workspace = nullptr;
-    const aclblasStatus_t wsStatus = ascend_host::HandleWorkspace(handle, sizes.total, &workspace);
+    const aclblasStatus_t wsStatus = ascend_host::HandleWorkspace(
+        handle, blas_host::CsymmWorkspaceBytes(plan.m, plan.n, plan.side, plan.path), &workspace);
     if (wsStatus != ACLBLAS_STATUS_SUCCESS) {
         return wsStatus;
     }

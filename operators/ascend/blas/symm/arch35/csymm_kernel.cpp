@@ -3,8 +3,8 @@
  *   1. prepare  (AIV, SIMT): A panels by uplo, reflected by index swap only (A = A^T, no conjugation, diagonal
  *               imaginary part kept), and B, into real/imaginary fp32 planes in the workspace;
  *   2. gemm     (AIC, tensor_api): P = A*B (LEFT) or B*A (RIGHT) as four real GEMM accumulations,
- *               Pr = Lr*Rr + Li*(-Ri) and Pi = Lr*Ri + Li*Rr, each K-chunked through L1/L0 ping-pong into L0C and
- *               written by Fixpipe; column-major swap, so the row-major engine computes P^T;
+ *               Pr = Lr*Rr + Li*(-Ri) and Pi = Lr*Ri + Li*Rr, each K-chunked into L0C by the shared cube pipeline
+ *               (common/arch35_cube_gemm.h) and written by Fixpipe; column-major swap, so the engine computes P^T;
  *   3. epilogue (AIV, SIMT): the fused complex alpha/beta epilogue, C = alpha*P + beta*C, C read only when beta != 0;
  *   4. scale    (AIV, SIMT): C = beta*C for alpha == 0.
  * The host (csymm_host.cpp) launches them on the handle's stream.
@@ -14,24 +14,16 @@
 #include "kernel_operator.h"
 #include "simt_api/asc_simt.h"
 #include "tensor_api/tensor.h"
+#include "arch35_cube_gemm.h"
 #include "csymm_kernel.h"
-
-namespace te = AscendC::Te;
 
 namespace {
 
-constexpr uint16_t CS_FIX_FLAG = 0;
-constexpr uint8_t CS_FINAL_ACCUMULATION = 3;
-constexpr uint8_t CS_PARTIAL_ACCUMULATION = 2;
-constexpr uint32_t CS_L1_HALF = CSYMM_L1_BYTES / 2;
-constexpr uint32_t CS_L0_HALF = CSYMM_L0_BYTES / 2;
+using arch35::Min;
+
 constexpr uint32_t CS_UPPER = 121;
 constexpr uint32_t CS_EPILOGUE_BETA_ZERO = 1;
 constexpr uint32_t CS_EPILOGUE_BETA_ONE = 2;
-
-__aicore__ inline uint32_t CsMin(uint32_t a, uint32_t b) { return a < b ? a : b; }
-__aicore__ inline uint32_t CsCeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-__aicore__ inline uint32_t CsRoundUp(uint32_t a, uint32_t b) { return CsCeilDiv(a, b) * b; }
 
 // ---- 1. prepare -------------------------------------------------------------------------------------------------
 
@@ -66,129 +58,40 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepare
 
 // ---- 2. gemm ----------------------------------------------------------------------------------------------------
 
-/* Engine operand of `rows` x `cols`, row-major with row stride ld (the planes are all stored that way). */
-__aicore__ inline auto CsPlaneLayout(uint32_t rows, uint32_t ld)
-{
-    return te::MakeFrameLayout<te::NDExtLayoutPtn, AscendC::Std::Int<CSYMM_FP32_C0>>(rows, ld);
-}
-
-template <typename TensorL1A, typename TensorL1B>
-__aicore__ inline void CsMmadChunk(const TensorL1A& l1A, const TensorL1B& l1B, uint32_t rows, uint32_t cols,
-                                   uint32_t curK, bool firstChunk, bool lastChunk, uint64_t& l0Count)
-{
-    const uint32_t steps = CsCeilDiv(curK, CSYMM_BASE_K);
-    for (uint32_t s = 0; s < steps; ++s) {
-        const uint32_t kOff = s * CSYMM_BASE_K;
-        const uint32_t curBaseK = CsMin(CSYMM_BASE_K, curK - kOff);
-        const uint16_t buf = static_cast<uint16_t>(l0Count & 1);
-        const uint32_t l0Off = buf * CS_L0_HALF;
-        auto l0A = te::MakeTensor(te::MakeMemPtr<te::Location::L0A, float>(l0Off),
-                                  te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<CSYMM_FP32_C0>>(rows, curBaseK));
-        auto l0B = te::MakeTensor(te::MakeMemPtr<te::Location::L0B, float>(l0Off),
-                                  te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<CSYMM_FP32_C0>>(curBaseK, cols));
-        AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(buf);
-        te::Copy(te::MakeCopy(te::CopyL12L0A{}), l0A, l1A.Slice(te::MakeCoord(0, kOff), te::MakeShape(rows, curBaseK)));
-        te::Copy(te::MakeCopy(te::CopyL12L0B{}), l0B, l1B.Slice(te::MakeCoord(kOff, 0), te::MakeShape(curBaseK, cols)));
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(buf);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(buf);
-        const bool first = firstChunk && s == 0;
-        const bool last = lastChunk && s + 1 == steps;
-        te::MmadParams params{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols), static_cast<uint16_t>(curBaseK),
-                              last ? CS_FINAL_ACCUMULATION : CS_PARTIAL_ACCUMULATION, first};
-        auto l0C = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
-                                  te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<CSYMM_L0C_C0>>(rows, cols));
-        te::Mmad(te::MmadAtom<te::MmadTraits<te::MmadOperation>>{}.with(params), l0C, l0A, l0B);
-        AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(buf);
-        ++l0Count;
-    }
-}
-
-/* Accumulate left*right over all of K into L0C; `firstTerm`/`lastTerm` say whether this product starts or ends
- * the accumulation (a complex component is the sum of two products). */
-template <typename GmLeft, typename GmRight>
-__aicore__ inline void CsAccumulate(const GmLeft& left, const GmRight& right, const CsymmGemmTilingData& t,
-                                    uint32_t row0, uint32_t col0, uint32_t rows, uint32_t cols, bool firstTerm,
-                                    bool lastTerm, uint64_t& l1Count, uint64_t& l0Count)
-{
-    for (uint32_t kOff = 0; kOff < t.k; kOff += t.blockK) {
-        const uint32_t curK = CsMin(t.blockK, t.k - kOff);
-        const uint16_t buf = static_cast<uint16_t>(l1Count & 1);
-        const uint32_t l1A = buf * CS_L1_HALF;
-        const uint32_t l1B = l1A + CsRoundUp(rows, CSYMM_FRACTAL) * CsRoundUp(curK, CSYMM_FP32_C0) * sizeof(float);
-        auto tensorL1A = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(l1A),
-                                        te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<CSYMM_FP32_C0>>(rows, curK));
-        auto tensorL1B = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(l1B),
-                                        te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<CSYMM_FP32_C0>>(curK, cols));
-        AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(buf);
-        te::Copy(te::MakeCopy(te::CopyGM2L1{}), tensorL1A, left.Slice(te::MakeCoord(row0, kOff), te::MakeShape(rows, curK)));
-        te::Copy(te::MakeCopy(te::CopyGM2L1{}), tensorL1B, right.Slice(te::MakeCoord(kOff, col0), te::MakeShape(curK, cols)));
-        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);
-        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(buf);
-        CsMmadChunk(tensorL1A, tensorL1B, rows, cols, curK, firstTerm && kOff == 0, lastTerm && kOff + curK >= t.k,
-                    l0Count);
-        AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(buf);
-        ++l1Count;
-    }
-}
-
-template <typename GmOut>
-__aicore__ inline void CsFixpipe(const GmOut& out, uint32_t row0, uint32_t col0, uint32_t rows, uint32_t cols)
-{
-    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(CS_FIX_FLAG);
-    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(CS_FIX_FLAG);
-    auto l0C = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
-                              te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<CSYMM_L0C_C0>>(rows, cols));
-    te::MakeCopy(te::CopyL0C2GM{}).Call(out.Slice(te::MakeCoord(row0, col0), te::MakeShape(rows, cols)), l0C,
-                                        te::FixpipeParams{CS_FINAL_ACCUMULATION});
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(CS_FIX_FLAG);
-}
-
 /* Plane pointers as engine operands: real = (lr, rr) + (lx, ry), imag = (lr, ri) + (li, rr). */
 __aicore__ inline void CsymmGemm(GM_ADDR lr, GM_ADDR li, GM_ADDR lx, GM_ADDR rr, GM_ADDR ri, GM_ADDR ry,
                                  GM_ADDR pr, GM_ADDR pi, const CsymmGemmTilingData& t)
 {
-    auto gm = [](GM_ADDR p, uint32_t rows, uint32_t ld) {
-        return te::MakeTensor(te::MakeMemPtr<te::Location::GM>(reinterpret_cast<__gm__ float*>(p)),
-                              CsPlaneLayout(rows, ld));
+    /* The planes are all stored row-major with their ld as row stride. */
+    auto plane = [](GM_ADDR p, uint32_t rows, uint32_t ld) {
+        return arch35::GmTensor(p, arch35::RowMajorLayout(rows, ld));
     };
-    auto leftR = gm(lr, t.n, t.ldLeft);
-    auto leftI = gm(li, t.n, t.ldLeft);
-    auto leftX = gm(lx, t.n, t.ldLeft);
-    auto rightR = gm(rr, t.k, t.ldRight);
-    auto rightI = gm(ri, t.k, t.ldRight);
-    auto rightY = gm(ry, t.k, t.ldRight);
-    auto outR = gm(pr, t.n, t.ldOut);
-    auto outI = gm(pi, t.n, t.ldOut);
-    AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
-    AscendC::SetMMRowMajor();
-    AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(0);
-    AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(1);
-    AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(0);
-    AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(CS_FIX_FLAG);
-    uint64_t l1Count = 0;
-    uint64_t l0Count = 0;
+    auto leftR = plane(lr, t.n, t.ldLeft);
+    auto leftI = plane(li, t.n, t.ldLeft);
+    auto leftX = plane(lx, t.n, t.ldLeft);
+    auto rightR = plane(rr, t.k, t.ldRight);
+    auto rightI = plane(ri, t.k, t.ldRight);
+    auto rightY = plane(ry, t.k, t.ldRight);
+    auto outR = plane(pr, t.n, t.ldOut);
+    auto outI = plane(pi, t.n, t.ldOut);
+    arch35::CubeBegin();
+    arch35::PingPong pp;
     for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum()) {
         /* PlanCsymm's tile of C -> engine region: engine rows are columns of C, engine columns rows of C. */
         const uint32_t cRow0 = (tile % t.tilesM) * t.blockM;
         const uint32_t cCol0 = (tile / t.tilesM) * t.blockN;
-        const uint32_t rows = CsMin(t.blockN, t.n - cCol0);
-        const uint32_t cols = CsMin(t.blockM, t.m - cRow0);
-        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(CS_FIX_FLAG);
-        CsAccumulate(leftR, rightR, t, cCol0, cRow0, rows, cols, true, false, l1Count, l0Count);
-        CsAccumulate(leftX, rightY, t, cCol0, cRow0, rows, cols, false, true, l1Count, l0Count);
-        CsFixpipe(outR, cCol0, cRow0, rows, cols);
-        AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(CS_FIX_FLAG);
-        CsAccumulate(leftR, rightI, t, cCol0, cRow0, rows, cols, true, false, l1Count, l0Count);
-        CsAccumulate(leftI, rightR, t, cCol0, cRow0, rows, cols, false, true, l1Count, l0Count);
-        CsFixpipe(outI, cCol0, cRow0, rows, cols);
+        const uint32_t rows = Min(t.blockN, t.n - cCol0);
+        const uint32_t cols = Min(t.blockM, t.m - cRow0);
+        arch35::AcquireL0C();
+        arch35::Accumulate(leftR, rightR, t.k, t.blockK, cCol0, cRow0, rows, cols, true, false, pp);
+        arch35::Accumulate(leftX, rightY, t.k, t.blockK, cCol0, cRow0, rows, cols, false, true, pp);
+        arch35::Fixpipe(outR, cCol0, cRow0, rows, cols);
+        arch35::AcquireL0C();
+        arch35::Accumulate(leftR, rightI, t.k, t.blockK, cCol0, cRow0, rows, cols, true, false, pp);
+        arch35::Accumulate(leftI, rightR, t.k, t.blockK, cCol0, cRow0, rows, cols, false, true, pp);
+        arch35::Fixpipe(outI, cCol0, cRow0, rows, cols);
     }
-    AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(0);
-    AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(1);
-    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(0);
-    AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(CS_FIX_FLAG);
-    AscendC::SetMMColumnMajor();
+    arch35::CubeEnd();
 }
 
 // ---- 3./4. epilogue and scale ------------------------------------------------------------------------------------
@@ -227,7 +130,7 @@ __aicore__ inline void CsymmEpilogueCore(GM_ADDR pr, GM_ADDR pi, GM_ADDR c, cons
                                          bool scaleOnly)
 {
     const uint32_t col0 = AscendC::GetBlockIdx() * t.colsPerCore;
-    const uint32_t col1 = CsMin(col0 + t.colsPerCore, t.n);
+    const uint32_t col1 = Min(col0 + t.colsPerCore, t.n);
     if (col0 >= col1) {
         return;
     }
@@ -243,7 +146,7 @@ extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADD
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     const uint32_t item0 = AscendC::GetBlockIdx() * tiling.itemsPerCore;
-    const uint32_t item1 = CsMin(item0 + tiling.itemsPerCore, tiling.k + tiling.n);
+    const uint32_t item1 = Min(item0 + tiling.itemsPerCore, tiling.k + tiling.n);
     if (item0 >= item1) {
         return;
     }

@@ -13,15 +13,7 @@
 
 #include <cstdint>
 
-constexpr uint32_t CSYMM_FP32_C0 = 8;
-constexpr uint32_t CSYMM_L0C_C0 = 16;
-constexpr uint32_t CSYMM_FRACTAL = 16;
-constexpr uint32_t CSYMM_BASE_K = 8;
-constexpr uint32_t CSYMM_L1_BYTES = 512 * 1024;
-constexpr uint32_t CSYMM_L0_BYTES = 64 * 1024;
 constexpr uint32_t CSYMM_SIMT_THREADS = 1024;
-/* Plane alignment in the workspace (floats): 512 bytes keeps every plane's rows 32-byte aligned for Fixpipe. */
-constexpr uint64_t CSYMM_PLANE_ALIGN = 128;
 
 /* Expansion of A (rows 0..k-1) and B (columns 0..n-1) into planes; rowsPerCore of the k + n work items each. */
 struct CsymmPrepareTilingData {
