@@ -1,0 +1,56 @@
+"""The host functions only the Ascend build calls (the twin's tests cover the rest): csymm plane workspace and the
+handle's workspace-source decision, compiled from operators/host/ with the system C++ compiler."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROGRAM = r"""
+#include <cstdio>
+#include "csymm_host.h"
+#include "handle_host.h"
+using namespace blas_host;
+int main() {
+    // LEFT 100 x 30: k = m = 100; A planes 104 x 100 floats, B/P planes 104 x 30, each rounded up to 128 floats
+    std::printf("%llu\n", (unsigned long long)CsymmWorkspaceBytes(100, 30, kSideLeft, CsymmPath::GEMM));
+    // RIGHT 100 x 30: k = n = 30; A planes 32 x 30, B/P planes 104 x 30
+    std::printf("%llu\n", (unsigned long long)CsymmWorkspaceBytes(100, 30, kSideRight, CsymmPath::GEMM));
+    std::printf("%llu %llu\n", (unsigned long long)CsymmWorkspaceBytes(100, 30, kSideLeft, CsymmPath::SCALE_ONLY),
+                (unsigned long long)CsymmWorkspaceBytes(100, 30, kSideLeft, CsymmPath::QUICK_RETURN));
+    const uint64_t cap = kMaxLibraryWorkspaceBytes;
+    std::printf("%d %d %d %d %d %d\n", (int)WorkspaceSourceOf(0, true, 0), (int)WorkspaceSourceOf(64, true, 64),
+                (int)WorkspaceSourceOf(65, true, 64), (int)WorkspaceSourceOf(cap, false, 0),
+                (int)WorkspaceSourceOf(cap + 1, false, 0), (int)WorkspaceSourceOf(cap + 1, true, cap + 1));
+    return 0;
+}
+"""
+
+
+def _ceil(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def test_csymm_workspace_and_workspace_source(tmp_path):
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        pytest.skip("requires a C++ compiler")
+    (tmp_path / "t.cpp").write_text(PROGRAM)
+    subprocess.run([cxx, "-std=c++17", "-I", str(ROOT / "operators/host"), "-I", str(ROOT / "operators/include"),
+                    str(tmp_path / "t.cpp"), "-o", str(tmp_path / "t")], check=True)
+    lines = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, check=True).stdout.splitlines()
+
+    def planes(m: int, n: int, k: int) -> int:
+        a_plane = _ceil(_ceil(k, 8) * k, 128)
+        c_plane = _ceil(_ceil(m, 8) * n, 128)
+        return (3 * a_plane + 4 * c_plane) * 4
+
+    assert int(lines[0]) == planes(100, 30, 100)
+    assert int(lines[1]) == planes(100, 30, 30)
+    assert lines[2] == "0 0"
+    # NONE, USER, USER_TOO_SMALL, LIBRARY, OVER_LIBRARY_CAP, USER (a user buffer is not capped)
+    assert lines[3].split() == ["0", "1", "3", "2", "4", "1"]
