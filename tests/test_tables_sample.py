@@ -15,11 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TABLES = sorted((ROOT / "cases").glob("*_test.csv"))
 
 
-def _sample():
-    for table in TABLES:
-        for i, case in enumerate(load_table(table)):
-            if case.name.startswith("TC_L0_") or i % 10 == 0:
-                yield pytest.param(case, id=case.id)
+def _sample() -> list:
+    return [pytest.param(case, id=case.id) for table in TABLES for i, case in enumerate(load_table(table))
+            if case.name.startswith("TC_L0_") or i % 10 == 0]
 
 
 @pytest.fixture(scope="module")
