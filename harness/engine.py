@@ -183,7 +183,8 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
     spec = ops.get(case.op)
     mask = bufs["C"].written
     gate, options = spec.gate(case.args, case.thresholds)
-    def scale() -> np.ndarray:
+
+    def scale() -> np.ndarray:  # G for the forward-error test, computed only if the judgement needs it
         with np.errstate(all="ignore"):
             return spec.error_scale(case.args, bufs)[mask]
 
