@@ -113,7 +113,7 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
     slots = [_Slot(settings) for _ in range(min(workers, len(pending)))]
     try:
         while pending or any(s.case for s in slots):
-            for i, slot in enumerate(slots):
+            for slot in slots:
                 if slot.case is None and pending:
                     slot.submit(pending.popleft())
             busy = [s for s in slots if s.case is not None]
