@@ -123,10 +123,8 @@ def _meta(side: Side, other: Side, tables: list[str], select: str | None, config
 def _time_case(case: Any, a: Side, b: Side, config: TimingConfig) -> tuple[dict, dict]:
     """The pair of records for one perf row: timed only, outputs are not checked (that is `harness run`'s job)."""
     from harness import abi, engine
-    from harness.record import new_record
 
-    recs = [new_record(case.name, case.op, case.table, case.line, case.expected_status, True, case.params)
-            for _ in (a, b)]
+    recs = [case.new_record() for _ in (a, b)]
     prepared = []
     try:
         for side in (a, b):

@@ -49,6 +49,11 @@ class Case:
     def id(self) -> str:
         return f"{Path(self.table).name}::{self.name}"
 
+    def new_record(self) -> Record:
+        """An empty result record for this row (verdict ERROR until something better is known)."""
+        return new_record(self.name, self.op or "?", self.table, self.line, self.expected_status, self.is_perf,
+                          self.params)
+
 
 def load_table(path: str | Path) -> list[Case]:
     """Every row of one table as a Case; rows for operators this harness lacks become SKIP cases."""
@@ -194,8 +199,7 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
 def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
              timing_config: Any = None, baselines: Callable[[Case], list] | None = None) -> Record:
     """Run one case on an open backend and return its result record. Never raises for a case-level problem."""
-    rec = new_record(case.name, case.op or "?", case.table, case.line, case.expected_status, case.is_perf,
-                     case.params)
+    rec = case.new_record()
     started = time.perf_counter()
     try:
         _run_into(rec, case, backend, use_poison, memory_cap, timing_config, baselines)

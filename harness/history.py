@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from harness.record import FAILING
+
 DEFAULT_PATH = Path("reports") / "history.sqlite"
 
 _SCHEMA = """
@@ -248,7 +250,7 @@ def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
         return pd.Series({
             "first_started": g["first_started"].iloc[0], "runs": g["runs"].iloc[0], "rows": len(g),
             "passed": int((g["verdict"] == "PASS").sum()),
-            "failed": int(g["verdict"].isin(["FAIL", "ERROR", "CRASH", "TIMEOUT"]).sum()),
+            "failed": int(g["verdict"].isin(FAILING).sum()),
             "perf_rows": len(perf),
             "perf_geomean_us": math.exp(perf.map(math.log).mean()) if len(perf) else None,
         })

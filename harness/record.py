@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 VERDICTS = ("PASS", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
+#: The verdicts that fail a run (exit code 1).
+FAILING = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 PERF_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")
 
 Record = dict[str, Any]

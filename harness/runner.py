@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from harness.backends import BackendUnavailable, open_backend
 from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
-from harness.record import Record, new_record
+from harness.record import Record
 
 
 
@@ -92,8 +92,7 @@ class _Slot:
 
 
 def _died(case: Case, proc: mp.Process) -> Record:
-    rec = new_record(case.name, case.op or "?", case.table, case.line, case.expected_status, case.is_perf,
-                     case.params)
+    rec = case.new_record()
     code = proc.exitcode
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
     rec.update(verdict="CRASH", reason=f"the operator killed its worker process ({how})")
@@ -101,8 +100,7 @@ def _died(case: Case, proc: mp.Process) -> Record:
 
 
 def _timed_out(case: Case, limit: float) -> Record:
-    rec = new_record(case.name, case.op or "?", case.table, case.line, case.expected_status, case.is_perf,
-                     case.params)
+    rec = case.new_record()
     rec.update(verdict="TIMEOUT", reason=f"no result within the per-row limit of {limit:g} s; worker killed",
                duration_s=limit)
     return rec

@@ -15,9 +15,7 @@ from harness import ops, provenance
 from harness.backends import BackendUnavailable
 from harness.cli import EXIT_ENV
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
-from harness.record import Record, summarize
-
-FAILING = {"FAIL", "ERROR", "CRASH", "TIMEOUT"}
+from harness.record import FAILING, Record, summarize
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.record import Record, summarize
+from harness.record import FAILING, Record, summarize
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
 METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
@@ -80,7 +80,7 @@ def exit_code(records: list[Record]) -> int:
     nothing failed but the evidence is insufficient (no row ran, or a baseline verdict is INCONCLUSIVE); else 0."""
     verdicts = {r["verdict"] for r in records}
     perf = {b.get("verdict") for r in records for b in r.get("baseline") or []}
-    if verdicts & {"FAIL", "ERROR", "CRASH", "TIMEOUT"} or "FAIL" in perf:
+    if verdicts & set(FAILING) or "FAIL" in perf:
         return 1
     if verdicts <= {"SKIP"} or "INCONCLUSIVE" in perf:
         return 2

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from harness.record import VERDICTS, Record, summarize
+from harness.record import FAILING, VERDICTS, Record, summarize
 from harness.reports.json_csv import METRICS, exit_code, results_frame, write_atomic
 
 HEADINGS = ("状态", "验证摘要", "测试明细", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境")
@@ -50,7 +50,6 @@ TIMING_MODES = {"sync": "sync = 每次调用后同步（任务书 Avg time 口�
 #: Threshold keys a criterion records in `precision` (harness.criteria.Judgement.criteria).
 THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere_threshold", "mare_multiplier",
                   "eps", "atol_floor")
-_FAILED = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 
 
 @dataclass
@@ -206,7 +205,7 @@ def _short(status: Any) -> str:
 
 
 def _failures(frame: pd.DataFrame) -> Section:
-    failed = frame[frame["verdict"].isin(_FAILED)]
+    failed = frame[frame["verdict"].isin(FAILING)]
     blocks: list[str | list[str] | Table] = []
     if len(failed):
         blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因"], [
