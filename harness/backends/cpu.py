@@ -65,8 +65,16 @@ class CpuBackend:
         self._buffers: dict[int, tuple[np.ndarray, int]] = {}
         self._allocated = 0
         self._peak_allocated = 0
+        self._description: dict[str, Any] | None = None
 
     def describe(self) -> dict[str, Any]:
+        """Fixed for the backend's life, so computed once: the engine asks for the device on every perf row and
+        hashing the library (and platform.processor()) each time would be wasted work."""
+        if self._description is None:
+            self._description = self._describe()
+        return dict(self._description)
+
+    def _describe(self) -> dict[str, Any]:
         device = f"cpu twin ({self.cores} emulated cores)" if self.is_twin else str(self.library)
         return {
             "device": device,
