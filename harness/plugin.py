@@ -1,9 +1,13 @@
-"""pytest plugin: every row of an ops-blas case table is one test item (`csymm_test.csv::TC_L0_0001`).
+"""pytest plugin: every row of an ops-blas case table is one test item (`cases/csymm_test.csv::TC_L0_0001`).
 
 `pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same engine
 (`harness.engine.run_case`); what pytest adds is its own selection, reporting and xdist distribution. Perf rows
 are checked for status and untouched memory here; their timing belongs to `harness run`, which times them alone.
 A crashing operator takes down the pytest worker (xdist replaces it); `harness run` isolates every row.
+
+The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm_test.csv::TC_L0_0001'`), and
+skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
+`--maxfail`, `--junitxml`, `-k`, xdist) work on tables as on Python tests.
 """
 from __future__ import annotations
 
@@ -57,7 +61,18 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self):
-        return self.path, self.case.line - 1, self.case.id
+        # the domain is the bare case name: pytest prints `path::domain` (dots in a domain become `::`), so this
+        # keeps the printed id equal to the node id
+        return self.path, self.case.line - 1, self.case.name
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A row's skip is reported at its CSV line, not at the line of this plugin that called pytest.skip()."""
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(item, CaseItem) and report.skipped and isinstance(report.longrepr, tuple):
+        report.longrepr = (str(item.path), item.case.line, report.longrepr[2])
 
 
 def _backend(config: pytest.Config):
