@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from harness import abi, criteria, ops, perf
+from golden import sample
+from harness import abi, criteria, footprint, ops, perf
 from harness.cases import CellReader, base_fields, op_for_table, read_table
-from harness.layout import GUARD_BYTES, Buffer, changed_outside, poison, split_guards, with_guards
+from harness.layout import GUARD_BYTES, Buffer, changed_outside, guard_zones, poison, split_guards, with_guards
 from harness.record import Record, new_record
 
-#: Buffers larger than this in total are refused before anything is allocated.
+#: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
 DEFAULT_MEMORY_CAP = 8 << 30
 
 
@@ -113,27 +114,49 @@ def matches(expr: str | None, name: str) -> bool:
     return _compiled(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
 
 
+#: After a call that left threads running, the end-of-row check waits this long, so their late writes land first.
+SETTLE_S = 0.05
+
+
 @dataclass
 class PreparedCall:
-    """Buffers planned, filled and uploaded; `call()` runs the operator once on them (used by timing, ab, baseline)."""
+    """Buffers planned, filled and uploaded; `call()` runs the operator once on them (used by timing, ab, baseline).
+
+    `zones` are each buffer's (front, back) guard bytes; `scalars` the host alpha/beta the call points to, with
+    their bytes as created in `scalar_bytes`, so a write through the const pointers is caught."""
 
     case: Case
     backend: Any
     buffers: dict[str, Buffer]
     addrs: dict[str, int]
     uploaded: dict[str, np.ndarray]
+    zones: dict[str, tuple[int, int]] = field(default_factory=dict)
+    scalars: dict[str, Any] = field(default_factory=dict)
+    scalar_bytes: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ptrs(self) -> dict[str, int]:
-        return {n: 0 if b.null else self.addrs[n] + GUARD_BYTES for n, b in self.buffers.items()}
+        return {n: 0 if b.null else self.addrs[n] + self.zones.get(n, (GUARD_BYTES, 0))[0]
+                for n, b in self.buffers.items()}
 
     def call(self) -> int:
         spec = ops.get(self.case.op)
         handle = 0 if self.case.args.handle_null else self.backend.handle
-        return spec.call(self.backend, self.case.args, self.ptrs, handle)
+        return spec.call(self.backend, self.case.args, self.ptrs, handle, self.scalars)
 
     def download(self) -> dict[str, np.ndarray]:
         return {n: self.backend.download(self.addrs[n], raw.size) for n, raw in self.uploaded.items()}
+
+    def restore(self, name: str) -> None:
+        """Upload a buffer's original bytes again (C before a re-check call)."""
+        self.backend.upload(self.addrs[name], self.uploaded[name])
+
+    def problems(self, after: dict[str, np.ndarray]) -> list[str]:
+        """Every byte the operator must not have changed, and the const scalars."""
+        changed = [f"{name}: the operator overwrote the const host scalar it was given by pointer"
+                   for name, value in self.scalars.items()
+                   if value is not None and bytes(value) != self.scalar_bytes[name]]
+        return region_problems(self.buffers, self.uploaded, after, self.zones) + changed
 
     def close(self) -> None:
         for addr in self.addrs.values():
@@ -141,12 +164,22 @@ class PreparedCall:
         self.addrs.clear()
 
 
-def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP) -> dict[str, Buffer]:
-    """Host buffers for a case, with never-read regions poisoned; refuses oversized cases before allocating."""
+def footprint_bytes(case: Case) -> int:
+    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating."""
     spec = ops.get(case.op)
-    need = spec.bytes_needed(case.args)
+    sampled = case.is_perf and spec.flops(case.args) > sample.BUDGET_FLOPS
+    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled)
+
+
+def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP) -> dict[str, Buffer]:
+    """Host buffers for a case, with never-read regions poisoned; refuses cases whose footprint would exceed the
+    cap before allocating anything."""
+    spec = ops.get(case.op)
+    need = footprint_bytes(case)
     if need > memory_cap:
-        raise MemoryError(f"buffers need {need / 2**30:.2f} GiB, over the {memory_cap / 2**30:.2f} GiB cap")
+        raise MemoryError(f"the row needs an estimated {need / 2**30:.2f} GiB (buffers "
+                          f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
+                          f"the {memory_cap / 2**30:.2f} GiB cap")
     bufs = spec.buffers(case.args, case.seed)
     if use_poison:
         for b in bufs.values():
@@ -156,25 +189,34 @@ def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_C
 
 def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None) -> PreparedCall:
     bufs = bufs if bufs is not None else plan(case)
-    addrs, uploaded = {}, {}
+    fenced, granule = getattr(backend, "fenced", False), getattr(backend, "guard_granule", 1)
+    addrs, uploaded, zones = {}, {}, {}
     for name, b in bufs.items():
-        raw = with_guards(b.host)
-        addrs[name] = backend.alloc(raw.size)
+        zones[name] = guard_zones(b, fenced, granule)
+        raw = with_guards(b.host, zones[name])
+        addrs[name] = backend.alloc(raw.size, name)
         backend.upload(addrs[name], raw)
         uploaded[name] = raw
-    return PreparedCall(case, backend, bufs, addrs, uploaded)
+    scalars = ops.get(case.op).scalars(case.args)
+    snapshot = {name: bytes(value) for name, value in scalars.items() if value is not None}
+    return PreparedCall(case, backend, bufs, addrs, uploaded, zones, scalars, snapshot)
 
 
-def region_problems(bufs: dict[str, Buffer], uploaded: dict[str, np.ndarray],
-                    after: dict[str, np.ndarray]) -> list[str]:
+def region_problems(bufs: dict[str, Buffer], uploaded: dict[str, np.ndarray], after: dict[str, np.ndarray],
+                    zones: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region."""
     problems = []
     for name, b in bufs.items():
-        front, data, back = split_guards(after[name], b.nbytes)
-        ufront, udata, uback = split_guards(uploaded[name], b.nbytes)
+        front_bytes = zones[name][0] if zones else GUARD_BYTES
+        front, data, back = split_guards(after[name], b.nbytes, front_bytes)
+        ufront, udata, uback = split_guards(uploaded[name], b.nbytes, front_bytes)
         if not np.array_equal(front, ufront) or not np.array_equal(back, uback):
             where = "before" if not np.array_equal(front, ufront) else "after"
-            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write)")
+            zone = front if where == "before" else back
+            bad = np.flatnonzero(zone != (ufront if where == "before" else uback))
+            distance = len(zone) - bad[-1] if where == "before" else bad[0] + 1
+            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, "
+                            f"{distance} bytes {where} it)")
         written = b.written if b.output else None
         bad = changed_outside(udata.view(b.host.dtype), data.view(b.host.dtype), written)
         if bad.size:
@@ -228,22 +270,29 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         return
     spec = ops.get(case.op)
     rec["flops"] = spec.flops(case.args)
+    want_golden = case.expected_status == abi.Status.SUCCESS
+    overlap = spec.output_overlap(case.args) if want_golden else ""
+    if overlap:
+        rec.update(verdict="ERROR", reason=f"refused: output batches overlap ({overlap})")
+        return
+    start_bytes = footprint.reset_peak()
     bufs = plan(case, use_poison, memory_cap)
-    want_golden = case.expected_status == abi.Status.SUCCESS and not case.is_perf
     expected = truth = None
+    judged = bufs
     if want_golden:
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            expected, truth = spec.golden_result(case.args, bufs)
+            expected, truth, judged = _golden(case, bufs)
     prepared = prepare_call(case, backend, bufs)
     try:
         backend.reset_peaks()
-        status = prepared.call()
-        backend.synchronize()
+        threads_before = footprint.threads()
+        status, growth = _measured_call(prepared)
         rec["status"] = status
         expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
         rec["memory"] = perf.memory_verdict(expected_ws, backend.memory())  # a rejected call uses no workspace
+        rec["memory"]["operator_growth_bytes"] = growth
         after = prepared.download()
-        problems = region_problems(bufs, prepared.uploaded, after)
+        problems = prepared.problems(after) + _leak(growth, expected_ws or 0, "the operator call")
         if rec["memory"]["verdict"] == "FAIL":
             problems.append(rec["memory"]["reason"])
         if status != case.expected_status:
@@ -252,24 +301,115 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         elif problems:
             rec.update(verdict="FAIL", reason="; ".join(problems))
         elif want_golden:
-            out_c = split_guards(after["C"], bufs["C"].nbytes)[1].view(bufs["C"].host.dtype)
-            judgement = judge_output(case, bufs, out_c, expected, truth)
+            out_c = split_guards(after["C"], bufs["C"].nbytes, prepared.zones["C"][0])[1].view(bufs["C"].host.dtype)
+            judgement = judge_output(case, judged, out_c, expected, truth)
             rec["precision"] = judgement.to_dict()
             rec.update(verdict="PASS" if judgement.passed else "FAIL", reason=judgement.reason)
         else:
-            rec.update(verdict="PASS", reason="status only" if case.is_perf else "status matches")
+            rec.update(verdict="PASS", reason="status matches")
+        _note_sample(rec, bufs, judged)
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
                 and status == abi.Status.SUCCESS:
             _time_into(rec, case, backend, prepared, timing_config, baselines)
+            after = _recheck_after_timing(rec, case, prepared, judged, expected, truth)
+        late = _late_problems(prepared, after, threads_before)
+        if late and rec["verdict"] == "PASS":
+            rec.update(verdict="FAIL", reason="; ".join(late))
     finally:
         prepared.close()
+        _note_footprint(rec, case, start_bytes)
+
+
+def _golden(case: Case, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray, dict[str, Buffer]]:
+    """(expected, truth, buffers to judge with): large perf rows are judged on a sample of C (golden.sample), the
+    buffers' C then marking only the sampled elements as the ones to judge."""
+    spec = ops.get(case.op)
+    sampled = spec.golden_sample(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
+    if sampled is None:
+        return (*spec.golden_result(case.args, bufs), bufs)
+    expected, truth, mask = sampled
+    return expected, truth, {**bufs, "C": replace(bufs["C"], written=mask & bufs["C"].written)}
+
+
+def _note_sample(rec: Record, bufs: dict[str, Buffer], judged: dict[str, Buffer]) -> None:
+    if rec["precision"] is not None and judged is not bufs:
+        rec["precision"]["sampled"] = f"{int(judged['C'].written.sum())} of {int(bufs['C'].written.sum())} elements"
+
+
+def _measured_call(prepared: PreparedCall) -> tuple[int, int | None]:
+    """(status, resident bytes the call left behind) of one synchronised call."""
+    before = footprint.resident()
+    status = prepared.call()
+    prepared.backend.synchronize()
+    after = footprint.resident()
+    return status, None if before is None or after is None else after - before
+
+
+def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
+    if growth is None or growth <= allowed + footprint.LEAK_BYTES:
+        return []
+    return [f"memory leak: {what} left the worker {growth / 2**20:.0f} MiB more resident memory (allowed: "
+            f"{allowed / 2**20:.0f} MiB expected workspace + {footprint.LEAK_BYTES / 2**20:.0f} MiB)"]
+
+
+def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall, judged: dict[str, Buffer],
+                          expected: np.ndarray | None, truth: np.ndarray | None) -> dict[str, np.ndarray]:
+    """A perf row after its timed loop: nothing out of bounds, inputs and scalars intact, and one more call on the
+    original C judged like the first; returns the buffers as last checked."""
+    during = prepared.download()
+    calls = (rec["timing"] or {}).get("n", 0) * (rec["timing"] or {}).get("calls_per_sample", 1)
+    problems = prepared.problems(during) + _leak(rec["memory"].get("timed_growth_bytes"), 0, f"{calls} timed calls")
+    if problems:
+        rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
+        return during
+    prepared.restore("C")
+    status = prepared.call()
+    prepared.backend.synchronize()
+    again = prepared.download()
+    problems = prepared.problems(again)
+    if status != case.expected_status:
+        problems.insert(0, f"status {abi.status_name(status)}")
+    if problems:
+        rec.update(verdict="FAIL", reason="after the timed calls: " + "; ".join(problems))
+    elif expected is not None:
+        c = prepared.buffers["C"]
+        out_c = split_guards(again["C"], c.nbytes, prepared.zones["C"][0])[1].view(c.host.dtype)
+        judgement = judge_output(case, judged, out_c, expected, truth)
+        if not judgement.passed:
+            rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+    return again
+
+
+def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threads_before: int) -> list[str]:
+    """The end-of-row check: bytes that changed since the last check (a thread the operator left running). When
+    the operator returned with more threads than it was called with, wait SETTLE_S first."""
+    if footprint.threads() > threads_before:
+        time.sleep(SETTLE_S)
+    now = prepared.download()
+    late = [name for name in checked if not np.array_equal(checked[name], now[name])]
+    if not late:
+        return []
+    return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)",
+            *prepared.problems(now)]
+
+
+def _note_footprint(rec: Record, case: Case, start_bytes: int | None) -> None:
+    """The row's estimate and measured peak beside the operator's memory (peak: VmHWM growth over the row)."""
+    if rec["memory"] is None:
+        return
+    peak = footprint.peak()
+    rec["memory"]["harness_estimate_bytes"] = footprint_bytes(case)
+    rec["memory"]["harness_peak_bytes"] = None if peak is None or start_bytes is None else peak - start_bytes
 
 
 def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, config: Any,
                baselines: Callable[[Case], list] | None) -> None:
     from harness import timing
 
+    before = footprint.resident()
     rec["timing"] = timing.measure(prepared.call, backend.timer, config)
+    after = footprint.resident()
+    rec["memory"]["timed_growth_bytes"] = None if before is None or after is None else after - before
     hardware = backend.describe().get("device", "")
     rec["baseline"] = perf.baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
 

@@ -41,8 +41,9 @@ class Backend(Protocol):
         """Device, library path and sha256, versions: what a report needs to say where numbers came from."""
         ...
 
-    def alloc(self, nbytes: int) -> int:
-        """Device buffer of nbytes; returns its address (contents undefined)."""
+    def alloc(self, nbytes: int, name: str = "") -> int:
+        """Device buffer of nbytes; returns its address (contents undefined). `name` (A, B, C) labels it where the
+        backend can say which buffer a stray access hit (the cpu backend's guard pages)."""
         ...
 
     def free(self, addr: int) -> None: ...

@@ -7,10 +7,14 @@ Each module provides:
     parse(reader: CellReader, description: str) -> Args
     buffers(args, seed) -> dict[str, Buffer]            host inputs, masks (harness.layout)
     golden_result(args, buffers) -> (expected, truth)   storage arrays of the output buffer
-    call(backend, args, ptrs: dict[str, int], handle: int) -> int     the status the operator returned
+    scalars(args) -> dict[str, ctypes scalar | None]     alpha/beta as the host memory the call points to
+    call(backend, args, ptrs, handle, scalars) -> int    the status the operator returned
+    golden_sample(args, buffers, budget, seed)           (expected, truth, mask) on a sample of C, or None
+    output_overlap(args) -> str                          why C's batches overlap ("" when they do not)
     error_scale(args, buffers) -> G                      |alpha||A||B| + |beta||C|: Netlib's forward-error scale
     gate(args, thresholds) -> (gate name, options)       exact for pure quick-return rows
-    flops(args) -> float;  bytes_needed(args) -> int;  expected_workspace_bytes(args) -> int | None
+    flops(args) -> float;  buffer_bytes(args) -> {name: bytes};  bytes_needed(args) -> int
+    expected_workspace_bytes(args) -> int | None
     baseline_params(args) -> dict                        params baselines are keyed by
 """
 from __future__ import annotations
