@@ -194,7 +194,7 @@ def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None
     for name, b in bufs.items():
         zones[name] = guard_zones(b, fenced, granule)
         raw = with_guards(b.host, zones[name])
-        addrs[name] = backend.alloc(raw.size, name)
+        addrs[name] = backend.alloc(raw.size, name, (zones[name][0], b.nbytes))
         backend.upload(addrs[name], raw)
         uploaded[name] = raw
     scalars = ops.get(case.op).scalars(case.args)
@@ -214,9 +214,9 @@ def region_problems(bufs: dict[str, Buffer], uploaded: dict[str, np.ndarray], af
             where = "before" if not np.array_equal(front, ufront) else "after"
             zone = front if where == "before" else back
             bad = np.flatnonzero(zone != (ufront if where == "before" else uback))
-            distance = len(zone) - bad[-1] if where == "before" else bad[0] + 1
-            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, "
-                            f"{distance} bytes {where} it)")
+            reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
+            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
+                            f"{reach} bytes {where} it)")
         written = b.written if b.output else None
         bad = changed_outside(udata.view(b.host.dtype), data.view(b.host.dtype), written)
         if bad.size:

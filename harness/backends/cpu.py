@@ -60,7 +60,7 @@ class CpuBackend:
     def __init__(self, lib_path: Path, is_twin: bool, cores: int | None):
         self.library = lib_path
         self.is_twin = is_twin
-        fence.library()  # build and install the guard-page fault handler before the operator can fault
+        fence.install()  # build the guard-page helper and install its fault handler before the operator can fault
         self.lib = aclblas_lib.load_aclblas(str(lib_path))
         self.handle = aclblas_lib.create_handle(self.lib)
         self.cores = cores or default_cores()
@@ -89,8 +89,8 @@ class CpuBackend:
                      "python": platform.python_version()},
         }
 
-    def alloc(self, nbytes: int, name: str = "") -> int:
-        addr = fence.alloc(nbytes, name)
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
+        addr = fence.alloc(nbytes, name, span)
         self._buffers[addr] = (name, nbytes)
         self._allocated += nbytes
         self._peak_allocated = max(self._peak_allocated, self._allocated)

@@ -26,6 +26,7 @@
 typedef struct {
     uintptr_t map_lo, map_hi;   /* the whole mapping, fences included; 0/0 = free slot */
     uintptr_t data_lo, data_hi; /* the read-write pages */
+    uintptr_t span_lo, span_hi; /* the operator's data inside them (the harness's byte guard zones around it) */
     size_t map_len;
     int freed;                  /* quarantined: the whole mapping is PROT_NONE */
     char name[NAME_LEN];
@@ -90,14 +91,14 @@ static void on_fault(int sig, siginfo_t *info, void *context)
             at = append(text, at, sizeof text, "into buffer ");
             at = append(text, at, sizeof text, f->name);
             at = append(text, at, sizeof text, " after its row ended (a thread left running), offset ");
-            at = append_u(text, at, sizeof text, addr - f->data_lo, 10);
+            at = append_u(text, at, sizeof text, addr - f->span_lo, 10);
         } else if (addr < f->data_lo) {
-            at = append_u(text, at, sizeof text, f->data_lo - addr, 10);
+            at = append_u(text, at, sizeof text, f->span_lo - addr, 10);
             at = append(text, at, sizeof text, " bytes before ");
             at = append(text, at, sizeof text, f->name);
             at = append(text, at, sizeof text, " (guard page)");
         } else {
-            at = append_u(text, at, sizeof text, addr - f->data_hi, 10);
+            at = append_u(text, at, sizeof text, addr - f->span_hi, 10);
             at = append(text, at, sizeof text, " bytes after the end of ");
             at = append(text, at, sizeof text, f->name);
             at = append(text, at, sizeof text, " (guard page)");
@@ -145,8 +146,9 @@ static int free_slot(void)
 }
 
 /* data_len read-write bytes (a multiple of the page size) between two PROT_NONE fences of fence_len bytes each
-   (also a page multiple); name labels it in fault notes. Returns the read-write start, or NULL. */
-void *fence_alloc(size_t data_len, size_t fence_len, const char *name)
+   (also a page multiple); name labels it in fault notes, whose distances count from the span_len bytes at
+   span_offset inside it. Returns the read-write start, or NULL. */
+void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t span_offset, size_t span_len)
 {
     int slot = free_slot();
     if (slot < 0) return NULL;
@@ -164,6 +166,8 @@ void *fence_alloc(size_t data_len, size_t fence_len, const char *name)
     f.map_len = total;
     f.data_lo = (uintptr_t)map + fence_len;
     f.data_hi = f.data_lo + data_len;
+    f.span_lo = f.data_lo + span_offset;
+    f.span_hi = f.span_lo + span_len;
     size_t n = strlen(name);
     memcpy(f.name, name, n < NAME_LEN - 1 ? n : NAME_LEN - 1);
     fences[slot] = f;

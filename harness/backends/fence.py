@@ -59,7 +59,7 @@ def fence_bytes(data_bytes: int) -> int:
 
 @lru_cache(maxsize=1)
 def library() -> ctypes.CDLL:
-    """fence.c compiled with the system C compiler (cached by source hash) and loaded, handler installed."""
+    """fence.c compiled with the system C compiler (cached by source hash) and loaded."""
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
     target = CACHE_DIR / digest / "libfence.so"
     if not target.exists():
@@ -75,18 +75,26 @@ def library() -> ctypes.CDLL:
         os.replace(tmp, target)
     lib = ctypes.CDLL(str(target))
     lib.fence_install.argtypes, lib.fence_install.restype = [c_char_p], c_int
-    lib.fence_alloc.argtypes, lib.fence_alloc.restype = [c_size_t, c_size_t, c_char_p], c_void_p
+    lib.fence_alloc.argtypes, lib.fence_alloc.restype = [c_size_t, c_size_t, c_char_p, c_size_t, c_size_t], c_void_p
     lib.fence_free.argtypes, lib.fence_free.restype = [c_void_p], c_int
     lib.fence_release_freed.argtypes, lib.fence_release_freed.restype = [], None
-    if lib.fence_install(note_prefix().encode()) != 0:
-        raise BuildError("cannot install the guard-page fault handler")
     return lib
 
 
-def alloc(nbytes: int, name: str) -> int:
-    """Page-rounded read-write memory for nbytes between two fences; returns its start address."""
+def install() -> None:
+    """(Re)install the fault handler: whoever set SIGSEGV's handler since (faulthandler.disable() restores the one
+    it found) must not leave a worker without it."""
+    if library().fence_install(note_prefix().encode()) != 0:
+        raise BuildError("cannot install the guard-page fault handler")
+
+
+def alloc(nbytes: int, name: str, span: tuple[int, int] | None = None) -> int:
+    """Page-rounded read-write memory for nbytes between two fences; returns its start address. Fault notes
+    measure distances from `span` (offset, length: the operator's data inside the allocation)."""
+    install()
     data = round_pages(max(nbytes, 1))
-    addr = library().fence_alloc(data, fence_bytes(data), name.encode(errors="replace"))
+    offset, length = span if span is not None else (0, nbytes)
+    addr = library().fence_alloc(data, fence_bytes(data), name.encode(errors="replace"), offset, length)
     if not addr:
         raise MemoryError(f"cannot map {data} bytes with guard pages for {name or 'a buffer'}")
     return addr

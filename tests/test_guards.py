@@ -1,0 +1,210 @@
+"""Guards an operator cannot step over (issue 11): a hostile operator library of our own (tests/native/hostile_mem.c)
+writes far out of bounds, late from a thread, through its const scalars, into an input, leaks memory, and misbehaves
+on perf rows; each faulty row's verdict names the fault, the good rows around it PASS, nothing prints a traceback.
+The same table on the CPU twin PASSes every row: the negative control that the checks do not fire on their own."""
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import footprint
+from harness.backends import fence, open_backend
+from harness.cli import main
+from harness.engine import load_table, prepare_call, region_problems, run_case
+from harness.layout import GUARD_BYTES, Buffer, guard_zones, with_guards
+from tables import csymm_row, write_csymm_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: row name -> (m of the row, fault armed for that m)
+FAULTS = {
+    "TC_L0_before": (11, "BEFORE"), "TC_L0_after": (12, "AFTER"), "TC_L0_late": (13, "LATE"),
+    "TC_L0_alpha": (14, "ALPHA"), "TC_L0_beta": (15, "BETA"), "TC_L0_write_a": (16, "WRITE_A"),
+    "TC_L0_leak": (17, "LEAK"),
+    "TC_PF_nothing": (21, "NOTHING"), "TC_PF_nan": (22, "NAN"), "TC_PF_later": (23, "LATER"),
+}
+EXPECTED = {
+    "TC_L0_before": ("CRASH", "out-of-bounds write 800 bytes before C (guard page)"),
+    "TC_L0_after": ("CRASH", "out-of-bounds write 65536 bytes after the end of C (guard page)"),
+    "TC_L0_late": ("FAIL", "C: guard zone before the buffer overwritten (out-of-bounds write, up to 16 bytes"),
+    "TC_L0_alpha": ("FAIL", "alpha: the operator overwrote the const host scalar"),
+    "TC_L0_beta": ("FAIL", "beta: the operator overwrote the const host scalar"),
+    "TC_L0_write_a": ("FAIL", "A: 1 element(s) changed (input buffer)"),
+    "TC_L0_leak": ("FAIL", "memory leak: the operator call left the worker 200 MiB more resident memory"),
+    "TC_PF_nothing": ("FAIL", "mixed_tolerance"),
+    "TC_PF_nan": ("FAIL", "NaN/Inf mismatch"),
+    "TC_PF_later": ("FAIL", "during the timed calls: C: guard zone after the buffer overwritten"),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_lib(tmp_path_factory) -> Path:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("requires a C compiler")
+    out = tmp_path_factory.mktemp("hostile") / "libhostile_mem.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out),
+                    str(ROOT / "tests/native/hostile_mem.c")], check=True)
+    return out
+
+
+def _table(path: Path) -> Path:
+    rows, good = [], 0
+    for name, (m, _) in FAULTS.items():
+        good += 1
+        rows.append(csymm_row(f"{name[:5]}good{good}", 4 + good % 3, 3))
+        rows.append(csymm_row(name, m, 3))
+    rows.append(csymm_row("TC_PF_good_last", 9, 8))
+    return write_csymm_table(path, rows)
+
+
+def _run(tmp_path: Path, table: Path, *extra: str) -> tuple[int, dict[str, dict]]:
+    code = main(["run", str(table), "--report-dir", str(tmp_path / "reports"), "--history",
+                 str(tmp_path / "h.sqlite"), "--max-time", "0.1", "--warmup", "2", "--min-samples", "5", *extra])
+    report = next((tmp_path / "reports").glob("*/report.json"))
+    return code, {c["case_name"]: c for c in json.loads(report.read_text())["cases"]}
+
+
+def test_every_hostile_fault_is_judged_and_named_and_the_good_rows_pass(tmp_path, hostile_lib, monkeypatch,
+                                                                       capfd):
+    for m, fault in FAULTS.values():
+        monkeypatch.setenv(f"HOSTILE_{fault}_M", str(m))
+    code, cases = _run(tmp_path, _table(tmp_path / "csymm_test.csv"), "--operator-lib", str(hostile_lib), "-n", "2")
+    assert code == 1
+    for name, (verdict, reason) in EXPECTED.items():
+        assert (cases[name]["verdict"], reason in cases[name]["reason"]) == (verdict, True), cases[name]["reason"]
+    good = {n: c["verdict"] for n, c in cases.items() if n not in FAULTS}
+    assert good and set(good.values()) == {"PASS"}, good
+    assert "Traceback" not in capfd.readouterr().err
+    assert cases["TC_L0_leak"]["memory"]["operator_growth_bytes"] >= 200 << 20
+    assert cases["TC_PF_later"]["timing"] is not None  # the fault showed only on the timed calls
+
+
+def test_the_same_table_passes_every_row_on_the_twin(tmp_path):
+    """Negative control: guards, scalars, late-write, leak and perf-row checks stay quiet for a correct operator."""
+    code, cases = _run(tmp_path, _table(tmp_path / "csymm_test.csv"))
+    assert {n: c["verdict"] for n, c in cases.items()} == {n: "PASS" for n in cases}
+    assert code == 0
+    perf = [c for c in cases.values() if c["is_perf"]]
+    assert all(c["precision"] and c["timing"] for c in perf)  # perf rows judged like precision rows, then timed
+
+
+def test_fault_note_names_the_buffer_and_is_read_once(tmp_path):
+    note = fence.note_path(424242)
+    note.write_text("out-of-bounds write 8 bytes before C (guard page)")
+    assert fence.fault_note(424242) == "out-of-bounds write 8 bytes before C (guard page)"
+    assert fence.fault_note(424242) == "" and not note.exists()
+
+
+def test_cpu_buffers_sit_between_inaccessible_pages():
+    """Touching one byte before or after a fenced buffer kills the process with SIGSEGV and leaves a note naming the
+    buffer and the distance (checked in child processes); the buffer's own bytes are fine."""
+    code = ("import ctypes, sys\nfrom harness.backends import fence\n"
+            "addr = fence.alloc(100, 'C', (0, 100))\nctypes.memset(addr, 0, fence.PAGE)\n"
+            "ctypes.string_at(addr + int(sys.argv[1]), 1)\n")
+    outcome = {}
+    for offset in (-1, fence.PAGE, 0, fence.PAGE - 1):
+        child = subprocess.Popen([sys.executable, "-c", code, str(offset)], cwd=ROOT)
+        outcome[offset] = (child.wait(), fence.fault_note(child.pid))
+    assert outcome[-1][0] == outcome[fence.PAGE][0] == -signal.SIGSEGV
+    assert outcome[-1][1].startswith("out-of-bounds read 1 bytes before C (guard page)")
+    assert outcome[fence.PAGE][1].startswith(f"out-of-bounds read {fence.PAGE - 100} bytes after the end of C")
+    assert outcome[0] == outcome[fence.PAGE - 1] == (0, "")
+
+
+def test_guard_zones_cover_a_column_or_batch_off_device_and_fill_the_page_on_cpu():
+    c = Buffer("C", np.zeros(1000, np.float32), output=True, reach=4096)
+    assert guard_zones(c, fenced=False) == (16384, 16384)
+    assert guard_zones(Buffer("A", np.zeros(3, np.float32), reach=1), fenced=False) == (GUARD_BYTES, GUARD_BYTES)
+    front, back = guard_zones(c, fenced=True, granule=4096)
+    assert front == GUARD_BYTES and (front + c.nbytes + back) % 4096 == 0 and back >= GUARD_BYTES
+
+
+def test_region_check_reports_how_far_a_guard_write_reached():
+    """Negative control for the byte guard check itself: a changed guard byte is found, an unchanged one is not."""
+    c = Buffer("C", np.arange(4, dtype=np.float32), output=True, written=np.ones(4, bool))
+    zones = {"C": (GUARD_BYTES, GUARD_BYTES)}
+    raw = with_guards(c.host, zones["C"])
+    assert region_problems({"C": c}, {"C": raw}, {"C": raw.copy()}, zones) == []
+    hit = raw.copy()
+    hit[GUARD_BYTES - 40] ^= 0xFF
+    assert region_problems({"C": c}, {"C": raw}, {"C": hit}, zones) == [
+        "C: guard zone before the buffer overwritten (out-of-bounds write, up to 40 bytes before it)"]
+
+
+def test_scalar_check_sees_the_memory_the_call_points_to(tmp_path):
+    """The snapshot is of the very objects the call passes: changing one is reported, an untouched one is not."""
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 3, 2)]))[0]
+    backend = open_backend("cpu", cores=1)
+    try:
+        prepared = prepare_call(case, backend)
+        assert prepared.call() == 0
+        after = prepared.download()
+        assert prepared.problems(after) == []
+        prepared.scalars["beta"].imag = 9.0
+        assert prepared.problems(after) == ["beta: the operator overwrote the const host scalar it was given by "
+                                            "pointer"]
+        prepared.close()
+    finally:
+        backend.close()
+
+
+def test_end_of_row_check_catches_a_write_after_the_first_check(tmp_path):
+    """What a thread left running does after the call: the end-of-row check sees bytes change since the last check
+    (here written by the test itself, so the timing is certain), and stays quiet when nothing changed."""
+    from harness.engine import _late_problems
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 3, 2)]))[0]
+    backend = open_backend("cpu", cores=1)
+    try:
+        prepared = prepare_call(case, backend)
+        prepared.call()
+        checked = prepared.download()
+        assert _late_problems(prepared, checked, footprint.threads()) == []
+        ctypes.memset(prepared.ptrs["C"] - 8, 0x77, 4)
+        late = _late_problems(prepared, checked, footprint.threads())
+        assert late[0].startswith("late write: C changed after the call returned")
+        assert "C: guard zone before the buffer overwritten (out-of-bounds write, up to 8 bytes" in late[1]
+        prepared.close()
+    finally:
+        backend.close()
+
+
+def test_a_write_into_a_freed_buffer_faults_and_names_it():
+    """Freed cpu buffers are quarantined (inaccessible, pages returned), so a thread writing after its row ended
+    crashes with a note instead of scribbling on a later row's memory."""
+    code = ("import ctypes\nfrom harness.backends import fence\n"
+            "addr = fence.alloc(4096, 'C', (256, 1000))\nfence.free(addr)\nctypes.memset(addr + 300, 1, 1)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    assert child.wait() == -signal.SIGSEGV
+    assert fence.fault_note(child.pid).startswith("out-of-bounds write into buffer C after its row ended (a thread "
+                                                  "left running), offset 44")
+
+
+def test_leak_threshold_is_stated_and_applied():
+    from harness.engine import _leak
+    assert _leak(None, 0, "x") == [] and _leak(footprint.LEAK_BYTES, 0, "x") == []
+    assert _leak(footprint.LEAK_BYTES + 1, 0, "x") and not _leak(footprint.LEAK_BYTES + 1, 1 << 20, "x")
+
+
+def test_memory_cap_refuses_a_row_on_its_estimated_footprint(tmp_path):
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 64, 64)]))[0]
+    backend = open_backend("cpu", cores=1)
+    try:
+        buffers = 3 * 64 * 64 * 8
+        rec = run_case(case, backend, memory_cap=buffers * 2)  # the buffers fit, the harness's footprint does not
+        assert rec["verdict"] == "ERROR" and "refused before allocating" in rec["reason"]
+        rec = run_case(case, backend)
+        assert rec["verdict"] == "PASS"
+        mem = rec["memory"]
+        if mem["harness_peak_bytes"] is not None:
+            assert 0 < mem["harness_peak_bytes"] <= mem["harness_estimate_bytes"]
+    finally:
+        backend.close()
