@@ -208,3 +208,98 @@ def test_memory_cap_refuses_a_row_on_its_estimated_footprint(tmp_path):
             assert 0 < mem["harness_peak_bytes"] <= mem["harness_estimate_bytes"]
     finally:
         backend.close()
+
+
+SGEMM_HEADER = ("case_name,description,transA,transB,m,n,k,alpha,beta,lda,strideA,ldb,strideB,ldc,strideC,batchCount,"
+                "a_fill,b_fill,c_fill,expect_result,mere_threshold,mare_multiplier,random_seed")
+
+
+def _sgemm_table(path: Path, rows: list[str]) -> Path:
+    path.write_text("\n".join([SGEMM_HEADER, *rows]) + "\n")
+    return path
+
+
+def _sgemm_row(name: str, stride_c: str, batch: int, expect: str = "SUCCESS", ldc: str = "") -> str:
+    return (f"{name},t,ACLBLAS_OP_N,ACLBLAS_OP_N,4,3,2,1,0,,,,,{ldc},{stride_c},{batch},RANDOM,RANDOM,RANDOM,"
+            f"ACLBLAS_STATUS_{expect},0,0,5")
+
+
+def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
+    from harness.lint import lint_table
+    table = _sgemm_table(tmp_path / "sgemm_strided_batched_test.csv", [
+        _sgemm_row("TC_L0_compact", "", 3), _sgemm_row("TC_L0_short", "8", 3), _sgemm_row("TC_L0_zero", "0", 3),
+        _sgemm_row("TC_L0_zero_one", "0", 1), _sgemm_row("TC_L0_gap", "20", 3),
+        _sgemm_row("TC_L0_rejected", "8", 3, expect="INVALID_VALUE", ldc="3"),  # the operator must refuse it
+    ])
+    backend = open_backend("cpu", cores=1)
+    try:
+        verdicts = {c.name: run_case(c, backend) for c in load_table(table)}
+    finally:
+        backend.close()
+    refused = {n for n, r in verdicts.items() if r["verdict"] == "ERROR"}
+    assert refused == {"TC_L0_short", "TC_L0_zero"}
+    assert "refused: output batches overlap (strideC=8 is smaller than one C's span (12 elements" in \
+        verdicts["TC_L0_short"]["reason"]
+    assert {n: r["verdict"] for n, r in verdicts.items() if n not in refused} == \
+        {"TC_L0_compact": "PASS", "TC_L0_zero_one": "PASS", "TC_L0_gap": "PASS", "TC_L0_rejected": "PASS"}
+    warned = {d.line: d for d in lint_table(str(table)) if "output batches overlap" in d.message}
+    assert sorted(warned) == [3, 4] and warned[3].column == SGEMM_HEADER.split(",").index("strideC") + 1
+
+
+@pytest.mark.parametrize("row", [
+    csymm_row("TC_PF_left", 96, 80, fill="RANDOM_NORM_1"),
+    csymm_row("TC_PF_right", 80, 96, side="ACLBLAS_SIDE_RIGHT", uplo="ACLBLAS_LOWER", ldc="90", ldb="85"),
+])
+def test_sampled_golden_equals_the_full_golden_where_it_samples(tmp_path, row):
+    from golden import sample
+    from harness import ops
+    from harness.engine import plan
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [row]))[0]
+    spec, bufs = ops.get(case.op), plan(case)
+    expected, truth = spec.golden_result(case.args, bufs)
+    budget = spec.flops(case.args) / 8
+    got, got_truth, mask = spec.golden_sample(case.args, bufs, budget, case.seed)
+    assert 0 < mask.sum() < bufs["C"].written.sum() and not (mask & ~bufs["C"].written).any()
+    # float32 BLAS blocking differs with the shape, so the golden agrees to rounding; the float64 truth closely
+    assert np.allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-4)
+    assert np.allclose(got_truth[mask], truth[mask], rtol=1e-12)
+    assert spec.golden_sample(case.args, bufs, spec.flops(case.args), case.seed) is None  # within budget: full
+    assert sample.BUDGET_FLOPS < 1e9
+
+
+def test_sampled_sgemm_golden_covers_first_and_last_batch_and_column(tmp_path):
+    from harness import ops
+    from harness.engine import plan
+    row = ("TC_PF_b,t,ACLBLAS_OP_N,ACLBLAS_OP_T,24,40,16,1.5,0.5,30,900,50,1000,26,1100,9,RANDOM,RANDOM,RANDOM,"
+           "ACLBLAS_STATUS_SUCCESS,0,0,3")
+    case = load_table(_sgemm_table(tmp_path / "sgemm_strided_batched_test.csv", [row]))[0]
+    spec, bufs = ops.get(case.op), plan(case)
+    expected, truth = spec.golden_result(case.args, bufs)
+    got, got_truth, mask = spec.golden_sample(case.args, bufs, spec.flops(case.args) / 10, case.seed)
+    assert np.allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-4)
+    assert np.allclose(got_truth[mask], truth[mask], rtol=1e-12)
+    first, last = 0, 8 * 1100 + 39 * 26 + 23  # C_0[0, 0] and C_8[23, 39]
+    assert mask[first] and mask[last] and mask.sum() < bufs["C"].written.sum() / 2
+
+
+def test_a_wrong_element_inside_the_sample_fails_a_sampled_perf_row(tmp_path, monkeypatch):
+    """Negative control for the sampled judgement: the judged elements are really compared."""
+    from golden import sample
+    monkeypatch.setattr(sample, "BUDGET_FLOPS", 1e4)
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_s", 40, 30)]))[0]
+    backend = open_backend("cpu", cores=1)
+    try:
+        rec = run_case(case, backend)
+        assert rec["verdict"] == "PASS" and rec["precision"]["sampled"].endswith("of 1200 elements")
+        from harness import engine
+        original = engine.PreparedCall.call
+
+        def corrupt_first(self):
+            status = original(self)
+            ctypes.memset(self.ptrs["C"], 0x41, 8)  # C[0, 0]: always in the sample
+            return status
+        monkeypatch.setattr(engine.PreparedCall, "call", corrupt_first)
+        rec = run_case(case, backend)
+        assert rec["verdict"] == "FAIL" and "mixed_tolerance" in rec["reason"]
+    finally:
+        backend.close()
