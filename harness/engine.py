@@ -17,7 +17,8 @@ import numpy as np
 from golden import sample
 from harness import abi, criteria, footprint, ops, perf
 from harness.cases import CellReader, base_fields, op_for_table, read_table
-from harness.layout import GUARD_BYTES, Buffer, changed_outside, guard_zones, poison, split_guards, with_guards
+from harness.layout import (GUARD_BYTES, Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards,
+                            with_guards)
 from harness.record import Record, new_record
 
 #: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
@@ -129,8 +130,7 @@ class PreparedCall:
     backend: Any
     buffers: dict[str, Buffer]
     addrs: dict[str, int]
-    uploaded: dict[str, np.ndarray]
-    zones: dict[str, tuple[int, int]] = field(default_factory=dict)
+    zones: dict[str, tuple[int, int]]
     scalars: dict[str, Any] = field(default_factory=dict)
     scalar_bytes: dict[str, bytes] = field(default_factory=dict)
 
@@ -144,19 +144,24 @@ class PreparedCall:
         handle = 0 if self.case.args.handle_null else self.backend.handle
         return spec.call(self.backend, self.case.args, self.ptrs, handle, self.scalars)
 
+    def download_one(self, name: str) -> np.ndarray:
+        """A buffer's bytes, guard zones included."""
+        front, back = self.zones[name]
+        return self.backend.download(self.addrs[name], front + self.buffers[name].nbytes + back)
+
     def download(self) -> dict[str, np.ndarray]:
-        return {n: self.backend.download(self.addrs[n], raw.size) for n, raw in self.uploaded.items()}
+        return {name: self.download_one(name) for name in self.addrs}
 
     def restore(self, name: str) -> None:
         """Upload a buffer's original bytes again (C before a re-check call)."""
-        self.backend.upload(self.addrs[name], self.uploaded[name])
+        self.backend.upload(self.addrs[name], with_guards(self.buffers[name].host, self.zones[name]))
 
     def problems(self, after: dict[str, np.ndarray]) -> list[str]:
-        """Every byte the operator must not have changed, and the const scalars."""
+        """Every byte the operator must not have changed (of the buffers in `after`), and the const scalars."""
         changed = [f"{name}: the operator overwrote the const host scalar it was given by pointer"
                    for name, value in self.scalars.items()
                    if value is not None and bytes(value) != self.scalar_bytes[name]]
-        return region_problems(self.buffers, self.uploaded, after, self.zones) + changed
+        return region_problems({n: self.buffers[n] for n in after}, after, self.zones) + changed
 
     def close(self) -> None:
         for addr in self.addrs.values():
@@ -190,35 +195,33 @@ def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_C
 def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None) -> PreparedCall:
     bufs = bufs if bufs is not None else plan(case)
     fenced, granule = getattr(backend, "fenced", False), getattr(backend, "guard_granule", 1)
-    addrs, uploaded, zones = {}, {}, {}
+    addrs, zones = {}, {}
     for name, b in bufs.items():
         zones[name] = guard_zones(b, fenced, granule)
         raw = with_guards(b.host, zones[name])
         addrs[name] = backend.alloc(raw.size, name, (zones[name][0], b.nbytes))
         backend.upload(addrs[name], raw)
-        uploaded[name] = raw
     scalars = ops.get(case.op).scalars(case.args)
     snapshot = {name: bytes(value) for name, value in scalars.items() if value is not None}
-    return PreparedCall(case, backend, bufs, addrs, uploaded, zones, scalars, snapshot)
+    return PreparedCall(case, backend, bufs, addrs, zones, scalars, snapshot)
 
 
-def region_problems(bufs: dict[str, Buffer], uploaded: dict[str, np.ndarray], after: dict[str, np.ndarray],
-                    zones: dict[str, tuple[int, int]] | None = None) -> list[str]:
-    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region."""
+def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
+                    zones: dict[str, tuple[int, int]]) -> list[str]:
+    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region
+    (compared with what was uploaded: the guard pattern and each buffer's host data)."""
     problems = []
     for name, b in bufs.items():
-        front_bytes = zones[name][0] if zones else GUARD_BYTES
-        front, data, back = split_guards(after[name], b.nbytes, front_bytes)
-        ufront, udata, uback = split_guards(uploaded[name], b.nbytes, front_bytes)
-        if not np.array_equal(front, ufront) or not np.array_equal(back, uback):
-            where = "before" if not np.array_equal(front, ufront) else "after"
-            zone = front if where == "before" else back
-            bad = np.flatnonzero(zone != (ufront if where == "before" else uback))
-            reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
-            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
-                            f"{reach} bytes {where} it)")
+        front, data, back = split_guards(after[name], b.nbytes, zones[name][0])
+        for where, zone in (("before", front), ("after", back)):
+            bad = np.flatnonzero(zone != guard_pattern(len(zone)))
+            if bad.size:
+                reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
+                problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
+                                f"{reach} bytes {where} it)")
+                break
         written = b.written if b.output else None
-        bad = changed_outside(udata.view(b.host.dtype), data.view(b.host.dtype), written)
+        bad = changed_outside(b.host, data.view(b.host.dtype), written)
         if bad.size:
             what = "outside the written region (ld padding or batch gaps)" if b.output else "(input buffer)"
             problems.append(f"{name}: {bad.size} element(s) changed {what}, first at storage index {bad[0]}")
@@ -310,6 +313,7 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         _note_sample(rec, bufs, judged)
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
                 and status == abi.Status.SUCCESS:
+            after = None  # the re-check downloads its own copies; do not hold two sets at once
             _time_into(rec, case, backend, prepared, timing_config, baselines)
             after = _recheck_after_timing(rec, case, prepared, judged, expected, truth)
         late = _late_problems(prepared, after, threads_before)
@@ -362,6 +366,7 @@ def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall, judge
     if problems:
         rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
         return during
+    del during
     prepared.restore("C")
     status = prepared.call()
     prepared.backend.synchronize()
@@ -385,12 +390,15 @@ def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threa
     the operator returned with more threads than it was called with, wait SETTLE_S first."""
     if footprint.threads() > threads_before:
         time.sleep(SETTLE_S)
-    now = prepared.download()
-    late = [name for name in checked if not np.array_equal(checked[name], now[name])]
+    late, problems = [], []
+    for name in checked:  # one buffer at a time: a large row's copies are what sets the harness's peak memory
+        now = prepared.download_one(name)
+        if not np.array_equal(checked[name], now):
+            late.append(name)
+            problems += prepared.problems({name: now})
     if not late:
         return []
-    return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)",
-            *prepared.problems(now)]
+    return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)", *problems]
 
 
 def _note_footprint(rec: Record, case: Case, start_bytes: int | None) -> None:

@@ -45,17 +45,6 @@ EXPECTED = {
 }
 
 
-@pytest.fixture(scope="module")
-def hostile_lib(tmp_path_factory) -> Path:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp("hostile") / "libhostile_mem.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out),
-                    str(ROOT / "tests/native/hostile_mem.c")], check=True)
-    return out
-
-
 def _table(path: Path) -> Path:
     rows, good = [], 0
     for name, (m, _) in FAULTS.items():
@@ -133,10 +122,10 @@ def test_region_check_reports_how_far_a_guard_write_reached():
     c = Buffer("C", np.arange(4, dtype=np.float32), output=True, written=np.ones(4, bool))
     zones = {"C": (GUARD_BYTES, GUARD_BYTES)}
     raw = with_guards(c.host, zones["C"])
-    assert region_problems({"C": c}, {"C": raw}, {"C": raw.copy()}, zones) == []
+    assert region_problems({"C": c}, {"C": raw.copy()}, zones) == []
     hit = raw.copy()
     hit[GUARD_BYTES - 40] ^= 0xFF
-    assert region_problems({"C": c}, {"C": raw}, {"C": hit}, zones) == [
+    assert region_problems({"C": c}, {"C": hit}, zones) == [
         "C: guard zone before the buffer overwritten (out-of-bounds write, up to 40 bytes before it)"]
 
 
