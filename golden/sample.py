@@ -3,8 +3,10 @@ a bounded number of FLOPs instead of as much as the operator's own work (a 4096^
 take tens of seconds on a small host). The operator still writes all of C; the guard and untouched-region checks
 still cover every byte; only the precision judgement looks at the sample.
 
-The operator modules build a smaller problem from gathered columns, run the ordinary golden on it and scatter the
-result back into full-size arrays with a mask of the sampled elements.
+The operator modules build the smaller problem from gathered columns (or rows, batches): its arguments, its buffers,
+and for each element of its C the storage index of that element in the full C. The engine then judges the operator's
+output at those indices against the small problem's golden and truth, with the ordinary criteria (including the
+forward-error fallback, whose error scale is computed on the small problem too).
 """
 from __future__ import annotations
 
@@ -31,19 +33,3 @@ def block_index(rows: np.ndarray, cols: np.ndarray, ld: int, offset: int = 0) ->
 def gather(store: np.ndarray, rows: np.ndarray, cols: np.ndarray, ld: int, offset: int = 0) -> np.ndarray:
     """The block as compact column-major storage (leading dimension len(rows))."""
     return store[block_index(rows, cols, ld, offset)].ravel(order="F")
-
-
-def scatter(full: tuple[np.ndarray, np.ndarray, np.ndarray], sub: tuple[np.ndarray, np.ndarray],
-            rows: np.ndarray, cols: np.ndarray, ld: int, offset: int, sub_offset: int) -> None:
-    """Copy the block of the sub-problem's (expected, truth) into the full (expected, truth, mask)."""
-    expected, truth, mask = full
-    idx = block_index(rows, cols, ld, offset)
-    sub_idx = block_index(np.arange(len(rows)), np.arange(len(cols)), max(1, len(rows)), sub_offset)
-    expected[idx] = sub[0][sub_idx]
-    truth[idx] = sub[1][sub_idx]
-    mask[idx] = True
-
-
-def full_arrays(c: np.ndarray, truth_dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(expected, truth, mask) before scattering: C's storage as uploaded, nothing sampled yet."""
-    return c.copy(), c.astype(truth_dtype), np.zeros(c.size, bool)

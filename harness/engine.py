@@ -169,18 +169,20 @@ class PreparedCall:
         self.addrs.clear()
 
 
-def footprint_bytes(case: Case) -> int:
-    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating."""
+def footprint_bytes(case: Case, fenced: bool = True) -> int:
+    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating;
+    `fenced`: the backend has guard pages (small guard zones)."""
     spec = ops.get(case.op)
     sampled = case.is_perf and spec.flops(case.args) > sample.BUDGET_FLOPS
-    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled)
+    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled, device_zones=not fenced)
 
 
-def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP) -> dict[str, Buffer]:
+def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
+         fenced: bool = True) -> dict[str, Buffer]:
     """Host buffers for a case, with never-read regions poisoned; refuses cases whose footprint would exceed the
     cap before allocating anything."""
     spec = ops.get(case.op)
-    need = footprint_bytes(case)
+    need = footprint_bytes(case, fenced)
     if need > memory_cap:
         raise MemoryError(f"the row needs an estimated {need / 2**30:.2f} GiB (buffers "
                           f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
@@ -279,12 +281,12 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         rec.update(verdict="ERROR", reason=f"refused: output batches overlap ({overlap})")
         return
     start_bytes = footprint.reset_peak()
-    bufs = plan(case, use_poison, memory_cap)
-    expected = truth = None
-    judged = bufs
+    fenced = getattr(backend, "fenced", False)
+    bufs = plan(case, use_poison, memory_cap, fenced)
+    golden = None
     if want_golden:
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            expected, truth, judged = _golden(case, bufs)
+            golden = _golden(case, bufs)
     prepared = prepare_call(case, backend, bufs)
     try:
         backend.reset_peaks()
@@ -305,39 +307,51 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
             rec.update(verdict="FAIL", reason="; ".join(problems))
         elif want_golden:
             out_c = split_guards(after["C"], bufs["C"].nbytes, prepared.zones["C"][0])[1].view(bufs["C"].host.dtype)
-            judgement = judge_output(case, judged, out_c, expected, truth)
+            judgement = golden.judge(out_c)
             rec["precision"] = judgement.to_dict()
             rec.update(verdict="PASS" if judgement.passed else "FAIL", reason=judgement.reason)
         else:
             rec.update(verdict="PASS", reason="status matches")
-        _note_sample(rec, bufs, judged)
+        if golden is not None and golden.index is not None and rec["precision"] is not None:
+            rec["precision"]["sampled"] = f"{golden.index.size} of {int(bufs['C'].written.sum())} elements"
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
                 and status == abi.Status.SUCCESS:
             after = None  # the re-check downloads its own copies; do not hold two sets at once
             _time_into(rec, case, backend, prepared, timing_config, baselines)
-            after = _recheck_after_timing(rec, case, prepared, judged, expected, truth)
+            after = _recheck_after_timing(rec, case, prepared, golden)
         late = _late_problems(prepared, after, threads_before)
         if late and rec["verdict"] == "PASS":
             rec.update(verdict="FAIL", reason="; ".join(late))
     finally:
         prepared.close()
-        _note_footprint(rec, case, start_bytes)
+        _note_footprint(rec, case, start_bytes, fenced)
 
 
-def _golden(case: Case, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray, dict[str, Buffer]]:
-    """(expected, truth, buffers to judge with): large perf rows are judged on a sample of C (golden.sample), the
-    buffers' C then marking only the sampled elements as the ones to judge."""
+@dataclass
+class Golden:
+    """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
+    row, a smaller problem on a sample of C: golden.sample), expected and truth over that problem's C, and the
+    storage index in the full C of each of its elements (None: the whole C)."""
+
+    case: Case
+    bufs: dict[str, Buffer]
+    expected: np.ndarray
+    truth: np.ndarray
+    index: np.ndarray | None = None
+
+    def judge(self, out_c: np.ndarray) -> criteria.Judgement:
+        """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
+        out = out_c if self.index is None else out_c[self.index]
+        return judge_output(self.case, self.bufs, out, self.expected, self.truth)
+
+
+def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
     spec = ops.get(case.op)
-    sampled = spec.golden_sample(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
+    sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
     if sampled is None:
-        return (*spec.golden_result(case.args, bufs), bufs)
-    expected, truth, mask = sampled
-    return expected, truth, {**bufs, "C": replace(bufs["C"], written=mask & bufs["C"].written)}
-
-
-def _note_sample(rec: Record, bufs: dict[str, Buffer], judged: dict[str, Buffer]) -> None:
-    if rec["precision"] is not None and judged is not bufs:
-        rec["precision"]["sampled"] = f"{int(judged['C'].written.sum())} of {int(bufs['C'].written.sum())} elements"
+        return Golden(case, bufs, *spec.golden_result(case.args, bufs))
+    args, sub, index = sampled
+    return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
 
 
 def _measured_call(prepared: PreparedCall) -> tuple[int, int | None]:
@@ -356,8 +370,8 @@ def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
             f"{allowed / 2**20:.0f} MiB expected workspace + {footprint.LEAK_BYTES / 2**20:.0f} MiB)"]
 
 
-def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall, judged: dict[str, Buffer],
-                          expected: np.ndarray | None, truth: np.ndarray | None) -> dict[str, np.ndarray]:
+def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall,
+                          golden: Golden | None) -> dict[str, np.ndarray]:
     """A perf row after its timed loop: nothing out of bounds, inputs and scalars intact, and one more call on the
     original C judged like the first; returns the buffers as last checked."""
     during = prepared.download()
@@ -376,10 +390,10 @@ def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall, judge
         problems.insert(0, f"status {abi.status_name(status)}")
     if problems:
         rec.update(verdict="FAIL", reason="after the timed calls: " + "; ".join(problems))
-    elif expected is not None:
+    elif golden is not None:
         c = prepared.buffers["C"]
         out_c = split_guards(again["C"], c.nbytes, prepared.zones["C"][0])[1].view(c.host.dtype)
-        judgement = judge_output(case, judged, out_c, expected, truth)
+        judgement = golden.judge(out_c)
         if not judgement.passed:
             rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
     return again
@@ -388,6 +402,7 @@ def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall, judge
 def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threads_before: int) -> list[str]:
     """The end-of-row check: bytes that changed since the last check (a thread the operator left running). When
     the operator returned with more threads than it was called with, wait SETTLE_S first."""
+    prepared.backend.synchronize()  # device work still queued is not late; work outside the stream is
     if footprint.threads() > threads_before:
         time.sleep(SETTLE_S)
     late, problems = [], []
@@ -401,12 +416,12 @@ def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threa
     return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)", *problems]
 
 
-def _note_footprint(rec: Record, case: Case, start_bytes: int | None) -> None:
+def _note_footprint(rec: Record, case: Case, start_bytes: int | None, fenced: bool) -> None:
     """The row's estimate and measured peak beside the operator's memory (peak: VmHWM growth over the row)."""
     if rec["memory"] is None:
         return
     peak = footprint.peak()
-    rec["memory"]["harness_estimate_bytes"] = footprint_bytes(case)
+    rec["memory"]["harness_estimate_bytes"] = footprint_bytes(case, fenced)
     rec["memory"]["harness_peak_bytes"] = None if peak is None or start_bytes is None else peak - start_bytes
 
 

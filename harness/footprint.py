@@ -24,11 +24,22 @@ SAMPLED_OUTPUT_FACTOR = 8
 OVERHEAD_BYTES = 16 << 20
 
 
-def estimate(buffer_bytes: dict[str, int], output: str = "C", sampled: bool = False) -> int:
-    """The harness's peak bytes for a row with these buffers, before allocating any of them."""
+#: Host copies of a device buffer's guard zones held at once (upload, last check, end-of-row read-back).
+ZONE_COPIES = 3
+
+
+def estimate(buffer_bytes: dict[str, int], output: str = "C", sampled: bool = False,
+             device_zones: bool = False) -> int:
+    """The harness's peak bytes for a row with these buffers, before allocating any of them. `device_zones`: the
+    backend has no guard pages, so each buffer's guard zones (one column or batch each side, at most
+    MAX_GUARD_BYTES) are copied to and from the host as well."""
+    from harness.layout import MAX_GUARD_BYTES
+
     out = buffer_bytes.get(output, 0)
     inputs = sum(buffer_bytes.values()) - out
-    return INPUT_FACTOR * inputs + (SAMPLED_OUTPUT_FACTOR if sampled else OUTPUT_FACTOR) * out + OVERHEAD_BYTES
+    zones = sum(min(2 * b, 2 * MAX_GUARD_BYTES) for b in buffer_bytes.values()) if device_zones else 0
+    return (INPUT_FACTOR * inputs + (SAMPLED_OUTPUT_FACTOR if sampled else OUTPUT_FACTOR) * out
+            + ZONE_COPIES * zones + OVERHEAD_BYTES)
 
 
 def _status_bytes(key: str) -> int | None:

@@ -235,40 +235,42 @@ def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
     assert sorted(warned) == [3, 4] and warned[3].column == SGEMM_HEADER.split(",").index("strideC") + 1
 
 
+def _sampled_against_full(case, divisor: float):
+    """(full golden, full truth, sampled golden, sampled truth, index) of a case judged on a sample."""
+    from harness import ops
+    from harness.engine import plan
+    spec, bufs = ops.get(case.op), plan(case)
+    expected, truth = spec.golden_result(case.args, bufs)
+    args, sub, index = spec.sample_problem(case.args, bufs, spec.flops(case.args) / divisor, case.seed)
+    assert spec.sample_problem(case.args, bufs, spec.flops(case.args), case.seed) is None  # within budget: full
+    assert bufs["C"].written[index].all() and len(set(index.tolist())) == index.size  # distinct written elements
+    return expected, truth, *spec.golden_result(args, sub), index
+
+
 @pytest.mark.parametrize("row", [
     csymm_row("TC_PF_left", 96, 80, fill="RANDOM_NORM_1"),
     csymm_row("TC_PF_right", 80, 96, side="ACLBLAS_SIDE_RIGHT", uplo="ACLBLAS_LOWER", ldc="90", ldb="85"),
 ])
 def test_sampled_golden_equals_the_full_golden_where_it_samples(tmp_path, row):
     from golden import sample
-    from harness import ops
-    from harness.engine import plan
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [row]))[0]
-    spec, bufs = ops.get(case.op), plan(case)
-    expected, truth = spec.golden_result(case.args, bufs)
-    budget = spec.flops(case.args) / 8
-    got, got_truth, mask = spec.golden_sample(case.args, bufs, budget, case.seed)
-    assert 0 < mask.sum() < bufs["C"].written.sum() and not (mask & ~bufs["C"].written).any()
+    expected, truth, got, got_truth, index = _sampled_against_full(case, 8)
+    assert 0 < index.size < expected.size / 4
     # float32 BLAS blocking differs with the shape, so the golden agrees to rounding; the float64 truth closely
-    assert np.allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-4)
-    assert np.allclose(got_truth[mask], truth[mask], rtol=1e-12)
-    assert spec.golden_sample(case.args, bufs, spec.flops(case.args), case.seed) is None  # within budget: full
+    assert np.allclose(got, expected[index], rtol=1e-5, atol=1e-4)
+    assert np.allclose(got_truth, truth[index], rtol=1e-12)
     assert sample.BUDGET_FLOPS < 1e9
 
 
 def test_sampled_sgemm_golden_covers_first_and_last_batch_and_column(tmp_path):
-    from harness import ops
-    from harness.engine import plan
     row = ("TC_PF_b,t,ACLBLAS_OP_N,ACLBLAS_OP_T,24,40,16,1.5,0.5,30,900,50,1000,26,1100,9,RANDOM,RANDOM,RANDOM,"
            "ACLBLAS_STATUS_SUCCESS,0,0,3")
     case = load_table(_sgemm_table(tmp_path / "sgemm_strided_batched_test.csv", [row]))[0]
-    spec, bufs = ops.get(case.op), plan(case)
-    expected, truth = spec.golden_result(case.args, bufs)
-    got, got_truth, mask = spec.golden_sample(case.args, bufs, spec.flops(case.args) / 10, case.seed)
-    assert np.allclose(got[mask], expected[mask], rtol=1e-5, atol=1e-4)
-    assert np.allclose(got_truth[mask], truth[mask], rtol=1e-12)
-    first, last = 0, 8 * 1100 + 39 * 26 + 23  # C_0[0, 0] and C_8[23, 39]
-    assert mask[first] and mask[last] and mask.sum() < bufs["C"].written.sum() / 2
+    expected, truth, got, got_truth, index = _sampled_against_full(case, 10)
+    assert np.allclose(got, expected[index], rtol=1e-5, atol=1e-4)
+    assert np.allclose(got_truth, truth[index], rtol=1e-12)
+    assert {0, 8 * 1100 + 39 * 26 + 23} <= set(index.tolist())  # C_0[0, 0] and C_8[23, 39]
+    assert index.size < 9 * 24 * 40 / 2
 
 
 def test_a_wrong_element_inside_the_sample_fails_a_sampled_perf_row(tmp_path, monkeypatch):
@@ -279,7 +281,8 @@ def test_a_wrong_element_inside_the_sample_fails_a_sampled_perf_row(tmp_path, mo
     backend = open_backend("cpu", cores=1)
     try:
         rec = run_case(case, backend)
-        assert rec["verdict"] == "PASS" and rec["precision"]["sampled"].endswith("of 1200 elements")
+        assert rec["verdict"] == "PASS" and rec["precision"]["sampled"].endswith(" of 1200 elements")
+        assert int(rec["precision"]["sampled"].split()[0]) < 1200
         from harness import engine
         original = engine.PreparedCall.call
 

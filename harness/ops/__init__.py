@@ -9,7 +9,7 @@ Each module provides:
     golden_result(args, buffers) -> (expected, truth)   storage arrays of the output buffer
     scalars(args) -> dict[str, ctypes scalar | None]     alpha/beta as the host memory the call points to
     call(backend, args, ptrs, handle, scalars) -> int    the status the operator returned
-    golden_sample(args, buffers, budget, seed)           (expected, truth, mask) on a sample of C, or None
+    sample_problem(args, buffers, budget, seed)          (args, buffers, C index) of a sample of C, or None
     output_overlap(args) -> str                          why C's batches overlap ("" when they do not)
     error_scale(args, buffers) -> G                      |alpha||A||B| + |beta||C|: Netlib's forward-error scale
     gate(args, thresholds) -> (gate name, options)       exact for pure quick-return rows

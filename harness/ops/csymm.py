@@ -111,10 +111,11 @@ def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndar
     return golden.cblas.csymm(*args), golden.truth.csymm(*args)
 
 
-def golden_sample(a: Args, bufs: dict[str, Buffer], budget: float,
-                  seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(expected, truth, mask) on a sample of C's columns (LEFT: C[:, J] needs only B[:, J]) or rows (RIGHT:
-    C[I, :] needs only B[I, :]) within `budget` FLOPs; None where the full golden is within budget."""
+def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
+                   seed: int) -> tuple[Args, dict[str, Buffer], np.ndarray] | None:
+    """A smaller problem on a sample of C's columns (LEFT: C[:, J] needs only B[:, J]) or rows (RIGHT: C[I, :]
+    needs only B[I, :]) within `budget` FLOPs: (its args, its buffers, the full-C storage index of each element of
+    its C); None where the full golden is within budget."""
     if flops(a) <= budget or min(a.m, a.n) <= 0 or a.alpha is None or a.beta is None \
             or a.side not in (abi.SIDE_LEFT, abi.SIDE_RIGHT) or a.uplo not in (abi.UPPER, abi.LOWER):
         return None
@@ -122,11 +123,10 @@ def golden_sample(a: Args, bufs: dict[str, Buffer], budget: float,
     picked = sample.pick(a.n if left else a.m, max(1, int(budget * (a.n if left else a.m) // flops(a))), seed)
     rows, cols = (np.arange(a.m), picked) if left else (picked, np.arange(a.n))
     sub = replace(a, n=len(cols), m=len(rows), ldb=max(1, len(rows)), ldc=max(1, len(rows)))
-    sub_bufs = {"A": bufs["A"], "B": Buffer("B", sample.gather(bufs["B"].host, rows, cols, a.ldb)),
-                "C": Buffer("C", sample.gather(bufs["C"].host, rows, cols, a.ldc))}
-    full = sample.full_arrays(bufs["C"].host, np.complex128)
-    sample.scatter(full, golden_result(sub, sub_bufs), rows, cols, a.ldc, 0, 0)
-    return full
+    index = sample.block_index(rows, cols, a.ldc).ravel(order="F")
+    C = bufs["C"].host[index]
+    return sub, {"A": bufs["A"], "B": Buffer("B", sample.gather(bufs["B"].host, rows, cols, a.ldb)),
+                 "C": Buffer("C", C, output=True, written=np.ones(C.size, bool))}, index
 
 
 def error_scale(a: Args, bufs: dict[str, Buffer]) -> np.ndarray:

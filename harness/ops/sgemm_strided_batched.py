@@ -155,11 +155,11 @@ def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndar
     return golden.cblas.sgemm_strided_batched(*args), golden.truth.sgemm_strided_batched(*args)
 
 
-def golden_sample(a: Args, bufs: dict[str, Buffer], budget: float,
-                  seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(expected, truth, mask) on a sample of batches and of C's columns, within `budget` FLOPs; None where the
-    full golden is within budget or the layout is not one a sample can stand for (overlapping or negative
-    strides)."""
+def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
+                   seed: int) -> tuple[Args, dict[str, Buffer], np.ndarray] | None:
+    """A smaller problem on a sample of batches and of C's columns, within `budget` FLOPs: (its args, its buffers,
+    the full-C storage index of each element of its C); None where the full golden is within budget or the layout
+    is not one a sample can stand for (overlapping or negative strides)."""
     strides_ok = min(a.stride_a, a.stride_b) >= 0 and a.stride_c >= _span(a.m, a.n, a.ldc)
     if flops(a) <= budget or not strides_ok or min(a.m, a.n, a.k, a.batch) <= 0 or a.alpha is None \
             or a.beta is None:
@@ -167,21 +167,19 @@ def golden_sample(a: Args, bufs: dict[str, Buffer], budget: float,
     batches = sample.pick(a.batch, 4, seed)
     cols = sample.pick(a.n, max(1, int(budget // (2.0 * a.m * a.k * len(batches)))), seed + 1)
     ra, ca = a.a_shape
-    rb, cb = (a.k, len(cols)) if a.trans_b == abi.OP_N else (len(cols), a.k)
-    parts: dict[str, list[np.ndarray]] = {"A": [], "B": [], "C": []}
-    for b in batches:
-        parts["A"].append(sample.gather(bufs["A"].host, np.arange(ra), np.arange(ca), a.lda, b * a.stride_a))
-        b_rows, b_cols = (np.arange(a.k), cols) if a.trans_b == abi.OP_N else (cols, np.arange(a.k))
-        parts["B"].append(sample.gather(bufs["B"].host, b_rows, b_cols, a.ldb, b * a.stride_b))
-        parts["C"].append(sample.gather(bufs["C"].host, np.arange(a.m), cols, a.ldc, b * a.stride_c))
-    sub = replace(a, n=len(cols), batch=len(batches), lda=max(1, ra), ldb=max(1, rb), ldc=max(1, a.m),
-                  stride_a=max(1, ra) * ca, stride_b=max(1, rb) * cb, stride_c=max(1, a.m) * len(cols))
-    sub_bufs = {name: Buffer(name, np.concatenate(arrays)) for name, arrays in parts.items()}
-    result = golden_result(sub, sub_bufs)
-    full = sample.full_arrays(bufs["C"].host, np.float64)
-    for i, b in enumerate(batches):
-        sample.scatter(full, result, np.arange(a.m), cols, a.ldc, b * a.stride_c, i * sub.stride_c)
-    return full
+    b_rows, b_cols = (np.arange(a.k), cols) if a.trans_b == abi.OP_N else (cols, np.arange(a.k))
+    rows = np.arange(a.m)
+    sub = replace(a, n=len(cols), batch=len(batches), lda=max(1, ra), ldb=max(1, len(b_rows)), ldc=max(1, a.m),
+                  stride_a=max(1, ra) * ca, stride_b=max(1, len(b_rows)) * len(b_cols),
+                  stride_c=max(1, a.m) * len(cols))
+    A = np.concatenate([sample.gather(bufs["A"].host, np.arange(ra), np.arange(ca), a.lda, b * a.stride_a)
+                        for b in batches])
+    B = np.concatenate([sample.gather(bufs["B"].host, b_rows, b_cols, a.ldb, b * a.stride_b) for b in batches])
+    index = np.concatenate([sample.block_index(rows, cols, a.ldc, b * a.stride_c).ravel(order="F")
+                            for b in batches])
+    C = bufs["C"].host[index]
+    return sub, {"A": Buffer("A", A), "B": Buffer("B", B),
+                 "C": Buffer("C", C, output=True, written=np.ones(C.size, bool))}, index
 
 
 def error_scale(a: Args, bufs: dict[str, Buffer]) -> np.ndarray:
