@@ -410,7 +410,7 @@ def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threa
         now = prepared.download_one(name)
         if not np.array_equal(checked[name], now):
             late.append(name)
-            problems += prepared.problems({name: now})
+            problems += region_problems({name: prepared.buffers[name]}, {name: now}, prepared.zones)
     if not late:
         return []
     return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)", *problems]

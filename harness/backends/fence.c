@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define MAX_FENCES 4096
+#define MAX_QUARANTINED 64  /* freed buffers kept inaccessible; older ones are unmapped */
 #define NAME_LEN 48
 
 typedef struct {
@@ -28,11 +29,12 @@ typedef struct {
     uintptr_t data_lo, data_hi; /* the read-write pages */
     uintptr_t span_lo, span_hi; /* the operator's data inside them (the harness's byte guard zones around it) */
     size_t map_len;
-    int freed;                  /* quarantined: the whole mapping is PROT_NONE */
+    unsigned long freed;        /* quarantined (the whole mapping is PROT_NONE): its sequence number, else 0 */
     char name[NAME_LEN];
 } fence_t;
 
 static fence_t fences[MAX_FENCES];
+static unsigned long freed_count;
 static char note_prefix[512];
 static int installed;
 
@@ -130,19 +132,27 @@ int fence_install(const char *prefix)
     return 0;
 }
 
+static void unmap_slot(int i)
+{
+    munmap((void *)fences[i].map_lo, fences[i].map_len);
+    memset(&fences[i], 0, sizeof fences[i]);
+}
+
+/* Unmap the oldest quarantined mapping (its late writes are no longer watched); returns its slot or -1. */
+static int evict_oldest(void)
+{
+    int oldest = -1;
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].freed && (oldest < 0 || fences[i].freed < fences[oldest].freed)) oldest = i;
+    if (oldest >= 0) unmap_slot(oldest);
+    return oldest;
+}
+
 static int free_slot(void)
 {
     for (int i = 0; i < MAX_FENCES; ++i)
         if (fences[i].map_hi == 0) return i;
-    /* table full: drop the oldest quarantined mapping (its late writes are no longer watched) */
-    for (int i = 0; i < MAX_FENCES; ++i) {
-        if (fences[i].freed) {
-            munmap((void *)fences[i].map_lo, fences[i].map_len);
-            memset(&fences[i], 0, sizeof fences[i]);
-            return i;
-        }
-    }
-    return -1;
+    return evict_oldest();
 }
 
 /* data_len read-write bytes (a multiple of the page size) between two PROT_NONE fences of fence_len bytes each
@@ -182,7 +192,8 @@ static fence_t *find(void *data)
 }
 
 /* Quarantine: the buffer becomes inaccessible and its pages are returned to the system; the address range stays
-   reserved until fence_release_all, so a late write faults with a note instead of landing in a later row. */
+   reserved (the last MAX_QUARANTINED buffers), so a late write faults with a note instead of landing in a later
+   row. */
 int fence_free(void *data)
 {
     fence_t *f = find(data);
@@ -192,19 +203,18 @@ int fence_free(void *data)
         mprotect((void *)f->data_lo, len, PROT_NONE);
         madvise((void *)f->data_lo, len, MADV_DONTNEED);
     }
-    f->freed = 1;
+    f->freed = ++freed_count;
+    int quarantined = 0;
+    for (int i = 0; i < MAX_FENCES; ++i) quarantined += fences[i].freed != 0;
+    if (quarantined > MAX_QUARANTINED) evict_oldest();
     return 0;
 }
 
 /* Unmap every quarantined buffer (when the backend closes). */
 void fence_release_freed(void)
 {
-    for (int i = 0; i < MAX_FENCES; ++i) {
-        if (fences[i].map_hi && fences[i].freed) {
-            munmap((void *)fences[i].map_lo, fences[i].map_len);
-            memset(&fences[i], 0, sizeof fences[i]);
-        }
-    }
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].map_hi && fences[i].freed) unmap_slot(i);
 }
 
 int fence_installed(void) { return installed; }
