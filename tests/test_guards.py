@@ -30,6 +30,7 @@ FAULTS = {
     "TC_L0_alpha": (14, "ALPHA"), "TC_L0_beta": (15, "BETA"), "TC_L0_write_a": (16, "WRITE_A"),
     "TC_L0_leak": (17, "LEAK"),
     "TC_PF_nothing": (21, "NOTHING"), "TC_PF_nan": (22, "NAN"), "TC_PF_later": (23, "LATER"),
+    "TC_PF_drift": (24, "DRIFT"), "TC_PF_drift_beta0": (25, "DRIFT"),
 }
 EXPECTED = {
     "TC_L0_before": ("CRASH", "out-of-bounds write 800 bytes before C (guard page)"),
@@ -42,6 +43,8 @@ EXPECTED = {
     "TC_PF_nothing": ("FAIL", "mixed_tolerance"),
     "TC_PF_nan": ("FAIL", "NaN/Inf mismatch"),
     "TC_PF_later": ("FAIL", "during the timed calls: C: guard zone after the buffer overwritten"),
+    "TC_PF_drift": ("FAIL", "after the timed calls the output is wrong: mixed_tolerance"),  # re-called on C
+    "TC_PF_drift_beta0": ("FAIL", "after the timed calls the output is wrong: mixed_tolerance"),  # last call judged
 }
 
 
@@ -50,7 +53,7 @@ def _table(path: Path) -> Path:
     for name, (m, _) in FAULTS.items():
         good += 1
         rows.append(csymm_row(f"{name[:5]}good{good}", 4 + good % 3, 3))
-        rows.append(csymm_row(name, m, 3))
+        rows.append(csymm_row(name, m, 3, beta="0,0" if name.endswith("beta0") else "0.5,-0.25"))
     rows.append(csymm_row("TC_PF_good_last", 9, 8))
     return write_csymm_table(path, rows)
 
@@ -64,8 +67,8 @@ def _run(tmp_path: Path, table: Path, *extra: str) -> tuple[int, dict[str, dict]
 
 def test_every_hostile_fault_is_judged_and_named_and_the_good_rows_pass(tmp_path, hostile_lib, monkeypatch,
                                                                        capfd):
-    for m, fault in FAULTS.values():
-        monkeypatch.setenv(f"HOSTILE_{fault}_M", str(m))
+    for fault in {f for _, f in FAULTS.values()}:
+        monkeypatch.setenv(f"HOSTILE_{fault}_M", ",".join(str(m) for m, f in FAULTS.values() if f == fault))
     code, cases = _run(tmp_path, _table(tmp_path / "csymm_test.csv"), "--operator-lib", str(hostile_lib), "-n", "2")
     assert code == 1
     for name, (verdict, reason) in EXPECTED.items():

@@ -11,6 +11,7 @@ Each module provides:
     call(backend, args, ptrs, handle, scalars) -> int    the status the operator returned
     sample_problem(args, buffers, budget, seed)          (args, buffers, C index) of a sample of C, or None
     output_overlap(args) -> str                          why C's batches overlap ("" when they do not)
+    accumulates(args) -> bool                            a repeated call changes its own output (beta != 0)
     error_scale(args, buffers) -> G                      |alpha||A||B| + |beta||C|: Netlib's forward-error scale
     gate(args, thresholds) -> (gate name, options)       exact for pure quick-return rows
     flops(args) -> float;  buffer_bytes(args) -> {name: bytes};  bytes_needed(args) -> int

@@ -219,6 +219,11 @@ def baseline_params(a: Args) -> dict:
     return {"transA": a.trans_a, "transB": a.trans_b, "m": a.m, "n": a.n, "k": a.k, "batchCount": a.batch}
 
 
+def accumulates(a: Args) -> bool:
+    """A repeated call changes its own output (beta != 0 reads C): re-checking it needs the original C again."""
+    return a.beta != 0
+
+
 def scalars(a: Args) -> dict[str, object]:
     """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
     return {"alpha": aclblas_lib.float_value(a.alpha), "beta": aclblas_lib.float_value(a.beta)}
