@@ -21,7 +21,6 @@ from harness.backends import BackendUnavailable, aclblas_lib, check_inside, fenc
 from harness.backends.build import BuildError, build_twin
 
 
-
 class HostTimer:
     """Brackets calls with time.perf_counter_ns; the twin runs synchronously, so stop() is the end of the work."""
 
