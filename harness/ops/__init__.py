@@ -26,6 +26,12 @@ from types import ModuleType
 _MODULES = {"csymm": "harness.ops.csymm", "sgemm_strided_batched": "harness.ops.sgemm_strided_batched"}
 
 
+def accumulates(args) -> bool:
+    """A repeated call changes its own output (beta != 0 reads C), so re-checking it needs the original C again;
+    the BLAS-3 operators here share this rule and export it as theirs."""
+    return args.beta != 0
+
+
 def names() -> tuple[str, ...]:
     return tuple(_MODULES)
 
