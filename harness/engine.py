@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from harness import abi, criteria, ops, perf
+from golden import sample
+from harness import abi, criteria, footprint, ops, perf
 from harness.cases import CellReader, base_fields, op_for_table, read_table
-from harness.layout import GUARD_BYTES, Buffer, changed_outside, poison, split_guards, with_guards
+from harness.layout import (GUARD_BYTES, Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards,
+                            with_guards)
 from harness.record import Record, new_record
 
-#: Buffers larger than this in total are refused before anything is allocated.
+#: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
 DEFAULT_MEMORY_CAP = 8 << 30
 
 
@@ -113,27 +115,53 @@ def matches(expr: str | None, name: str) -> bool:
     return _compiled(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
 
 
+#: After a call that left threads running, the end-of-row check waits this long, so their late writes land first.
+SETTLE_S = 0.05
+
+
 @dataclass
 class PreparedCall:
-    """Buffers planned, filled and uploaded; `call()` runs the operator once on them (used by timing, ab, baseline)."""
+    """Buffers planned, filled and uploaded; `call()` runs the operator once on them (used by timing, ab, baseline).
+
+    `zones` are each buffer's (front, back) guard bytes; `scalars` the host alpha/beta the call points to, with
+    their bytes as created in `scalar_bytes`, so a write through the const pointers is caught."""
 
     case: Case
     backend: Any
     buffers: dict[str, Buffer]
     addrs: dict[str, int]
-    uploaded: dict[str, np.ndarray]
+    zones: dict[str, tuple[int, int]]
+    scalars: dict[str, Any] = field(default_factory=dict)
+    scalar_bytes: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def ptrs(self) -> dict[str, int]:
-        return {n: 0 if b.null else self.addrs[n] + GUARD_BYTES for n, b in self.buffers.items()}
+        return {n: 0 if b.null else self.addrs[n] + self.zones.get(n, (GUARD_BYTES, 0))[0]
+                for n, b in self.buffers.items()}
 
     def call(self) -> int:
         spec = ops.get(self.case.op)
         handle = 0 if self.case.args.handle_null else self.backend.handle
-        return spec.call(self.backend, self.case.args, self.ptrs, handle)
+        return spec.call(self.backend, self.case.args, self.ptrs, handle, self.scalars)
+
+    def download_one(self, name: str) -> np.ndarray:
+        """A buffer's bytes, guard zones included."""
+        front, back = self.zones[name]
+        return self.backend.download(self.addrs[name], front + self.buffers[name].nbytes + back)
 
     def download(self) -> dict[str, np.ndarray]:
-        return {n: self.backend.download(self.addrs[n], raw.size) for n, raw in self.uploaded.items()}
+        return {name: self.download_one(name) for name in self.addrs}
+
+    def restore(self, name: str) -> None:
+        """Upload a buffer's original bytes again (C before a re-check call)."""
+        self.backend.upload(self.addrs[name], with_guards(self.buffers[name].host, self.zones[name]))
+
+    def problems(self, after: dict[str, np.ndarray]) -> list[str]:
+        """Every byte the operator must not have changed (of the buffers in `after`), and the const scalars."""
+        changed = [f"{name}: the operator overwrote the const host scalar it was given by pointer"
+                   for name, value in self.scalars.items()
+                   if value is not None and bytes(value) != self.scalar_bytes[name]]
+        return region_problems({n: self.buffers[n] for n in after}, after, self.zones) + changed
 
     def close(self) -> None:
         for addr in self.addrs.values():
@@ -141,12 +169,24 @@ class PreparedCall:
         self.addrs.clear()
 
 
-def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP) -> dict[str, Buffer]:
-    """Host buffers for a case, with never-read regions poisoned; refuses oversized cases before allocating."""
+def footprint_bytes(case: Case, fenced: bool = True) -> int:
+    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating;
+    `fenced`: the backend has guard pages (small guard zones)."""
     spec = ops.get(case.op)
-    need = spec.bytes_needed(case.args)
+    sampled = case.is_perf and spec.flops(case.args) > sample.BUDGET_FLOPS
+    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled, device_zones=not fenced)
+
+
+def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
+         fenced: bool = True) -> dict[str, Buffer]:
+    """Host buffers for a case, with never-read regions poisoned; refuses cases whose footprint would exceed the
+    cap before allocating anything."""
+    spec = ops.get(case.op)
+    need = footprint_bytes(case, fenced)
     if need > memory_cap:
-        raise MemoryError(f"buffers need {need / 2**30:.2f} GiB, over the {memory_cap / 2**30:.2f} GiB cap")
+        raise MemoryError(f"the row needs an estimated {need / 2**30:.2f} GiB (buffers "
+                          f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
+                          f"the {memory_cap / 2**30:.2f} GiB cap")
     bufs = spec.buffers(case.args, case.seed)
     if use_poison:
         for b in bufs.values():
@@ -156,27 +196,34 @@ def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_C
 
 def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None) -> PreparedCall:
     bufs = bufs if bufs is not None else plan(case)
-    addrs, uploaded = {}, {}
+    fenced, granule = getattr(backend, "fenced", False), getattr(backend, "guard_granule", 1)
+    addrs, zones = {}, {}
     for name, b in bufs.items():
-        raw = with_guards(b.host)
-        addrs[name] = backend.alloc(raw.size)
+        zones[name] = guard_zones(b, fenced, granule)
+        raw = with_guards(b.host, zones[name])
+        addrs[name] = backend.alloc(raw.size, name, (zones[name][0], b.nbytes))
         backend.upload(addrs[name], raw)
-        uploaded[name] = raw
-    return PreparedCall(case, backend, bufs, addrs, uploaded)
+    scalars = ops.get(case.op).scalars(case.args)
+    snapshot = {name: bytes(value) for name, value in scalars.items() if value is not None}
+    return PreparedCall(case, backend, bufs, addrs, zones, scalars, snapshot)
 
 
-def region_problems(bufs: dict[str, Buffer], uploaded: dict[str, np.ndarray],
-                    after: dict[str, np.ndarray]) -> list[str]:
-    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region."""
+def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
+                    zones: dict[str, tuple[int, int]]) -> list[str]:
+    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region
+    (compared with what was uploaded: the guard pattern and each buffer's host data)."""
     problems = []
     for name, b in bufs.items():
-        front, data, back = split_guards(after[name], b.nbytes)
-        ufront, udata, uback = split_guards(uploaded[name], b.nbytes)
-        if not np.array_equal(front, ufront) or not np.array_equal(back, uback):
-            where = "before" if not np.array_equal(front, ufront) else "after"
-            problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write)")
+        front, data, back = split_guards(after[name], b.nbytes, zones[name][0])
+        for where, zone in (("before", front), ("after", back)):
+            bad = np.flatnonzero(zone != guard_pattern(len(zone)))
+            if bad.size:
+                reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
+                problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
+                                f"{reach} bytes {where} it)")
+                break
         written = b.written if b.output else None
-        bad = changed_outside(udata.view(b.host.dtype), data.view(b.host.dtype), written)
+        bad = changed_outside(b.host, data.view(b.host.dtype), written)
         if bad.size:
             what = "outside the written region (ld padding or batch gaps)" if b.output else "(input buffer)"
             problems.append(f"{name}: {bad.size} element(s) changed {what}, first at storage index {bad[0]}")
@@ -228,22 +275,29 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         return
     spec = ops.get(case.op)
     rec["flops"] = spec.flops(case.args)
-    bufs = plan(case, use_poison, memory_cap)
-    want_golden = case.expected_status == abi.Status.SUCCESS and not case.is_perf
-    expected = truth = None
+    want_golden = case.expected_status == abi.Status.SUCCESS
+    overlap = spec.output_overlap(case.args) if want_golden else ""
+    if overlap:
+        rec.update(verdict="ERROR", reason=f"refused: output batches overlap ({overlap})")
+        return
+    start_bytes = footprint.reset_peak()
+    fenced = getattr(backend, "fenced", False)
+    bufs = plan(case, use_poison, memory_cap, fenced)
+    golden = None
     if want_golden:
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            expected, truth = spec.golden_result(case.args, bufs)
+            golden = _golden(case, bufs)
     prepared = prepare_call(case, backend, bufs)
     try:
         backend.reset_peaks()
-        status = prepared.call()
-        backend.synchronize()
+        threads_before = footprint.threads()
+        status, growth = _measured_call(prepared)
         rec["status"] = status
         expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
         rec["memory"] = perf.memory_verdict(expected_ws, backend.memory())  # a rejected call uses no workspace
+        rec["memory"]["operator_growth_bytes"] = growth
         after = prepared.download()
-        problems = region_problems(bufs, prepared.uploaded, after)
+        problems = prepared.problems(after) + _leak(growth, expected_ws or 0, "the operator call")
         if rec["memory"]["verdict"] == "FAIL":
             problems.append(rec["memory"]["reason"])
         if status != case.expected_status:
@@ -252,24 +306,136 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         elif problems:
             rec.update(verdict="FAIL", reason="; ".join(problems))
         elif want_golden:
-            out_c = split_guards(after["C"], bufs["C"].nbytes)[1].view(bufs["C"].host.dtype)
-            judgement = judge_output(case, bufs, out_c, expected, truth)
+            out_c = split_guards(after["C"], bufs["C"].nbytes, prepared.zones["C"][0])[1].view(bufs["C"].host.dtype)
+            judgement = golden.judge(out_c)
             rec["precision"] = judgement.to_dict()
             rec.update(verdict="PASS" if judgement.passed else "FAIL", reason=judgement.reason)
         else:
-            rec.update(verdict="PASS", reason="status only" if case.is_perf else "status matches")
+            rec.update(verdict="PASS", reason="status matches")
+        if golden is not None and golden.index is not None and rec["precision"] is not None:
+            rec["precision"]["sampled"] = f"{golden.index.size} of {int(bufs['C'].written.sum())} elements"
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
                 and status == abi.Status.SUCCESS:
+            after = None  # the re-check downloads its own copies; do not hold two sets at once
             _time_into(rec, case, backend, prepared, timing_config, baselines)
+            after = _recheck_after_timing(rec, case, prepared, golden)
+        late = _late_problems(prepared, after, threads_before)
+        if late and rec["verdict"] == "PASS":
+            rec.update(verdict="FAIL", reason="; ".join(late))
     finally:
         prepared.close()
+        _note_footprint(rec, case, start_bytes, fenced)
+
+
+@dataclass
+class Golden:
+    """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
+    row, a smaller problem on a sample of C: golden.sample), expected and truth over that problem's C, and the
+    storage index in the full C of each of its elements (None: the whole C)."""
+
+    case: Case
+    bufs: dict[str, Buffer]
+    expected: np.ndarray
+    truth: np.ndarray
+    index: np.ndarray | None = None
+
+    def judge(self, out_c: np.ndarray) -> criteria.Judgement:
+        """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
+        out = out_c if self.index is None else out_c[self.index]
+        return judge_output(self.case, self.bufs, out, self.expected, self.truth)
+
+
+def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
+    spec = ops.get(case.op)
+    sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
+    if sampled is None:
+        return Golden(case, bufs, *spec.golden_result(case.args, bufs))
+    args, sub, index = sampled
+    return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
+
+
+def _measured_call(prepared: PreparedCall) -> tuple[int, int | None]:
+    """(status, resident bytes the call left behind) of one synchronised call."""
+    before = footprint.resident()
+    status = prepared.call()
+    prepared.backend.synchronize()
+    after = footprint.resident()
+    return status, None if before is None or after is None else after - before
+
+
+def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
+    if growth is None or growth <= allowed + footprint.LEAK_BYTES:
+        return []
+    return [f"memory leak: {what} left the worker {growth / 2**20:.0f} MiB more resident memory (allowed: "
+            f"{allowed / 2**20:.0f} MiB expected workspace + {footprint.LEAK_BYTES / 2**20:.0f} MiB)"]
+
+
+def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall,
+                          golden: Golden | None) -> dict[str, np.ndarray]:
+    """A perf row after its timed loop: nothing out of bounds, inputs and scalars intact, and the output judged
+    like the first call's: the last timed call's own output where a call does not read C (beta == 0), else one
+    more call on the original C. Returns the buffers as last checked."""
+    after = prepared.download()
+    calls = (rec["timing"] or {}).get("n", 0) * (rec["timing"] or {}).get("calls_per_sample", 1)
+    problems = prepared.problems(after) + _leak(rec["memory"].get("timed_growth_bytes"), 0, f"{calls} timed calls")
+    if problems:
+        rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
+        return after
+    if ops.get(case.op).accumulates(case.args):
+        del after
+        prepared.restore("C")
+        status = prepared.call()
+        prepared.backend.synchronize()
+        after = prepared.download()
+        problems = prepared.problems(after)
+        if status != case.expected_status:
+            problems.insert(0, f"status {abi.status_name(status)}")
+        if problems:
+            rec.update(verdict="FAIL", reason="after the timed calls: " + "; ".join(problems))
+            return after
+    if golden is not None:
+        c = prepared.buffers["C"]
+        out_c = split_guards(after["C"], c.nbytes, prepared.zones["C"][0])[1].view(c.host.dtype)
+        judgement = golden.judge(out_c)
+        if not judgement.passed:
+            rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+    return after
+
+
+def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threads_before: int) -> list[str]:
+    """The end-of-row check: bytes that changed since the last check (a thread the operator left running). When
+    the operator returned with more threads than it was called with, wait SETTLE_S first."""
+    prepared.backend.synchronize()  # device work still queued is not late; work outside the stream is
+    if footprint.threads() > threads_before:
+        time.sleep(SETTLE_S)
+    late, problems = [], []
+    for name in checked:  # one buffer at a time: a large row's copies are what sets the harness's peak memory
+        now = prepared.download_one(name)
+        if not np.array_equal(checked[name], now):
+            late.append(name)
+            problems += region_problems({name: prepared.buffers[name]}, {name: now}, prepared.zones)
+    if not late:
+        return []
+    return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)", *problems]
+
+
+def _note_footprint(rec: Record, case: Case, start_bytes: int | None, fenced: bool) -> None:
+    """The row's estimate and measured peak beside the operator's memory (peak: VmHWM growth over the row)."""
+    if rec["memory"] is None:
+        return
+    peak = footprint.peak()
+    rec["memory"]["harness_estimate_bytes"] = footprint_bytes(case, fenced)
+    rec["memory"]["harness_peak_bytes"] = None if peak is None or start_bytes is None else peak - start_bytes
 
 
 def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, config: Any,
                baselines: Callable[[Case], list] | None) -> None:
     from harness import timing
 
+    before = footprint.resident()
     rec["timing"] = timing.measure(prepared.call, backend.timer, config)
+    after = footprint.resident()
+    rec["memory"]["timed_growth_bytes"] = None if before is None or after is None else after - before
     hardware = backend.describe().get("device", "")
     rec["baseline"] = perf.baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
 

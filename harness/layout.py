@@ -1,6 +1,8 @@
 """Where an operator may read and write: column-major regions, batch strides, guard zones and poison.
 
-A backend buffer is laid out as `guard | data | guard`. Guards hold a fixed byte pattern; the bytes of `data` that the
+A backend buffer is laid out as `guard | data | guard`. Guards hold a fixed byte pattern, large enough for the common
+mistakes (one column or one batch off) on device backends; on the `cpu` backend, whose buffers sit between
+inaccessible pages, they stay small and the back guard runs to the page end. The bytes of `data` that the
 operator must never read (the unreferenced triangle of a symmetric A, the ld padding of inputs, gaps between
 batches) hold a NaN "poison", so an operator that reads them produces NaN where the golden does not. After the call,
 every byte outside the written region must be exactly what was uploaded.
@@ -12,7 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 GUARD_BYTES = 256
-GUARD_PATTERN = np.frombuffer(b"\xa5\x5a\xc3\x3c" * (GUARD_BYTES // 4), dtype=np.uint8)
+#: Device guard zones cover one column or one batch of the buffer, up to this many bytes each side.
+MAX_GUARD_BYTES = 64 << 20
+_PATTERN = b"\xa5\x5a\xc3\x3c"
 #: A quiet float32 NaN with a payload of our own, so a leaked poison value is recognisable in a dump.
 POISON_F32 = np.frombuffer(np.uint32(0x7FC0_BEEF).tobytes(), dtype=np.float32)[0]
 
@@ -27,6 +31,7 @@ class Buffer:
     output: bool = False       # C: the operator writes `written`
     written: np.ndarray | None = None   # bool mask over host elements the operator may write
     never_read: np.ndarray | None = None  # bool mask over host elements the operator must not read
+    reach: int = 0             # elements a common indexing mistake lands off the buffer: a column (ld), a batch
 
     @property
     def nbytes(self) -> int:
@@ -69,22 +74,34 @@ def poison(host: np.ndarray, never_read: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def with_guards(host: np.ndarray) -> np.ndarray:
+def guard_zones(buf: Buffer, fenced: bool, granule: int = 1) -> tuple[int, int]:
+    """(front, back) guard bytes of a buffer. Behind guard pages (`fenced`) a zone is GUARD_BYTES; otherwise it
+    covers one column or batch (`reach`), 64-byte aligned so the data stays aligned. The back zone runs up to a
+    multiple of `granule` (the page size on `cpu`), so no byte next to the data goes unchecked."""
+    itemsize = buf.host.dtype.itemsize
+    zone = GUARD_BYTES if fenced else min(MAX_GUARD_BYTES, max(GUARD_BYTES, -(-buf.reach * itemsize // 64) * 64))
+    return zone, zone + (-(2 * zone + buf.nbytes)) % granule
+
+
+def guard_pattern(nbytes: int) -> np.ndarray:
+    return np.frombuffer(_PATTERN * (nbytes // len(_PATTERN) + 1), dtype=np.uint8)[:nbytes]
+
+
+def with_guards(host: np.ndarray, zones: tuple[int, int] = (GUARD_BYTES, GUARD_BYTES)) -> np.ndarray:
     """The bytes to upload: guard, data, guard."""
-    return np.concatenate([GUARD_PATTERN, host.view(np.uint8).ravel(), GUARD_PATTERN])
+    return np.concatenate([guard_pattern(zones[0]), host.view(np.uint8).ravel(), guard_pattern(zones[1])])
 
 
-def split_guards(raw: np.ndarray, nbytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_guards(raw: np.ndarray, nbytes: int,
+                 front: int = GUARD_BYTES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(front guard, data bytes, back guard) of a downloaded buffer."""
-    return raw[:GUARD_BYTES], raw[GUARD_BYTES:GUARD_BYTES + nbytes], raw[GUARD_BYTES + nbytes:]
+    return raw[:front], raw[front:front + nbytes], raw[front + nbytes:]
 
 
 def changed_outside(before: np.ndarray, after: np.ndarray, written: np.ndarray | None) -> np.ndarray:
     """Indices of elements outside `written` whose bytes differ (NaN payloads included)."""
-    itemsize = before.dtype.itemsize
-    b = before.view(np.uint8).reshape(-1, itemsize)
-    a = after.view(np.uint8).reshape(-1, itemsize)
-    diff = (a != b).any(axis=1)
+    word = np.dtype(f"u{before.dtype.itemsize}")  # one integer compare per element (8: complex64, 4: float32)
+    diff = before.view(word) != after.view(word)
     if written is not None:
         diff &= ~written
     return np.flatnonzero(diff)

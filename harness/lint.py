@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
-from harness import abi
-from harness.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table, read_table,
-                           seed_of)
+from harness import abi, ops
+from harness.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table, base_fields,
+                           op_for_table, read_table, seed_of)
 from harness.fill import stof_prefix
 
 _INT_COLUMN = re.compile(r"(m|n|k|M|N|K|nrhs|kl|ku|ld[a-z]*|inc[a-z]*|batch_?[cC]ount|batch_size|group_?[cC]ount"
@@ -77,8 +77,27 @@ def lint_rows(table: Table, known_columns: set[str] | None = None) -> list[Diagn
         reader = CellReader(row, diags)
         for col in row.cells:
             _check_cell(reader, col, header)
+    diags += _overlapping_outputs(table)
     diags.sort(key=lambda d: (d.line, d.column))
     return diags
+
+
+def _overlapping_outputs(table: Table) -> list[Diagnostic]:
+    """Rows expected to succeed whose output batches overlap (strideC under C's span, or 0 with batchCount > 1):
+    their result depends on the order batches run in, so `harness run` refuses them (ERROR)."""
+    spec = ops.get(op_for_table(table))
+    if spec is None:
+        return []
+    found = []
+    for row in table.rows:
+        reader = CellReader(row, [])  # the cells' own problems are reported above
+        if base_fields(reader).expect_result != abi.Status.SUCCESS:
+            continue
+        overlap = spec.output_overlap(spec.parse(reader, reader.text("description")))
+        if overlap:
+            found.append(Diagnostic(table.path, row.line, row.columns.get("strideC", 1), WARNING,
+                                    f"output batches overlap: {overlap}; `harness run` refuses this row (ERROR)"))
+    return found
 
 
 def lint_table(path: str, known_columns: set[str] | None = None) -> list[Diagnostic]:

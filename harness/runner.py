@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable
 
-from harness.backends import BackendUnavailable, open_backend
+from harness.backends import BackendUnavailable, fence, open_backend
 from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
 from harness.record import Record
 
@@ -95,7 +95,9 @@ def _died(case: Case, proc: mp.Process) -> Record:
     rec = case.new_record()
     code = proc.exitcode
     how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
-    rec.update(verdict="CRASH", reason=f"the operator killed its worker process ({how})")
+    note = fence.fault_note(proc.pid)  # what the cpu backend's guard pages saw, naming the buffer
+    rec.update(verdict="CRASH",
+               reason=f"the operator killed its worker process ({how})" + (f": {note}" if note else ""))
     return rec
 
 

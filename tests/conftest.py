@@ -14,16 +14,27 @@ from harness.backends.build import build_twin
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="session")
-def toy_lib(tmp_path_factory) -> Path:
-    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+def _native_lib(tmp_path_factory, source: str) -> Path:
+    """tests/native/<source> built with the system C compiler as a shared library."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp("toy") / "libtoy_ops.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(ROOT / "tests/native/toy_ops.c")],
+    out = tmp_path_factory.mktemp(Path(source).stem) / f"lib{Path(source).stem}.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out), str(ROOT / "tests/native" / source)],
                    check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def toy_lib(tmp_path_factory) -> Path:
+    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+    return _native_lib(tmp_path_factory, "toy_ops.c")
+
+
+@pytest.fixture(scope="session")
+def hostile_lib(tmp_path_factory) -> Path:
+    """tests/native/hostile_mem.c: toy_ops.c plus memory faults armed per row by HOSTILE_<FAULT>_M=<m>."""
+    return _native_lib(tmp_path_factory, "hostile_mem.c")
 
 
 @pytest.fixture(scope="module")

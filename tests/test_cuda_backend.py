@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+import golden
 import harness
 from harness import abi
 from harness.backends import BackendUnavailable, cuda, open_backend
@@ -34,6 +35,7 @@ class FakeCupy:
         self.elapsed_ms = 2.5
         self.current_stream = None
         self.csymm_status = 0
+        self.compute = False  # True: csymm really computes on the stub's memory (runs whose rows are judged)
         log, fake = self.log, self
 
         class Stream:
@@ -109,12 +111,26 @@ class FakeCupy:
 
         def cublas_csymm_v2(*args):
             log.append(("cublasCsymm_v2", *args))
+            if fake.csymm_status == 0 and fake.compute:
+                _csymm_in_place(*args)
             return fake.csymm_status
 
         self.cdll = SimpleNamespace(cublasCsymm_v2=cublas_csymm_v2, _name="/fake/libcublas.so.12")
 
     def calls(self, name: str) -> list[tuple]:
         return [entry for entry in self.log if entry[0] == name]
+
+
+def _csymm_in_place(handle, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc) -> None:
+    """cublasCsymm on the stub's host-backed "device" pointers, through the golden (complex64 column-major)."""
+    def at(ptr: int, count: int) -> np.ndarray:
+        return np.ctypeslib.as_array((ctypes.c_float * (2 * count)).from_address(ptr)).view(np.complex64)
+    left = side == cuda.SIDE[abi.SIDE_LEFT]
+    ka = m if left else n
+    out = golden.cblas.csymm(abi.SIDE_LEFT if left else abi.SIDE_RIGHT,
+                             abi.UPPER if uplo == cuda.FILL[abi.UPPER] else abi.LOWER, m, n, at(alpha, 1)[0],
+                             at(a, lda * ka), lda, at(b, ldb * n), ldb, at(beta, 1)[0], at(c, ldc * n), ldc)
+    at(c, ldc * n)[:] = out
 
 
 @pytest.fixture
@@ -450,6 +466,7 @@ def test_baseline_end_to_end_through_engine_timing_and_the_stub(fake, monkeypatc
                      + "TC_PF_001,b,ACLBLAS_SIDE_RIGHT,ACLBLAS_LOWER,64,32,1,0,RANDOM_NORM_5_5,,RANDOM_NORM_5_5,,"
                        "0.5,0,RANDOM_NORM_5_5,,ACLBLAS_STATUS_SUCCESS,0.0001220703125,10,1\n")
     fake.elapsed_ms = 0.02
+    fake.compute = True  # perf rows are judged like precision rows: the stub must compute
     written = {}
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
     monkeypatch.setitem(sys.modules, "harness.baselines", writer)
@@ -460,7 +477,7 @@ def test_baseline_end_to_end_through_engine_timing_and_the_stub(fake, monkeypatc
     assert (row["case_name"], row["side"], row["uplo"], row["m"], row["n"]) == ("TC_PF_001", 142, 122, 64, 32)
     assert row["gpu_ms"] == 0.02 and row["cuda"] == "12.6" and row["cublas"] == "12.8.3"
     calls = fake.calls("cublasCsymm_v2")
-    assert len(calls) == 1 + 10 + 50  # status check, warm-up, samples
+    assert len(calls) == 1 + 10 + 50 + 1  # checked call, warm-up, samples, re-checked call after timing
     _, handle, side, uplo, m, n, _alpha, _a, lda, _b, ldb, _beta, _c, ldc = calls[0]
     assert (handle, side, uplo, m, n, lda, ldb, ldc) == (HANDLE, 1, 0, 64, 32, 32, 64, 64)
     assert fake.calls("destroy") == [("destroy", HANDLE)]

@@ -41,8 +41,10 @@ class Backend(Protocol):
         """Device, library path and sha256, versions: what a report needs to say where numbers came from."""
         ...
 
-    def alloc(self, nbytes: int) -> int:
-        """Device buffer of nbytes; returns its address (contents undefined)."""
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
+        """Device buffer of nbytes; returns its address (contents undefined). `name` (A, B, C) and `span` (offset,
+        length of the operator's data inside the buffer) label it where the backend can say which buffer a stray
+        access hit and how far off (the cpu backend's guard pages)."""
         ...
 
     def free(self, addr: int) -> None: ...

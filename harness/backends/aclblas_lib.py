@@ -84,32 +84,41 @@ def destroy_handle(lib: ctypes.CDLL, handle: int) -> None:
         raise AclblasError("aclblasDestroy", status)
 
 
-def complex_scalar(value: complex | None):
-    """A host aclblasComplex* for `value`, or None (NULL)."""
+def complex_value(value: complex | None) -> AclblasComplex | None:
+    """A host aclblasComplex holding `value`, or None (NULL)."""
+    return None if value is None else AclblasComplex(complex(value).real, complex(value).imag)
+
+
+def float_value(value: float | None) -> c_float | None:
+    """A host float holding `value`, or None (NULL)."""
+    return None if value is None else c_float(value)
+
+
+def _scalar_pointer(value, make):
+    """A pointer to a host scalar: a ctypes object is passed by reference (the caller checks afterwards that the
+    operator left it alone), a Python number is converted, None is NULL."""
     if value is None:
         return None
-    return ctypes.pointer(AclblasComplex(complex(value).real, complex(value).imag))
-
-
-def float_scalar(value: float | None):
-    """A host float* for `value`, or None (NULL)."""
-    return None if value is None else ctypes.pointer(c_float(value))
+    return ctypes.pointer(value if isinstance(value, (AclblasComplex, c_float)) else make(value))
 
 
 def csymm(lib: ctypes.CDLL, handle: int | None, side: int, uplo: int, m: int, n: int, alpha: complex | None,
           a: int | None, lda: int, b: int | None, ldb: int, beta: complex | None, c: int | None, ldc: int) -> int:
-    """aclblasCsymm with Python scalars (None -> NULL) and device addresses; returns the raw status."""
-    return lib.aclblasCsymm(handle, side, uplo, m, n, complex_scalar(alpha), a, lda, b, ldb, complex_scalar(beta),
-                            c, ldc)
+    """aclblasCsymm with host scalars (Python numbers or AclblasComplex; None -> NULL) and device addresses;
+    returns the raw status."""
+    return lib.aclblasCsymm(handle, side, uplo, m, n, _scalar_pointer(alpha, complex_value), a, lda, b, ldb,
+                            _scalar_pointer(beta, complex_value), c, ldc)
 
 
 def sgemm_strided_batched(lib: ctypes.CDLL, handle: int | None, trans_a: int, trans_b: int, m: int, n: int, k: int,
                           alpha: float | None, a: int | None, lda: int, stride_a: int, b: int | None, ldb: int,
                           stride_b: int, beta: float | None, c: int | None, ldc: int, stride_c: int,
                           batch_count: int) -> int:
-    """aclblasSgemmStridedBatched with Python scalars (None -> NULL) and device addresses; returns the raw status."""
-    return lib.aclblasSgemmStridedBatched(handle, trans_a, trans_b, m, n, k, float_scalar(alpha), a, lda, stride_a,
-                                          b, ldb, stride_b, float_scalar(beta), c, ldc, stride_c, batch_count)
+    """aclblasSgemmStridedBatched with host scalars (Python numbers or c_float; None -> NULL) and device addresses;
+    returns the raw status."""
+    return lib.aclblasSgemmStridedBatched(handle, trans_a, trans_b, m, n, k, _scalar_pointer(alpha, float_value), a,
+                                          lda, stride_a, b, ldb, stride_b, _scalar_pointer(beta, float_value), c,
+                                          ldc, stride_c, batch_count)
 
 
 def workspace_stats(lib: ctypes.CDLL, handle: int) -> tuple[int, int] | None:

@@ -1,8 +1,9 @@
 """The `cpu` backend: the operators' C ABI on host memory, through the same ctypes shim the NPU library will use.
 
 By default it builds (or takes from the cache) the CPU twin; `--operator-lib PATH` loads any other library that
-exports the ABI instead. "Device" buffers are 64-byte aligned host buffers owned by the backend, so the operator
-gets plain host pointers; there is nothing to synchronise, and time is the host's monotonic clock.
+exports the ABI instead. "Device" buffers are page-aligned host mappings between inaccessible guard pages
+(`fence.py`), so the operator gets plain host pointers and an access far out of bounds is a SIGSEGV whose note names
+the buffer; there is nothing to synchronise, and time is the host's monotonic clock.
 """
 from __future__ import annotations
 
@@ -16,10 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.backends import BackendUnavailable, aclblas_lib, check_inside
+from harness.backends import BackendUnavailable, aclblas_lib, check_inside, fence
 from harness.backends.build import BuildError, build_twin
-
-ALIGN = 64
 
 
 class HostTimer:
@@ -53,16 +52,20 @@ class CpuBackend:
 
     name = "cpu"
     api = "aclblas"
+    #: buffers sit between guard pages: the engine keeps its byte guard zones small and page-rounds them
+    fenced = True
+    guard_granule = fence.PAGE
 
     def __init__(self, lib_path: Path, is_twin: bool, cores: int | None):
         self.library = lib_path
         self.is_twin = is_twin
+        fence.install()  # build the guard-page helper and install its fault handler before the operator can fault
         self.lib = aclblas_lib.load_aclblas(str(lib_path))
         self.handle = aclblas_lib.create_handle(self.lib)
         self.cores = cores or default_cores()
         if aclblas_lib.has_extension(self.lib, "aclblasTwinSetCoreCount"):
             self.lib.aclblasTwinSetCoreCount(self.handle, self.cores)
-        self._buffers: dict[int, tuple[np.ndarray, int]] = {}
+        self._buffers: dict[int, tuple[str, int]] = {}  # address -> (buffer name, bytes)
         self._allocated = 0
         self._peak_allocated = 0
         self._description: dict[str, Any] | None = None
@@ -85,17 +88,16 @@ class CpuBackend:
                      "python": platform.python_version()},
         }
 
-    def alloc(self, nbytes: int) -> int:
-        raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
-        offset = -raw.ctypes.data % ALIGN
-        addr = raw.ctypes.data + offset
-        self._buffers[addr] = (raw, nbytes)
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
+        addr = fence.alloc(nbytes, name, span)
+        self._buffers[addr] = (name, nbytes)
         self._allocated += nbytes
         self._peak_allocated = max(self._peak_allocated, self._allocated)
         return addr
 
     def free(self, addr: int) -> None:
         _, nbytes = self._buffers.pop(addr)
+        fence.free(addr)
         self._allocated -= nbytes
 
     def upload(self, addr: int, host: np.ndarray) -> None:
@@ -132,8 +134,9 @@ class CpuBackend:
         if self.handle:
             aclblas_lib.destroy_handle(self.lib, self.handle)
             self.handle = 0
-        self._buffers.clear()
-        self._allocated = 0
+        for addr in list(self._buffers):
+            self.free(addr)
+        fence.release()
 
 
 def open(operator_lib: str | None = None, cores: int | None = None, **_: Any) -> CpuBackend:  # noqa: A001
@@ -146,6 +149,8 @@ def open(operator_lib: str | None = None, cores: int | None = None, **_: Any) ->
         raise BackendUnavailable(f"cpu backend: operator library {path} does not exist")
     try:
         return CpuBackend(path, is_twin=operator_lib is None, cores=cores)
+    except BuildError as exc:
+        raise BackendUnavailable(f"cpu backend: {exc}") from exc
     except (OSError, AttributeError) as exc:
         raise BackendUnavailable(f"cpu backend: cannot use {path}: {exc}") from exc
     except aclblas_lib.AclblasError as exc:

@@ -181,7 +181,7 @@ class CudaBackend:
             "library": self.lib.path,
         }
 
-    def alloc(self, nbytes: int) -> int:
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
         memory = self._cupy.cuda.alloc(max(nbytes, 1))  # 0 bytes would give the NULL address, shared by all
         self._buffers[memory.ptr] = (memory, nbytes)
         self._live += nbytes

@@ -147,7 +147,7 @@ class NpuBackend:
                 "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
                 "ascend_home": os.environ.get("ASCEND_HOME_PATH")}
 
-    def alloc(self, nbytes: int) -> int:
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
         ptr = c_void_p()
         _check("aclrtMalloc", self.acl.aclrtMalloc(byref(ptr), max(nbytes, 1), ACL_MEM_MALLOC_HUGE_FIRST))
         self._buffers[ptr.value] = nbytes

@@ -7,14 +7,16 @@ handle. Seeds as the C++ frame derives them: A = s, B = s+1, C = s+2 (imaginary 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import golden
+from golden import sample
 from harness import abi, fill
 from harness.backends import aclblas_lib
 from harness.layout import Buffer, region_mask, triangle_mask
+from harness.ops import accumulates  # noqa: F401  (part of this operator's interface)
 
 NAME = "csymm"
 COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -73,11 +75,22 @@ def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.nda
     return fill.make_complex_matrix(spec, rows, cols, ld, seed), False
 
 
-def bytes_needed(a: Args) -> int:
+def _span(rows: int, cols: int, ld: int) -> int:
+    return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
+
+
+def buffer_bytes(a: Args) -> dict[str, int]:
     """Host bytes of A, B and C, computed before anything is allocated (memory cap)."""
-    def span(rows: int, cols: int, ld: int) -> int:
-        return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
-    return 8 * (span(a.ka, a.ka, a.lda) + span(a.m, a.n, a.ldb) + span(a.m, a.n, a.ldc))
+    return {"A": 8 * _span(a.ka, a.ka, a.lda), "B": 8 * _span(a.m, a.n, a.ldb), "C": 8 * _span(a.m, a.n, a.ldc)}
+
+
+def bytes_needed(a: Args) -> int:
+    return sum(buffer_bytes(a).values())
+
+
+def output_overlap(a: Args) -> str:
+    """One C, no batches: it never overlaps itself."""
+    return ""
 
 
 def buffers(a: Args, seed: int) -> dict[str, Buffer]:
@@ -87,9 +100,9 @@ def buffers(a: Args, seed: int) -> dict[str, Buffer]:
     a_read = triangle_mask(A.size, a.ka, a.lda, upper=a.uplo == abi.UPPER) if a.uplo in (abi.UPPER, abi.LOWER) \
         else region_mask(A.size, a.ka, a.ka, a.lda)
     return {
-        "A": Buffer("A", A, null=a_null, never_read=~a_read),
-        "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.m, a.n, a.ldb)),
-        "C": Buffer("C", C, null=c_null, output=True, written=region_mask(C.size, a.m, a.n, a.ldc)),
+        "A": Buffer("A", A, null=a_null, never_read=~a_read, reach=a.lda),
+        "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.m, a.n, a.ldb), reach=a.ldb),
+        "C": Buffer("C", C, null=c_null, output=True, written=region_mask(C.size, a.m, a.n, a.ldc), reach=a.ldc),
     }
 
 
@@ -97,6 +110,24 @@ def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndar
     args = (a.side, a.uplo, a.m, a.n, a.alpha, bufs["A"].host, a.lda, bufs["B"].host, a.ldb, a.beta,
             bufs["C"].host, a.ldc)
     return golden.cblas.csymm(*args), golden.truth.csymm(*args)
+
+
+def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
+                   seed: int) -> tuple[Args, dict[str, Buffer], np.ndarray] | None:
+    """A smaller problem on a sample of C's columns (LEFT: C[:, J] needs only B[:, J]) or rows (RIGHT: C[I, :]
+    needs only B[I, :]) within `budget` FLOPs: (its args, its buffers, the full-C storage index of each element of
+    its C); None where the full golden is within budget."""
+    if flops(a) <= budget or min(a.m, a.n) <= 0 or a.alpha is None or a.beta is None \
+            or a.side not in (abi.SIDE_LEFT, abi.SIDE_RIGHT) or a.uplo not in (abi.UPPER, abi.LOWER):
+        return None
+    left = a.side == abi.SIDE_LEFT
+    picked = sample.pick(a.n if left else a.m, max(1, int(budget * (a.n if left else a.m) // flops(a))), seed)
+    rows, cols = (np.arange(a.m), picked) if left else (picked, np.arange(a.n))
+    sub = replace(a, n=len(cols), m=len(rows), ldb=max(1, len(rows)), ldc=max(1, len(rows)))
+    index = sample.block_index(rows, cols, a.ldc).ravel(order="F")
+    C = bufs["C"].host[index]
+    return sub, {"A": bufs["A"], "B": Buffer("B", sample.gather(bufs["B"].host, rows, cols, a.ldb)),
+                 "C": Buffer("C", C, output=True, written=np.ones(C.size, bool))}, index
 
 
 def error_scale(a: Args, bufs: dict[str, Buffer]) -> np.ndarray:
@@ -128,11 +159,18 @@ def baseline_params(a: Args) -> dict:
     return {"side": a.side, "uplo": a.uplo, "m": a.m, "n": a.n}
 
 
-def call(backend, a: Args, ptrs: dict[str, int], handle: int) -> int:
+def scalars(a: Args) -> dict[str, object]:
+    """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
+    return {"alpha": aclblas_lib.complex_value(a.alpha), "beta": aclblas_lib.complex_value(a.beta)}
+
+
+def call(backend, a: Args, ptrs: dict[str, int], handle: int,
+         host_scalars: dict[str, object] | None = None) -> int:
     if backend.api == "cublas":
         return _call_cublas(backend, a, ptrs)
-    return aclblas_lib.csymm(backend.lib, handle, a.side, a.uplo, a.m, a.n, a.alpha, ptrs["A"], a.lda, ptrs["B"],
-                             a.ldb, a.beta, ptrs["C"], a.ldc)
+    host_scalars = scalars(a) if host_scalars is None else host_scalars
+    return aclblas_lib.csymm(backend.lib, handle, a.side, a.uplo, a.m, a.n, host_scalars["alpha"], ptrs["A"],
+                             a.lda, ptrs["B"], a.ldb, host_scalars["beta"], ptrs["C"], a.ldc)
 
 
 def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:

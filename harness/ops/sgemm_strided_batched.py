@@ -8,14 +8,16 @@ description a NULL handle. Seeds per batch b as the C++ batched frame: A = s+3b,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 import golden
+from golden import sample
 from harness import abi, fill
 from harness.backends import aclblas_lib
 from harness.layout import Buffer, region_mask
+from harness.ops import accumulates  # noqa: F401  (part of this operator's interface)
 
 NAME = "sgemm_strided_batched"
 COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
@@ -93,9 +95,27 @@ def _total(a: Args, rows: int, cols: int, ld: int, stride: int) -> int:
     return (a.batch - 1) * max(stride, 0) + one
 
 
+def buffer_bytes(a: Args) -> dict[str, int]:
+    """Host bytes of each buffer, computed before anything is allocated (memory cap)."""
+    return {"A": 4 * _total(a, *a.a_shape, a.lda, a.stride_a), "B": 4 * _total(a, *a.b_shape, a.ldb, a.stride_b),
+            "C": 4 * _total(a, a.m, a.n, a.ldc, a.stride_c)}
+
+
 def bytes_needed(a: Args) -> int:
-    return 4 * (_total(a, *a.a_shape, a.lda, a.stride_a) + _total(a, *a.b_shape, a.ldb, a.stride_b)
-                + _total(a, a.m, a.n, a.ldc, a.stride_c))
+    return sum(buffer_bytes(a).values())
+
+
+def output_overlap(a: Args) -> str:
+    """Why C's batches overlap ("" when they do not): the result would depend on the order batches run in."""
+    if a.batch <= 1 or min(a.m, a.n) <= 0 or a.ldc <= 0:
+        return ""
+    span = _span(a.m, a.n, a.ldc)
+    if a.stride_c == 0:
+        return f"strideC=0 with batchCount={a.batch}: every batch writes the same C"
+    if abs(a.stride_c) < span:
+        return (f"strideC={a.stride_c} is smaller than one C's span ({span} elements for m={a.m}, n={a.n}, "
+                f"ldc={a.ldc}): C batches overlap, so the result depends on the order batches run in")
+    return ""
 
 
 def _strided(spec: str, rows: int, cols: int, ld: int, stride: int, a: Args, seed: int,
@@ -121,10 +141,12 @@ def buffers(a: Args, seed: int) -> dict[str, Buffer]:
     A, ra, na = _strided(a.a_fill, *a.a_shape, a.lda, a.stride_a, a, seed, 0)
     B, rb, nb = _strided(a.b_fill, *a.b_shape, a.ldb, a.stride_b, a, seed, 1)
     C, rc, nc = _strided(a.c_fill, a.m, a.n, a.ldc, a.stride_c, a, seed, 2)
+    batched = a.batch > 1
     return {
-        "A": Buffer("A", A, null=na, never_read=~ra),
-        "B": Buffer("B", B, null=nb, never_read=~rb),
-        "C": Buffer("C", C, null=nc, output=True, written=rc, never_read=None),
+        "A": Buffer("A", A, null=na, never_read=~ra, reach=max(a.lda, a.stride_a if batched else 0)),
+        "B": Buffer("B", B, null=nb, never_read=~rb, reach=max(a.ldb, a.stride_b if batched else 0)),
+        "C": Buffer("C", C, null=nc, output=True, written=rc, never_read=None,
+                    reach=max(a.ldc, a.stride_c if batched else 0)),
     }
 
 
@@ -132,6 +154,33 @@ def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndar
     args = (a.trans_a, a.trans_b, a.m, a.n, a.k, a.alpha, bufs["A"].host, a.lda, a.stride_a, bufs["B"].host,
             a.ldb, a.stride_b, a.beta, bufs["C"].host, a.ldc, a.stride_c, a.batch)
     return golden.cblas.sgemm_strided_batched(*args), golden.truth.sgemm_strided_batched(*args)
+
+
+def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
+                   seed: int) -> tuple[Args, dict[str, Buffer], np.ndarray] | None:
+    """A smaller problem on a sample of batches and of C's columns, within `budget` FLOPs: (its args, its buffers,
+    the full-C storage index of each element of its C); None where the full golden is within budget or the layout
+    is not one a sample can stand for (overlapping or negative strides)."""
+    strides_ok = min(a.stride_a, a.stride_b) >= 0 and a.stride_c >= _span(a.m, a.n, a.ldc)
+    if flops(a) <= budget or not strides_ok or min(a.m, a.n, a.k, a.batch) <= 0 or a.alpha is None \
+            or a.beta is None:
+        return None
+    batches = sample.pick(a.batch, 4, seed)
+    cols = sample.pick(a.n, max(1, int(budget // (2.0 * a.m * a.k * len(batches)))), seed + 1)
+    ra, ca = a.a_shape
+    b_rows, b_cols = (np.arange(a.k), cols) if a.trans_b == abi.OP_N else (cols, np.arange(a.k))
+    rows = np.arange(a.m)
+    sub = replace(a, n=len(cols), batch=len(batches), lda=max(1, ra), ldb=max(1, len(b_rows)), ldc=max(1, a.m),
+                  stride_a=max(1, ra) * ca, stride_b=max(1, len(b_rows)) * len(b_cols),
+                  stride_c=max(1, a.m) * len(cols))
+    A = np.concatenate([sample.gather(bufs["A"].host, np.arange(ra), np.arange(ca), a.lda, b * a.stride_a)
+                        for b in batches])
+    B = np.concatenate([sample.gather(bufs["B"].host, b_rows, b_cols, a.ldb, b * a.stride_b) for b in batches])
+    index = np.concatenate([sample.block_index(rows, cols, a.ldc, b * a.stride_c).ravel(order="F")
+                            for b in batches])
+    C = bufs["C"].host[index]
+    return sub, {"A": Buffer("A", A), "B": Buffer("B", B),
+                 "C": Buffer("C", C, output=True, written=np.ones(C.size, bool))}, index
 
 
 def error_scale(a: Args, bufs: dict[str, Buffer]) -> np.ndarray:
@@ -171,12 +220,19 @@ def baseline_params(a: Args) -> dict:
     return {"transA": a.trans_a, "transB": a.trans_b, "m": a.m, "n": a.n, "k": a.k, "batchCount": a.batch}
 
 
-def call(backend, a: Args, ptrs: dict[str, int], handle: int) -> int:
+def scalars(a: Args) -> dict[str, object]:
+    """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
+    return {"alpha": aclblas_lib.float_value(a.alpha), "beta": aclblas_lib.float_value(a.beta)}
+
+
+def call(backend, a: Args, ptrs: dict[str, int], handle: int,
+         host_scalars: dict[str, object] | None = None) -> int:
     if backend.api == "cublas":
         return _call_cublas(backend, a, ptrs)
-    return aclblas_lib.sgemm_strided_batched(backend.lib, handle, a.trans_a, a.trans_b, a.m, a.n, a.k, a.alpha,
-                                             ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb, a.stride_b, a.beta,
-                                             ptrs["C"], a.ldc, a.stride_c, a.batch)
+    host_scalars = scalars(a) if host_scalars is None else host_scalars
+    return aclblas_lib.sgemm_strided_batched(backend.lib, handle, a.trans_a, a.trans_b, a.m, a.n, a.k,
+                                             host_scalars["alpha"], ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb,
+                                             a.stride_b, host_scalars["beta"], ptrs["C"], a.ldc, a.stride_c, a.batch)
 
 
 def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:

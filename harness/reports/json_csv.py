@@ -6,7 +6,10 @@ distinguishable from a NaN one instead of collapsing to null. numpy scalars and 
 
 results.csv has one row per case with a fixed column set (`COLUMNS`, then any extra precision values a criterion
 reported, sorted; one that clashes with a fixed column gets a `precision_` prefix): the columns people paste into the
-self-test sheet. Missing values are empty cells; measured non-finite values are NaN / inf / -inf. A complex output's
+self-test sheet. Missing values are empty cells; measured non-finite values are NaN / inf / -inf. A text cell that a
+spreadsheet would run as a formula (leading `=`, `+`, `-`, `@`, tab or CR) gets a leading `'`, except plain numbers
+such as `-1.5`, which stay numeric (OWASP's CSV-injection rule); text over MAX_CSV_CELL_CHARS is cut (report.json
+keeps it whole). A complex output's
 metrics are in `<metric>_real` / `<metric>_imag`, and the plain `<metric>` column holds the worse of the two, so one
 column sorts every row. `flatten` is also what report.md and report.html read, so the files cannot disagree.
 """
@@ -116,12 +119,15 @@ def results_frame(records: list[Record]) -> pd.DataFrame:
 
 def csv_text(frame: pd.DataFrame) -> str:
     """results.csv text: missing values empty, measured non-finite values as NaN / inf / -inf (pandas reads them),
-    integers stay integers."""
+    integers stay integers, formula-like text neutralised."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; a CR inside a cell is then quoted too
     writer.writerow(frame.columns)
     writer.writerows([_csv_cell(v) for v in row] for row in frame.itertuples(index=False, name=None))
     return out.getvalue()
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _csv_cell(value: Any) -> Any:
@@ -131,7 +137,26 @@ def _csv_cell(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, str):
+        if len(value) > MAX_CSV_CELL_CHARS:
+            value = f"{value[:MAX_CSV_CELL_CHARS]}… ({len(value)} characters; whole in report.json)"
+        return neutralise_formula(value)
     return value
+
+
+#: Longest text cell in results.csv: a spreadsheet cell holds at most 32767 characters; report.json keeps it whole.
+MAX_CSV_CELL_CHARS = 32000
+
+
+def neutralise_formula(text: str) -> str:
+    """`'` before a cell a spreadsheet would evaluate as a formula; plain numbers (`-1.5`, `+3`) stay numbers."""
+    if not text.startswith(_FORMULA_START):
+        return text
+    try:
+        float(text)
+    except ValueError:
+        return "'" + text
+    return text if text.strip() == text else "'" + text
 
 
 def flatten(record: Record) -> dict[str, Any]:

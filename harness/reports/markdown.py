@@ -6,6 +6,7 @@ as Markdown (tabulate, pipe format) and by html.py as HTML, so both files always
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,21 @@ THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere
                   "eps", "atol_floor")
 
 
+#: Longest text cell shown in report.md / report.html; report.json and results.csv keep the whole text.
+MAX_CELL_CHARS = 400
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def human_text(value: Any) -> Any:
+    """A table cell fit for people: control characters (NUL, ESC ...) shown as \\xNN, long text cut with its length."""
+    if not isinstance(value, str):
+        return value
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if len(text) > MAX_CELL_CHARS:
+        text = f"{text[:MAX_CELL_CHARS]}… ({len(value)} characters; whole in report.json)"
+    return text
+
+
 @dataclass
 class Table:
     """A titled table; cells are already display strings or numbers."""
@@ -87,29 +103,53 @@ def to_markdown(run_id: str, content: list[Section]) -> str:
             if isinstance(block, Table):
                 if block.title:
                     out += [f"**{block.title}**", ""]
-                rows = [[_pipe_safe(c) for c in row] for row in block.rows]
+                rows = [[_md_cell(c) for c in row] for row in block.rows]
                 out += [tabulate(rows, block.headers, tablefmt="pipe", disable_numparse=True), ""]
             elif isinstance(block, list):
-                out += [f"- {item}" for item in block] + [""]
+                out += [f"- {_md_text(item)}" for item in block] + [""]
             else:
-                out += [block, ""]
+                out += [_escape(block), ""]
     return "\n".join(out)
 
 
-def _pipe_safe(cell: Any) -> Any:
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
+def _escape(text: str) -> str:
+    """What a Markdown viewer would render as HTML, escaped: a `<` opening a tag, comment or directive, and a `&`
+    opening an entity. A `<` before a space or digit ("ratio < 0.99") cannot, and stays readable."""
+    return _TAG_START.sub("&lt;", _ENTITY.sub("&amp;", text))
+
+
+def _md_text(text: Any) -> Any:
+    """Text from table cells or records: HTML escaped (a Markdown viewer renders raw HTML), line breaks flattened."""
+    if not isinstance(text, str):
+        return text
+    return _escape(text).replace("\n", " ")
+
+
+def _md_cell(cell: Any) -> Any:
     """A literal `|` (e.g. in "|o-g|") would end a pipe-table cell."""
-    return cell.replace("|", "\\|") if isinstance(cell, str) else cell
+    return _md_text(cell).replace("|", "\\|") if isinstance(cell, str) else cell
 
 
 def sections(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
              frame: pd.DataFrame | None = None) -> list[Section]:
     """The report's eight sections, in the order of HEADINGS."""
     frame = results_frame(records) if frame is None else frame
-    return [
+    content = [
         _status(meta, records), _summary(records, frame), _details(frame), _failures(frame),
         _precision(meta, records, frame), _performance(meta, records, frame, compare), _memory(frame),
         _environment(meta),
     ]
+    for section in content:
+        for i, block in enumerate(section.blocks):
+            if isinstance(block, Table):
+                block.rows = [[human_text(c) for c in row] for row in block.rows]
+            elif isinstance(block, list):
+                section.blocks[i] = [human_text(item) for item in block]
+    return content
 
 
 def fmt(value: Any) -> str:

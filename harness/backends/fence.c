@@ -1,0 +1,220 @@
+/*
+ * Guard pages for the cpu backend's buffers, and a fault handler that names the buffer a stray access hit.
+ *
+ * fence_alloc maps   [PROT_NONE fence | read-write pages | PROT_NONE fence]   and returns the read-write start, so
+ * an out-of-bounds access past the byte guard zones the harness checks lands on an inaccessible page: SIGSEGV, not
+ * silent corruption. The handler (SA_SIGINFO) looks the fault address up in the table of fences, writes one line
+ * ("out-of-bounds write 800 bytes before C (guard page)") to <prefix><pid>, where the parent reads it, then
+ * restores the default action and returns, so the access faults again and the worker dies of SIGSEGV as before.
+ * fence_free does not unmap: it turns the whole mapping into a fence (quarantine), so a thread the operator left
+ * running that writes after its row ended also faults with a message, instead of scribbling on a later row.
+ *
+ * Everything the handler does is async-signal-safe: open, write, close, getpid, sigaction, no stdio, no malloc.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define MAX_FENCES 4096
+#define MAX_QUARANTINED 64  /* freed buffers kept inaccessible; older ones are unmapped */
+#define NAME_LEN 48
+
+typedef struct {
+    uintptr_t map_lo, map_hi;   /* the whole mapping, fences included; 0/0 = free slot */
+    uintptr_t data_lo, data_hi; /* the read-write pages */
+    uintptr_t span_lo, span_hi; /* the operator's data inside them (the harness's byte guard zones around it) */
+    size_t map_len;
+    unsigned long freed;        /* quarantined (the whole mapping is PROT_NONE): its sequence number, else 0 */
+    char name[NAME_LEN];
+} fence_t;
+
+static fence_t fences[MAX_FENCES];
+static unsigned long freed_count;
+static char note_prefix[512];
+static int installed;
+
+static size_t append(char *out, size_t at, size_t cap, const char *s)
+{
+    while (*s && at + 1 < cap) out[at++] = *s++;
+    out[at] = 0;
+    return at;
+}
+
+static size_t append_u(char *out, size_t at, size_t cap, uintptr_t v, int base)
+{
+    char digits[32];
+    int n = 0;
+    do { digits[n++] = "0123456789abcdef"[v % base]; v /= base; } while (v && n < 32);
+    if (base == 16) at = append(out, at, cap, "0x");
+    while (n && at + 1 < cap) out[at++] = digits[--n];
+    out[at] = 0;
+    return at;
+}
+
+static void write_note(const char *text)
+{
+    char path[600];
+    size_t at = append(path, 0, sizeof path, note_prefix);
+    append_u(path, at, sizeof path, (uintptr_t)getpid(), 10);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    ssize_t ignored = write(fd, text, strlen(text));
+    (void)ignored;
+    close(fd);
+}
+
+static const char *access_kind(void *context)
+{
+#if defined(__x86_64__) && defined(REG_ERR)
+    ucontext_t *uc = (ucontext_t *)context;
+    return (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
+#else
+    (void)context;
+    return "access";
+#endif
+}
+
+static void on_fault(int sig, siginfo_t *info, void *context)
+{
+    uintptr_t addr = (uintptr_t)info->si_addr;
+    for (int i = 0; i < MAX_FENCES; ++i) {
+        const fence_t *f = &fences[i];
+        if (f->map_hi == 0 || addr < f->map_lo || addr >= f->map_hi) continue;
+        char text[256];
+        size_t at = append(text, 0, sizeof text, "out-of-bounds ");
+        at = append(text, at, sizeof text, access_kind(context));
+        at = append(text, at, sizeof text, " ");
+        if (f->freed) {
+            at = append(text, at, sizeof text, "into buffer ");
+            at = append(text, at, sizeof text, f->name);
+            at = append(text, at, sizeof text, " after its row ended (a thread left running), offset ");
+            at = append_u(text, at, sizeof text, addr - f->span_lo, 10);
+        } else if (addr < f->data_lo) {
+            at = append_u(text, at, sizeof text, f->span_lo - addr, 10);
+            at = append(text, at, sizeof text, " bytes before ");
+            at = append(text, at, sizeof text, f->name);
+            at = append(text, at, sizeof text, " (guard page)");
+        } else {
+            at = append_u(text, at, sizeof text, addr - f->span_hi, 10);
+            at = append(text, at, sizeof text, " bytes after the end of ");
+            at = append(text, at, sizeof text, f->name);
+            at = append(text, at, sizeof text, " (guard page)");
+        }
+        at = append(text, at, sizeof text, " at ");
+        append_u(text, at, sizeof text, addr, 16);
+        write_note(text);
+        break;
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);  /* returning re-executes the access, which now kills the process */
+}
+
+/* Install the handler for SIGSEGV and SIGBUS; notes go to <prefix><pid>. Returns 0 on success. */
+int fence_install(const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (n >= sizeof note_prefix) return -1;
+    memcpy(note_prefix, prefix, n + 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0) return -1;
+    installed = 1;
+    return 0;
+}
+
+static void unmap_slot(int i)
+{
+    munmap((void *)fences[i].map_lo, fences[i].map_len);
+    memset(&fences[i], 0, sizeof fences[i]);
+}
+
+/* Unmap the oldest quarantined mapping (its late writes are no longer watched); returns its slot or -1. */
+static int evict_oldest(void)
+{
+    int oldest = -1;
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].freed && (oldest < 0 || fences[i].freed < fences[oldest].freed)) oldest = i;
+    if (oldest >= 0) unmap_slot(oldest);
+    return oldest;
+}
+
+static int free_slot(void)
+{
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].map_hi == 0) return i;
+    return evict_oldest();
+}
+
+/* data_len read-write bytes (a multiple of the page size) between two PROT_NONE fences of fence_len bytes each
+   (also a page multiple); name labels it in fault notes, whose distances count from the span_len bytes at
+   span_offset inside it. Returns the read-write start, or NULL. */
+void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t span_offset, size_t span_len)
+{
+    int slot = free_slot();
+    if (slot < 0) return NULL;
+    size_t total = data_len + 2 * fence_len;
+    char *map = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) return NULL;
+    if (data_len && mprotect(map + fence_len, data_len, PROT_READ | PROT_WRITE) != 0) {
+        munmap(map, total);
+        return NULL;
+    }
+    fence_t f;
+    memset(&f, 0, sizeof f);
+    f.map_lo = (uintptr_t)map;
+    f.map_hi = (uintptr_t)map + total;
+    f.map_len = total;
+    f.data_lo = (uintptr_t)map + fence_len;
+    f.data_hi = f.data_lo + data_len;
+    f.span_lo = f.data_lo + span_offset;
+    f.span_hi = f.span_lo + span_len;
+    size_t n = strlen(name);
+    memcpy(f.name, name, n < NAME_LEN - 1 ? n : NAME_LEN - 1);
+    fences[slot] = f;
+    return map + fence_len;
+}
+
+static fence_t *find(void *data)
+{
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].map_hi && fences[i].data_lo == (uintptr_t)data && !fences[i].freed) return &fences[i];
+    return NULL;
+}
+
+/* Quarantine: the buffer becomes inaccessible and its pages are returned to the system; the address range stays
+   reserved (the last MAX_QUARANTINED buffers), so a late write faults with a note instead of landing in a later
+   row. */
+int fence_free(void *data)
+{
+    fence_t *f = find(data);
+    if (!f) return -1;
+    size_t len = f->data_hi - f->data_lo;
+    if (len) {
+        mprotect((void *)f->data_lo, len, PROT_NONE);
+        madvise((void *)f->data_lo, len, MADV_DONTNEED);
+    }
+    f->freed = ++freed_count;
+    int quarantined = 0;
+    for (int i = 0; i < MAX_FENCES; ++i) quarantined += fences[i].freed != 0;
+    if (quarantined > MAX_QUARANTINED) evict_oldest();
+    return 0;
+}
+
+/* Unmap every quarantined buffer (when the backend closes). */
+void fence_release_freed(void)
+{
+    for (int i = 0; i < MAX_FENCES; ++i)
+        if (fences[i].map_hi && fences[i].freed) unmap_slot(i);
+}
+
+int fence_installed(void) { return installed; }

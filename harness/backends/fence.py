@@ -1,0 +1,110 @@
+"""Guard pages for the cpu backend (fence.c): buffers between inaccessible pages, and a fault note naming the buffer.
+
+The worker that runs an operator installs the handler; when a stray access hits a fence the handler writes one line
+to `note_path(pid)` and the worker dies of SIGSEGV. The parent, which sees only the dead worker, reads the line back
+with `fault_note(pid)` and puts it in the row's CRASH reason.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import mmap
+import os
+import shutil
+import subprocess
+import tempfile
+from ctypes import c_char_p, c_int, c_size_t, c_void_p
+from functools import lru_cache
+from pathlib import Path
+
+from harness.backends.build import REPO_ROOT, BuildError
+
+SOURCE = Path(__file__).with_name("fence.c")
+CACHE_DIR = REPO_ROOT / "build" / "fence"
+PAGE = mmap.PAGESIZE
+#: Each fence is at least this large, so a stray write far beyond a small buffer still lands on it.
+MIN_FENCE_BYTES = 1 << 20
+#: ... and at most this large (address space only: fences are never backed by memory).
+MAX_FENCE_BYTES = 1 << 32
+
+
+def note_prefix() -> str:
+    """Where fault notes go, by pid: the parent and its workers share the environment, hence the same prefix."""
+    return os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-")
+
+
+def note_path(pid: int) -> Path:
+    return Path(f"{note_prefix()}{pid}")
+
+
+def fault_note(pid: int) -> str:
+    """The fault line a dead worker left (and remove it); "" when it left none."""
+    path = note_path(pid)
+    try:
+        text = path.read_text(errors="replace").strip()
+    except OSError:
+        return ""
+    path.unlink(missing_ok=True)
+    return text
+
+
+def round_pages(nbytes: int) -> int:
+    return -(-nbytes // PAGE) * PAGE
+
+
+def fence_bytes(data_bytes: int) -> int:
+    """Fence size for a buffer: at least the buffer itself (a whole batch or column off is still on the fence)."""
+    return min(MAX_FENCE_BYTES, max(MIN_FENCE_BYTES, round_pages(data_bytes)))
+
+
+@lru_cache(maxsize=1)
+def library() -> ctypes.CDLL:
+    """fence.c compiled with the system C compiler (cached by source hash) and loaded."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    target = CACHE_DIR / digest / "libfence.so"
+    if not target.exists():
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            raise BuildError("no C compiler ('cc') to build the guard-page helper")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".libfence.{os.getpid()}.so")
+        proc = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(tmp), str(SOURCE)], capture_output=True,
+                              text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"building the guard-page helper failed: {proc.stderr.strip()[:300]}")
+        os.replace(tmp, target)
+    lib = ctypes.CDLL(str(target))
+    lib.fence_install.argtypes, lib.fence_install.restype = [c_char_p], c_int
+    lib.fence_alloc.argtypes, lib.fence_alloc.restype = [c_size_t, c_size_t, c_char_p, c_size_t, c_size_t], c_void_p
+    lib.fence_free.argtypes, lib.fence_free.restype = [c_void_p], c_int
+    lib.fence_release_freed.argtypes, lib.fence_release_freed.restype = [], None
+    return lib
+
+
+def install() -> None:
+    """(Re)install the fault handler: whoever set SIGSEGV's handler since (faulthandler.disable() restores the one
+    it found) must not leave a worker without it."""
+    if library().fence_install(note_prefix().encode()) != 0:
+        raise BuildError("cannot install the guard-page fault handler")
+
+
+def alloc(nbytes: int, name: str, span: tuple[int, int] | None = None) -> int:
+    """Page-rounded read-write memory for nbytes between two fences; returns its start address. Fault notes
+    measure distances from `span` (offset, length: the operator's data inside the allocation)."""
+    install()
+    data = round_pages(max(nbytes, 1))
+    offset, length = span if span is not None else (0, nbytes)
+    addr = library().fence_alloc(data, fence_bytes(data), name.encode(errors="replace"), offset, length)
+    if not addr:
+        raise MemoryError(f"cannot map {data} bytes with guard pages for {name or 'a buffer'}")
+    return addr
+
+
+def free(addr: int) -> None:
+    """Quarantine: the buffer's pages become inaccessible (and are returned to the system)."""
+    library().fence_free(addr)
+
+
+def release() -> None:
+    """Unmap every quarantined buffer."""
+    library().fence_release_freed()
