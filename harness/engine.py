@@ -270,6 +270,7 @@ def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, co
     from harness import timing
 
     rec["timing"] = timing.measure(prepared.call, backend.timer, config)
-    hardware = backend.describe().get("device", "")
+    info = backend.describe()
+    hardware = info.get("hardware") or info.get("device", "")
     rec["baseline"] = perf.baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
 

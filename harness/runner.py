@@ -12,8 +12,9 @@ import multiprocessing as mp
 import signal
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any, Callable
 
 from harness.backends import BackendUnavailable, open_backend
@@ -38,6 +39,7 @@ class Settings:
     memory_cap: int = DEFAULT_MEMORY_CAP
     timing: Any = None  # harness.timing.TimingConfig for perf rows; None skips timing
     baselines: Callable[[Case], list] | None = None
+    hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
 
 
 def _worker(conn: Connection, settings: Settings) -> None:
@@ -154,7 +156,29 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
     if precision:
         _run_phase(precision, settings, max(1, settings.workers), on_record)
     if perf:
-        _run_phase(perf, settings, 1, on_record)
+        _run_perf(perf, settings, on_record)
+
+
+def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+    """Perf rows in `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table order
+    so slow machine drift spreads over every row. A row's record goes out after its last round, rounds merged and
+    judged once (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
+    from harness.perf import merge_round_records
+
+    rounds = settings.timing.rounds if settings.timing is not None else 1
+    per_round = replace(settings, timing=settings.timing.per_round()) if settings.timing is not None else settings
+    by_id = {c.id: c for c in perf}
+    taken: dict[str, list[Record]] = {c.id: [] for c in perf}
+    todo = list(perf)
+    for r in range(rounds):
+        def collect(rec: Record, last: bool = r == rounds - 1) -> None:
+            key = f"{Path(rec['table']).name}::{rec['case_name']}"
+            taken[key].append(rec)
+            if last or not rec.get("timing"):
+                on_record(merge_round_records(taken.pop(key), by_id[key], settings.timing, settings.baselines,
+                                              settings.hardware))
+        _run_phase(todo, per_round, 1, collect)
+        todo = [c for c in todo if c.id in taken]
 
 
 def check_backend(settings: Settings) -> dict[str, Any]:
