@@ -161,19 +161,29 @@ def round_summary(timing: dict) -> dict:
             "stop_reason": timing["stop_reason"]}
 
 
+def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | None:
+    """95 % CI of a row's mean from the spread of its round means, taken multiplicatively: machine states move a
+    whole process by a factor (a round at 2x the level of another), so the spread is that of log(round mean),
+    Student-t with rounds - 1 degrees of freedom, applied around the pooled mean. None below two rounds."""
+    logs = np.log(np.asarray(round_means, dtype=float))
+    if logs.size < 2 or not np.all(np.isfinite(logs)):
+        return None
+    half = t_quantile(logs.size - 1) * float(logs.std(ddof=1)) / math.sqrt(logs.size)
+    return [mean * math.exp(-half), mean * math.exp(half)]
+
+
 def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
     """One row's timing from its rounds (each a timing_record from a fresh process): the pooled samples for the
-    distribution, and `rounds` with each round's summary. With several rounds the CI of the mean is taken over
-    the round means (Student-t, rounds - 1 degrees of freedom): the spread between processes is part of what a
-    figure from one run is uncertain by, and pooled samples would hide it. Converged is judged on the row as a
-    whole: enough samples, that CI within the target, one mode, no drift."""
+    distribution, and `rounds` with each round's summary. With several rounds the CI of the mean comes from the
+    spread between rounds (between_rounds_ci): the spread between processes is part of what a figure from one
+    run is uncertain by, and the pooled samples' CI (kept as ci95_within_us) would hide it. Converged is judged
+    on the row as a whole: enough samples, that CI within the target, one mode, no drift."""
     samples = [s / 1e6 for t in timings for s in t["samples_us"]]
     merged = timing_record(samples, config, sum(t["warmup"] for t in timings), False, "")
     merged["rounds"] = [round_summary(t) for t in timings]
     if len(timings) > 1:
-        means = np.array([t["mean_us"] for t in timings])
         merged["ci95_within_us"] = merged["ci95_us"]
-        merged["ci95_us"] = mean_ci(float(means.mean()), float(means.std(ddof=1)), len(timings))
+        merged["ci95_us"] = between_rounds_ci(merged["mean_us"], [t["mean_us"] for t in timings])
     stops = sorted({t["stop_reason"] for t in timings})
     merged["stop_reason"] = stops[0] if len(stops) == 1 else ",".join(stops)
     why = not_converged_because(merged, config, merged["stop_reason"], _ci_rel(merged))

@@ -327,10 +327,19 @@ def _memory(frame: pd.DataFrame) -> Section:
         "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
 
 
+def hardware_text(hardware: Any) -> str:
+    """The hardware perf baselines were judged on, and where the name came from (runtime or --hardware)."""
+    if not isinstance(hardware, dict):
+        return ""
+    if hardware.get("override"):
+        return f"{hardware['override']}（--hardware 指定；运行时报告：{hardware.get('detected') or '未知'}）"
+    return f"{hardware.get('detected') or '未知'}（运行时报告）"
+
+
 def _environment(meta: dict[str, Any]) -> Section:
     dirty = " (dirty)" if meta.get("dirty") else ""
     rows = [["运行 ID", meta.get("run_id", "")], ["后端", meta.get("backend", "")], ["设备", meta.get("device", "")],
-            ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
+            ["硬件（性能判定）", hardware_text(meta.get("hardware"))], ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
             ["分支", meta.get("branch", "")], ["开始", meta.get("started", "")], ["结束", meta.get("finished", "")]]
     for prefix, key in (("标杆 BLAS", "golden_blas"), ("后端信息", "backend_info"), ("设置", "settings")):
         value = meta.get(key) or {}
