@@ -36,10 +36,9 @@ import pandas as pd
 from scipy import stats as sps
 
 from harness.stats import hodges_lehmann
+from harness.timing import MIN_ROUNDS
 
 MIN_EFFECT = 0.02
-#: Rounds each side needs before the spread between rounds can stand for the spread between runs.
-MIN_ROUNDS = 3
 #: The per-round figure separate runs are compared by (see the module docstring).
 ROUND_STAT = "p10_us"
 

@@ -160,24 +160,35 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
 
 
 def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
-    """Perf rows in `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table order
-    so slow machine drift spreads over every row. A row's record goes out after its last round, rounds merged and
-    judged once (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
+    """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
+    order so slow machine drift spreads over every row. A row stops early once it has the rounds `compare` needs
+    and has spent its time budget (harness.timing.more_rounds: a row whose every call takes a second gets three
+    rounds, not twenty). Its record goes out after its last round, rounds merged and judged once
+    (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
     from harness.perf import merge_round_records
+    from harness.timing import more_rounds
 
-    rounds = settings.timing.rounds if settings.timing is not None else 1
-    per_round = replace(settings, timing=settings.timing.per_round()) if settings.timing is not None else settings
+    config = settings.timing
+    rounds = config.rounds if config is not None else 1
+    per_round = replace(settings, timing=config.per_round()) if config is not None else settings
     by_id = {c.id: c for c in perf}
     taken: dict[str, list[Record]] = {c.id: [] for c in perf}
+
+    def finish(key: str) -> None:
+        on_record(merge_round_records(taken.pop(key), by_id[key], config, settings.baselines, settings.hardware))
+
+    def collect(rec: Record) -> None:
+        key = f"{Path(rec['table']).name}::{rec['case_name']}"
+        taken[key].append(rec)
+        if not rec.get("timing"):
+            finish(key)
     todo = list(perf)
     for r in range(rounds):
-        def collect(rec: Record, last: bool = r == rounds - 1) -> None:
-            key = f"{Path(rec['table']).name}::{rec['case_name']}"
-            taken[key].append(rec)
-            if last or not rec.get("timing"):
-                on_record(merge_round_records(taken.pop(key), by_id[key], settings.timing, settings.baselines,
-                                              settings.hardware))
         _run_phase(todo, per_round, 1, collect)
+        for case in [c for c in todo if c.id in taken]:
+            spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
+            if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
+                finish(case.id)
         todo = [c for c in todo if c.id in taken]
 
 

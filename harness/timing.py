@@ -161,6 +161,19 @@ def round_summary(timing: dict) -> dict:
             "stop_reason": timing["stop_reason"]}
 
 
+#: Rounds `compare` needs on each side before the spread between rounds can stand for the spread between runs.
+MIN_ROUNDS = 3
+#: A row's rounds stop (past MIN_ROUNDS) once they have taken this many times its time cap, set-up included.
+ROUND_BUDGET = 2.5
+
+
+def more_rounds(done: int, spent_s: float, config: TimingConfig) -> bool:
+    """Whether a row that has run `done` rounds in `spent_s` seconds (whole rows: fill, checks, warm-up, samples)
+    gets another round: always up to MIN_ROUNDS, then while within ROUND_BUDGET x its time cap."""
+    return done < min(MIN_ROUNDS, config.rounds) or (done < config.rounds
+                                                      and spent_s < ROUND_BUDGET * config.max_time_s)
+
+
 def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | None:
     """95 % CI of a row's mean from the spread of its round means, taken multiplicatively: machine states move a
     whole process by a factor (a round at 2x the level of another), so the spread is that of log(round mean),
