@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
-DEFAULT_ROUNDS = 5
+DEFAULT_ROUNDS = 10
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:

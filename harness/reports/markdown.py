@@ -296,6 +296,13 @@ def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFram
             f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
             *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
                                   "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+        unsettled = [r for r in records if (r.get("timing") or {}).get("not_converged")]
+        if unsettled:
+            blocks.append(Table("未收敛的行及原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift）",
+                                ["用例", "轮次", "n", "median CI95", "原因"],
+                                [[r["case_name"], fmt(len(r["timing"].get("rounds") or [])), fmt(r["timing"]["n"]),
+                                  _interval(r["timing"].get("median_ci95_us")), r["timing"]["not_converged"]]
+                                 for r in unsettled]))
         no_ref = Counter((b.get("kind", ""), b["reason"]) for r in records for b in r["baseline"]
                          if b.get("verdict") == "NO_REF" and b.get("reason"))
         if no_ref:
@@ -306,6 +313,10 @@ def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFram
     if compare is not None:
         blocks += _compare_blocks(compare)
     return Section("性能数据", blocks)
+
+
+def _interval(pair: list[float] | None) -> str:
+    return f"[{fmt(pair[0])}, {fmt(pair[1])}]" if pair else ""
 
 
 def _compare_blocks(compare: pd.DataFrame) -> list[str | list[str] | Table]:
