@@ -336,3 +336,11 @@ def test_define_parsing():
     with pytest.raises(ValueError):
         ab_command.parse_defines(["=5"])
     assert run_command(ab_command, ["ab", "HEAD", "HEAD", "--define-b", "5%=x"]) == 3
+
+
+def test_the_two_sides_of_one_ab_run_compare_as_interleaved():
+    from harness.commands.compare import ab_pair
+    a = meta(run_id="x-abA", settings={"ab": {"side": "A", "pair": "x-abB"}})
+    b = meta(run_id="x-abB", settings={"ab": {"side": "B", "pair": "x-abA"}})
+    assert ab_pair(a, b) and ab_pair(b, a)
+    assert not ab_pair(a, meta(run_id="other")) and not ab_pair(meta(), b)

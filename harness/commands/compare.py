@@ -32,6 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def ab_pair(base_meta: dict, head_meta: dict) -> bool:
+    """The two sides of one `harness ab` run: their samples were interleaved in one process, so they are evidence."""
+    ab = (base_meta.get("settings") or {}).get("ab") or {}
+    return bool(ab) and ab.get("pair") == head_meta.get("run_id")
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
                                  resolve_run, to_json, warnings)
@@ -58,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness compare: {problem}", file=sys.stderr)
     if problems and not args.force:
         return refuse("refusing to compare (use --force to compare anyway)")
-    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect)
+    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect,
+                      interleaved=ab_pair(base_meta, head_meta))
     settings = {"threshold": args.threshold, "alpha": args.alpha, "min_effect": args.min_effect, "fail_on": fail_on}
     if args.report_dir:
         from harness.reports.compare_report import write_compare
