@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Callable
 
+from harness import ops
 from harness.backends import BackendUnavailable, open_backend
 from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
 from harness.record import Record
@@ -161,9 +162,9 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
 
 def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
-    order so slow machine drift spreads over every row. A row stops early once it has the rounds `compare` needs
-    and has spent its time budget (harness.timing.more_rounds: a row whose every call takes a second gets three
-    rounds, not twenty). Its record goes out after its last round, rounds merged and judged once
+    order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
+    (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
+    not). Its record goes out after its last round, rounds merged and judged once
     (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
     from harness.perf import merge_round_records
     from harness.timing import more_rounds
@@ -194,7 +195,8 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
             break
         # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin: the
         # first row of a round ran ~20 % slow); the round opens with the cheapest row once, untimed for the record.
-        settle = min(todo, key=lambda c: sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]))
+        settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
+                                          ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
         settling = True
         _run_phase([settle, *todo], per_round, 1, collect)
         for case in [c for c in todo if c.id in taken]:

@@ -169,9 +169,13 @@ ROUND_BUDGET = 2.5
 
 def more_rounds(done: int, spent_s: float, config: TimingConfig) -> bool:
     """Whether a row that has run `done` rounds in `spent_s` seconds (whole rows: fill, checks, warm-up, samples)
-    gets another round: always up to MIN_ROUNDS, then while within ROUND_BUDGET x its time cap."""
-    return done < min(MIN_ROUNDS, config.rounds) or (done < config.rounds
-                                                      and spent_s < ROUND_BUDGET * config.max_time_s)
+    gets another round: while within ROUND_BUDGET x its time cap, and up to MIN_ROUNDS as long as one round costs
+    no more than the cap. A row whose every call takes seconds keeps its one round (its samples miss the target
+    anyway, and three rounds would triple the run); `compare` then says its evidence is within-run."""
+    if done >= config.rounds:
+        return False
+    return spent_s < ROUND_BUDGET * config.max_time_s or (done < MIN_ROUNDS
+                                                          and spent_s <= done * config.max_time_s)
 
 
 def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | None:
