@@ -169,13 +169,15 @@ ROUND_BUDGET = 2.5
 
 def more_rounds(done: int, spent_s: float, config: TimingConfig) -> bool:
     """Whether a row that has run `done` rounds in `spent_s` seconds (whole rows: fill, checks, warm-up, samples)
-    gets another round: while within ROUND_BUDGET x its time cap, and up to MIN_ROUNDS as long as one round costs
-    no more than the cap. A row whose every call takes seconds keeps its one round (its samples miss the target
-    anyway, and three rounds would triple the run); `compare` then says its evidence is within-run."""
+    gets another round: up to MIN_ROUNDS when its first round cost no more than the cap (decided once, so a row
+    never ends with two rounds, whose t(1) interval says nothing), then while within ROUND_BUDGET x its cap. A
+    row whose every call takes seconds keeps its one round (its samples miss the target anyway, and three rounds
+    would triple the run); `compare` then says its evidence is within-run."""
     if done >= config.rounds:
         return False
-    return spent_s < ROUND_BUDGET * config.max_time_s or (done < MIN_ROUNDS
-                                                          and spent_s <= done * config.max_time_s)
+    if done < MIN_ROUNDS:
+        return done > 1 or spent_s <= config.max_time_s
+    return spent_s < ROUND_BUDGET * config.max_time_s
 
 
 def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | None:

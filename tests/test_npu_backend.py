@@ -210,7 +210,7 @@ def test_too_slow_on_ascend_950pr_fails_each_taskbook_row(fake_cann, slow_ops, t
     assert report["hardware"] == {"name": "Ascend 950PR", "detected": "Ascend 950PR", "override": None}
     assert report["backend_info"]["soc_name"] == "Ascend950PR_9599"
     assert taskbook_verdicts(report) == {f"TC_PF_000{i}": ["FAIL"] for i in (1, 2, 3)}
-    assert all(1 <= len(c["timing"]["rounds"]) <= 3 for c in report["cases"])   # big rows: one round past the cap
+    assert all(len(c["timing"]["rounds"]) in (1, 3) for c in report["cases"])   # one round when it exceeds the cap
     assert code == 1
 
 

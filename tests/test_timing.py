@@ -191,7 +191,9 @@ def test_more_rounds_until_min_rounds_then_within_budget():
     cfg = TimingConfig(max_time_s=0.4, rounds=20)
     assert more_rounds(1, 0.4, cfg) and more_rounds(2, 0.8, cfg)   # rounds within the cap: at least 3 of them
     assert not more_rounds(1, 15.0, cfg)               # a row whose round takes 15 s keeps its one round
-    assert not more_rounds(2, 1.5, cfg)                # two 0.75 s rounds: over budget and over the cap each
+    assert more_rounds(2, 1.5, cfg)                    # committed after a first round within the cap: never 2
+    assert more_rounds(2, 0.1, TimingConfig(max_time_s=0.4, rounds=3)) and not more_rounds(3, 0.1, TimingConfig(
+        max_time_s=0.4, rounds=3))
     assert not more_rounds(3, 1.1, cfg)                # past 3 rounds, no more once over 2.5 x its 0.4 s cap
     assert more_rounds(3, 0.9, cfg) and more_rounds(19, 0.9, cfg)
     assert not more_rounds(20, 0.1, cfg)
