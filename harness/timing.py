@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from harness.backends import Timer
-from harness.stats import mean_ci, summarize, t_quantile
+from harness.stats import summarize, t_quantile
 
 MODES = ("sync", "steady")
 
