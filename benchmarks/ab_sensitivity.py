@@ -49,7 +49,7 @@ def experiment(label: str, defines_b: dict[str, str], args: argparse.Namespace, 
         a, b = run_ab(args.rev, args.rev, [table], select, {}, defines_b, config, history, repo)
         base += a.records
         head += b.records
-    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect)
+    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect, interleaved=True)
     counts = df["verdict"].value_counts().to_dict()
     fraction = counts.get("REGRESSION", 0) / len(df) if len(df) else float("nan")
     print(f"{label}: {len(df)} rows, REGRESSION {counts.get('REGRESSION', 0)} ({fraction:.1%}); {counts}; "

@@ -1,12 +1,22 @@
-"""Row-by-row performance comparison of two runs, on the raw samples (benchstat-style, plus what it lacks).
+"""Row-by-row performance comparison of two runs (benchstat-style, plus what it lacks), with the evidence each
+comparison can honestly claim.
 
-Per row: Mann-Whitney U (no normality assumed: timing tails are long), the Hodges-Lehmann shift with its
-distribution-free CI expressed relative to the base median, and Benjamini-Hochberg across rows so a 400-row table
-does not produce ~20 false alarms at alpha = 0.05. Verdicts, in order:
+Separate runs: the unit of evidence is the round (harness.runner times each perf row in several rounds, each in a
+fresh process). Samples within one round share that process's state (placement, clocks, neighbours), so they are
+not independent of each other the way two runs are; pooled, they give CIs of +-0.1 % for run-to-run differences of
++-30 % (issue 12). Each round contributes one number, its p10 (contention only ever adds time, so the fast end of
+a round moves with the code and far less with the machine than its mean), and the two runs' rounds are compared:
+Mann-Whitney U (exact for small counts), the Hodges-Lehmann shift of log(p10) with its distribution-free CI, and
+Benjamini-Hochberg across rows. Rows with fewer than MIN_ROUNDS rounds on a side fall back to the pooled samples,
+and since that evidence is only within-run they can be SAME or INCONCLUSIVE, never REGRESSION (with a warning).
+
+Interleaved A/B (`harness ab`): both sides share one process and alternate sample by sample, so machine state hits
+both alike and the samples themselves are the evidence; the same tests run on them (HL shift of log time, U test,
+BH): the most sensitive mode, with the same verdict rule:
   REGRESSION    significant after BH, and the whole CI is above +min_effect (slower by more than the noise floor)
   IMPROVEMENT   significant after BH, and the whole CI is below -min_effect
   SAME          the whole CI lies inside +-threshold (proven equivalent within what matters)
-  INCONCLUSIVE  none of these: too noisy or too few samples to tell
+  INCONCLUSIVE  none of these: too noisy, too few rounds, or only within-run evidence of a change
 A provable change wins over SAME: a real 4% slowdown is reported even under a 5% threshold. The floor (2% by
 default) keeps the small systematic effects that identical code shows between two builds or buffer placements
 (measured on the CPU twin: up to 1.2% with tight CIs) from failing CI.
@@ -15,7 +25,9 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +36,14 @@ import pandas as pd
 from scipy import stats as sps
 
 from harness.stats import hodges_lehmann
+from harness.timing import MIN_ROUNDS
 
 MIN_EFFECT = 0.02
+#: The per-round figure separate runs are compared by (see the module docstring).
+ROUND_STAT = "p10_us"
 
-COLUMNS = ["case_name", "op", "n_base", "n_head", "base_median_us", "head_median_us", "change", "ci_lo", "ci_hi",
-           "p_value", "q_value", "verdict"]
+COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "base_median_us", "head_median_us", "change",
+           "ci_lo", "ci_hi", "p_value", "q_value", "verdict"]
 
 
 def _samples(record: dict) -> list[float] | None:
@@ -37,29 +52,79 @@ def _samples(record: dict) -> list[float] | None:
     return samples if samples and len(samples) >= 2 else None
 
 
+def _rounds(record: dict) -> list[float]:
+    rounds = (record.get("timing") or {}).get("rounds") or []
+    return [r[ROUND_STAT] for r in rounds if r.get(ROUND_STAT) and r[ROUND_STAT] > 0]
+
+
 def _key(record: dict) -> tuple[str, str]:
     # op + case name, not the table path: the same table read from another checkout or worktree still matches
     return str(record.get("op")), str(record["case_name"])
 
 
+@lru_cache(maxsize=256)
+def _u_cdf(n: int, m: int) -> np.ndarray:
+    """P(U <= u) for u = 0..n*m under the null (no shift), by counting: exact where the normal approximation of
+    hodges_lehmann is too coarse (a few rounds per side)."""
+    # counts[i][j] = number of orderings of i x's and j y's per U value, built up one element at a time
+    counts = [[np.zeros(1)] * (m + 1) for _ in range(n + 1)]
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i == 0 or j == 0:
+                counts[i][j] = np.ones(1)
+                continue
+            with_x = np.concatenate([np.zeros(j), counts[i - 1][j]])  # the largest is an x: beats all j y's
+            without = counts[i][j - 1]
+            size = max(with_x.size, without.size)
+            counts[i][j] = np.pad(with_x, (0, size - with_x.size)) + np.pad(without, (0, size - without.size))
+    freq = counts[n][m]
+    return np.cumsum(freq) / freq.sum()
+
+
+def shift_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
+    """(shift, ci_lo, ci_hi, p): Hodges-Lehmann shift head - base with its CI, and the two-sided Mann-Whitney p.
+    Exact for small samples (both sides <= 25), else hodges_lehmann's normal approximation."""
+    n, m = base.size, head.size
+    p = float(sps.mannwhitneyu(head, base, alternative="two-sided").pvalue)
+    if max(n, m) > 25:
+        shift, lo, hi = hodges_lehmann(base, head, confidence)
+        return shift, lo, hi, p
+    diffs = np.sort((head[None, :] - base[:, None]).ravel())
+    cdf = _u_cdf(n, m)
+    # largest k with P(U <= k - 1) <= alpha/2: the k-th smallest and k-th largest differences bound the CI
+    k = int(np.searchsorted(cdf, (1 - confidence) / 2 + 1e-12, side="right"))
+    if k < 1:
+        return float(np.median(diffs)), -math.inf, math.inf, p
+    return float(np.median(diffs)), float(diffs[k - 1]), float(diffs[n * m - k]), p
+
+
 def compare_runs(base_records: list[dict], head_records: list[dict], threshold: float = 0.05,
-                 alpha: float = 0.05, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
-    """One row per perf row with samples on both sides (base order); change = HL shift / base median."""
-    head = {_key(r): s for r in head_records if (s := _samples(r)) is not None}
+                 alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False) -> pd.DataFrame:
+    """One row per perf row with samples on both sides (base order); change = relative shift of the compared
+    figure (round p10s for separate runs, samples when `interleaved` or when rounds are missing), with its CI.
+    `evidence` says which: "rounds", "interleaved" or "within-run" (never REGRESSION/IMPROVEMENT)."""
+    head = {_key(r): r for r in head_records if _samples(r) is not None}
     rows: list[dict[str, Any]] = []
     for rec in base_records:
         base_s = _samples(rec)
-        head_s = head.get(_key(rec))
-        if base_s is None or head_s is None:
+        other = head.get(_key(rec))
+        if base_s is None or other is None:
             continue
-        base_median = float(np.median(base_s))
-        shift, lo, hi = hodges_lehmann(base_s, head_s, 1.0 - alpha)
-        p = float(sps.mannwhitneyu(head_s, base_s, alternative="two-sided").pvalue)
-        scale = base_median if base_median > 0 else math.nan
-        rows.append({"case_name": rec["case_name"], "op": rec.get("op"), "n_base": len(base_s),
-                     "n_head": len(head_s), "base_median_us": base_median,
-                     "head_median_us": float(np.median(head_s)), "change": shift / scale, "ci_lo": lo / scale,
-                     "ci_hi": hi / scale, "p_value": p})
+        head_s = _samples(other)
+        base_r, head_r = _rounds(rec), _rounds(other)
+        if interleaved:
+            evidence, x, y = "interleaved", base_s, head_s
+        elif min(len(base_r), len(head_r)) >= MIN_ROUNDS:
+            evidence, x, y = "rounds", base_r, head_r
+        else:
+            evidence, x, y = "within-run", base_s, head_s
+        x, y = np.log(np.maximum(x, 1e-9)), np.log(np.maximum(y, 1e-9))  # shifts of log time: ratios
+        shift, lo, hi, p = shift_test(x, y, 1.0 - alpha)
+        rows.append({"case_name": rec["case_name"], "op": rec.get("op"), "evidence": evidence, "n_base": x.size,
+                     "n_head": y.size, "base_median_us": float(np.median(base_s)),
+                     "head_median_us": float(np.median(head_s)), "change": math.expm1(shift),
+                     "ci_lo": math.expm1(lo) if math.isfinite(lo) else -math.inf,
+                     "ci_hi": math.expm1(hi) if math.isfinite(hi) else math.inf, "p_value": p})
     df = pd.DataFrame(rows, columns=COLUMNS)
     if df.empty:
         return df
@@ -70,13 +135,40 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
 
 
 def _verdict(row: Any, threshold: float, alpha: float, min_effect: float) -> str:
-    if row.q_value < alpha and row.ci_lo > min_effect:
+    changed = getattr(row, "evidence", "interleaved") != "within-run"
+    if changed and row.q_value < alpha and row.ci_lo > min_effect:
         return "REGRESSION"
-    if row.q_value < alpha and row.ci_hi < -min_effect:
+    if changed and row.q_value < alpha and row.ci_hi < -min_effect:
         return "IMPROVEMENT"
     if -threshold < row.ci_lo and row.ci_hi < threshold:
         return "SAME"
     return "INCONCLUSIVE"
+
+
+def warnings(df: pd.DataFrame) -> list[str]:
+    """What a reader must know before trusting the verdicts (printed by compare and ab, written to its reports)."""
+    if df.empty or "evidence" not in df:
+        return []
+    within = df[df["evidence"] == "within-run"]
+    if within.empty:
+        return []
+    changed = within[(within["q_value"] < 0.05) & ((within["ci_lo"] > MIN_EFFECT) | (within["ci_hi"] < -MIN_EFFECT))]
+    return [f"{len(within)} of {len(df)} rows have fewer than {MIN_ROUNDS} rounds on a side: compared on samples "
+            f"within one run, which cannot tell a change from run-to-run variation, so they are at most SAME"
+            + (f" ({len(changed)} would look changed: INCONCLUSIVE)" if len(changed) else "")
+            + "; re-run both with --rounds >= 3"]
+
+
+def parse_fail_on(text: str) -> float:
+    """`--fail-on` as a fraction: '5%', '0.05' or 'change:5%' (pytest-benchmark's `--benchmark-compare-fail`
+    spelling). Raises ValueError for anything else."""
+    match = re.fullmatch(r"(?:change:)?\s*([0-9]*\.?[0-9]+)\s*(%?)", text.strip())
+    if not match:
+        raise ValueError(f"--fail-on {text!r}: expected a change such as 5% or change:0.05")
+    value = float(match[1]) / (100.0 if match[2] else 1.0)
+    if value < 0:
+        raise ValueError(f"--fail-on {text!r} must not be negative")
+    return value
 
 
 def _timing_mode(meta: dict) -> str | None:
@@ -100,11 +192,12 @@ def compatibility_problems(base_meta: dict, head_meta: dict) -> list[str]:
     return problems
 
 
-def exit_code(df: pd.DataFrame) -> int:
-    """1 on any REGRESSION; 2 when nothing could be judged (no rows, or every row INCONCLUSIVE); else 0."""
+def exit_code(df: pd.DataFrame, fail_on: float = 0.0) -> int:
+    """1 on any REGRESSION whose estimated change is at least `fail_on` (every REGRESSION by default); 2 when
+    nothing could be judged (no rows, or every row INCONCLUSIVE); else 0."""
     if df.empty:
         return 2
-    if (df["verdict"] == "REGRESSION").any():
+    if ((df["verdict"] == "REGRESSION") & (df["change"] >= fail_on)).any():
         return 1
     return 2 if (df["verdict"] == "INCONCLUSIVE").all() else 0
 
@@ -119,21 +212,45 @@ def format_table(df: pd.DataFrame) -> str:
     def pct(x: float) -> str:
         return f"{x:+.2%}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
     body = [[r.case_name, r.op, f"{r.base_median_us:.2f}", f"{r.head_median_us:.2f}", pct(r.change),
-             f"[{pct(r.ci_lo)}, {pct(r.ci_hi)}]", f"{r.q_value:.3g}", f"{r.n_base}/{r.n_head}", r.verdict]
-            for r in df.itertuples()]
+             f"[{pct(r.ci_lo)}, {pct(r.ci_hi)}]", f"{r.q_value:.3g}", f"{r.n_base}/{r.n_head} {r.evidence}",
+             r.verdict] for r in df.itertuples()]
+    return tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "q (BH)",
+                                   "n (evidence)", "verdict"], tablefmt="github") + "\n" + summary_line(df)
+
+
+def summary_line(df: pd.DataFrame) -> str:
     counts = df["verdict"].value_counts()
-    footer = ", ".join(f"{v}: {counts.get(v, 0)}" for v in ("REGRESSION", "IMPROVEMENT", "SAME", "INCONCLUSIVE"))
-    return tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "q (BH)", "n",
-                                   "verdict"], tablefmt="github") + f"\n{len(df)} rows: {footer}"
+    return f"{len(df)} rows: " + ", ".join(f"{v}: {counts.get(v, 0)}" for v in VERDICTS)
+
+
+VERDICTS = ("REGRESSION", "IMPROVEMENT", "SAME", "INCONCLUSIVE")
+
+
+def to_json(df: pd.DataFrame, base_meta: dict, head_meta: dict, settings: dict) -> str:
+    """The comparison for machines (`compare --json`): both runs, the settings, warnings and one object per row
+    (non-finite CI ends as null)."""
+    rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
+            for row in json.loads(df.to_json(orient="records"))] if not df.empty else []
+    counts = df["verdict"].value_counts().to_dict() if not df.empty else {}
+    run = ("run_id", "commit", "dirty", "backend", "hardware", "started")
+    return json.dumps({"base": {k: base_meta.get(k) for k in run}, "head": {k: head_meta.get(k) for k in run},
+                       "settings": settings, "warnings": warnings(df),
+                       "summary": {v: int(counts.get(v, 0)) for v in VERDICTS}, "rows": rows}, indent=1)
 
 
 def load_report(path: Path) -> tuple[dict, list[dict]]:
-    """(meta, records) from a report.json (or the run directory holding one)."""
+    """(meta, records) from a report.json (or the run directory holding one); LookupError (one line) for a file
+    that is not one."""
     if path.is_dir():
         path = path / "report.json"
-    report = json.loads(path.read_text())
-    records = report.get("cases", [])
-    return {k: v for k, v in report.items() if k != "cases"}, records
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise LookupError(f"{path} is not a harness report.json ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("cases"), list) or "run_id" not in report:
+        raise LookupError(f"{path} is not a harness report.json (no run_id and cases list)")
+    return {k: v for k, v in report.items() if k != "cases"}, report["cases"]
 
 
 def git_commit(rev: str, cwd: str | Path | None = None) -> str | None:
@@ -146,20 +263,30 @@ def git_commit(rev: str, cwd: str | Path | None = None) -> str | None:
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
 
+#: Names for runs by their place in the history: the newest, the one before it.
+RUN_ALIASES = {"latest": 0, "previous": 1}
+
+
 def resolve_run(ref: str, history: Any) -> tuple[dict, list[dict]]:
-    """A run named by a report.json path (or its directory), a run id in the history, or a git revision (the
-    newest run of that commit). Raises LookupError saying what was tried."""
+    """A run named by a report.json path (or its directory), a run id in the history, `latest` / `previous`, or
+    a git revision (the newest run of that commit). Raises LookupError saying what was tried."""
     path = Path(ref)
     if path.is_file() or (path.is_dir() and (path / "report.json").is_file()):
         return load_report(path)
     if history.path.exists():
         if history.has_run(ref):
             return history.load_run(ref)
+        if ref in RUN_ALIASES:
+            ids = history.recent_run_ids(RUN_ALIASES[ref] + 1)
+            if len(ids) <= RUN_ALIASES[ref]:
+                raise LookupError(f"{ref}: {history.path} holds only {len(ids)} run(s)")
+            return history.load_run(ids[RUN_ALIASES[ref]])
         commit = git_commit(ref)
         if commit:
             run_id = history.latest_run_of_commit(commit)
             if run_id:
                 return history.load_run(run_id)
             raise LookupError(f"{ref} is commit {commit[:12]}, but {history.path} holds no run of it")
-    raise LookupError(f"{ref!r} is neither a report.json path, a run id in {history.path}, nor a git revision "
-                      "with a recorded run")
+    raise LookupError(f"{ref!r} is neither a report.json path, a run id in {history.path}, latest/previous, nor "
+                      "a git revision with a recorded run")
+

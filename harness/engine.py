@@ -436,6 +436,7 @@ def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, co
     rec["timing"] = timing.measure(prepared.call, backend.timer, config)
     after = footprint.resident()
     rec["memory"]["timed_growth_bytes"] = None if before is None or after is None else after - before
-    hardware = backend.describe().get("device", "")
+    info = backend.describe()
+    hardware = info.get("hardware") or info.get("device", "")
     rec["baseline"] = perf.baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
 

@@ -160,6 +160,28 @@ class History:
         df["dirty"] = df["dirty"].astype(bool)
         return pd.concat([df, summaries], axis=1)
 
+    def recent_run_ids(self, count: int) -> list[str]:
+        """The newest `count` run ids, newest first (started time, then insertion order)."""
+        return [r[0] for r in self._retry(lambda: self.db.execute(
+            "SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?", (count,)).fetchall())]
+
+    def run_list(self, limit: int | None = None) -> list[dict]:
+        """Newest first: id, time, commit, dirty, backend, hardware (the name perf was judged on, else the device)
+        and summary counts of each run, for `harness runs`."""
+        rows = self._retry(lambda: self.db.execute(
+            "SELECT run_id, started, commit_sha, dirty, backend, device, meta, summary FROM runs"
+            " ORDER BY started DESC, rowid DESC" + (" LIMIT ?" if limit else ""),
+            (limit,) if limit else ()).fetchall())
+        out = []
+        for run_id, started, commit, dirty, backend, device, meta_json, summary_json in rows:
+            meta = json.loads(meta_json) if meta_json else {}
+            hardware = meta.get("hardware")
+            out.append({"run_id": run_id, "started": started, "commit": commit, "dirty": bool(dirty),
+                        "backend": backend, "device": device,
+                        "hardware": hardware.get("name") if isinstance(hardware, dict) else device,
+                        "summary": json.loads(summary_json) if summary_json else None})
+        return out
+
     def has_run(self, run_id: str) -> bool:
         return bool(self._retry(lambda: self.db.execute(
             "SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()))

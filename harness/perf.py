@@ -21,6 +21,27 @@ def same_hardware(a: str | None, b: str | None) -> bool:
     return bool(norm(a)) and norm(a) == norm(b)
 
 
+def hardware_identity(backend_info: dict, override: str | None) -> dict:
+    """{"name": what baselines are judged on, "detected": what the runtime reported, "override": --hardware}.
+    The runtime's word is `hardware` in the backend's describe() (Ascend SoC, CUDA device name), else its
+    `device`; an override replaces it for judging, and the report shows both."""
+    detected = str(backend_info.get("hardware") or backend_info.get("device") or "")
+    return {"name": override or detected, "detected": detected, "override": override or None}
+
+
+def unjudged_device_run(records: list[dict], backend: str, hardware: str) -> str:
+    """The one line saying a device run judged none of its perf rows against a baseline ('' when it did, or on
+    the cpu backend, which no baseline is for): such a run must not pass as if its times had been checked."""
+    if backend == "cpu":
+        return ""
+    timed = [r for r in records if r.get("timing")]
+    judged = [r for r in timed if any(b.get("verdict") not in (None, "NO_REF") for b in r.get("baseline") or [])]
+    if judged or not timed:
+        return ""
+    return (f"harness run: no perf row got a judged baseline on {hardware or 'unknown hardware'} "
+            f"({len(timed)} timed rows, every baseline verdict NO_REF); --hardware NAME names the hardware")
+
+
 def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator > 0 else math.inf
 
@@ -87,6 +108,25 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
             entry["reason"] = (f"the {b.kind} rule judges times measured on {judged_on or 'unnamed hardware'}, "
                                f"this run is on {hardware or 'unknown hardware'}")
     return out
+
+
+def merge_round_records(records: list[dict], case: Any, config: Any, baselines: Any, hardware: str) -> dict:
+    """One perf row's record from its rounds (harness.runner runs each round in a fresh process): the rounds'
+    timings merged (harness.timing.merge_rounds) and judged once against the baselines on `hardware`. A round
+    that did not end timed (FAIL, CRASH, TIMEOUT, ERROR) decides the row as it is, saying which round it was."""
+    from harness.timing import merge_rounds
+
+    untimed = [(i, r) for i, r in enumerate(records, 1) if not r.get("timing")]
+    if untimed:
+        i, rec = untimed[0]
+        if len(records) > 1:
+            rec["reason"] = f"round {i}: {rec.get('reason', '')}"
+        return rec
+    rec = dict(records[-1])
+    rec["timing"] = merge_rounds([r["timing"] for r in records], config)
+    rec["duration_s"] = sum(r.get("duration_s") or 0.0 for r in records)
+    rec["baseline"] = baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
+    return rec
 
 
 def memory_verdict(expected_bytes: int | None, measured: dict) -> dict:

@@ -12,10 +12,12 @@ import multiprocessing as mp
 import signal
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any, Callable
 
+from harness import ops
 from harness.backends import BackendUnavailable, fence, open_backend
 from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
 from harness.record import Record
@@ -38,6 +40,7 @@ class Settings:
     memory_cap: int = DEFAULT_MEMORY_CAP
     timing: Any = None  # harness.timing.TimingConfig for perf rows; None skips timing
     baselines: Callable[[Case], list] | None = None
+    hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
 
 
 def _worker(conn: Connection, settings: Settings) -> None:
@@ -156,7 +159,53 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
     if precision:
         _run_phase(precision, settings, max(1, settings.workers), on_record)
     if perf:
-        _run_phase(perf, settings, 1, on_record)
+        _run_perf(perf, settings, on_record)
+
+
+def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+    """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
+    order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
+    (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
+    not). Its record goes out after its last round, rounds merged and judged once
+    (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
+    from harness.perf import merge_round_records
+    from harness.timing import more_rounds
+
+    config = settings.timing
+    rounds = config.rounds if config is not None else 1
+    per_round = replace(settings, timing=config.per_round()) if config is not None else settings
+    by_id = {c.id: c for c in perf}
+    taken: dict[str, list[Record]] = {c.id: [] for c in perf}
+
+    def finish(key: str) -> None:
+        on_record(merge_round_records(taken.pop(key), by_id[key], config, settings.baselines, settings.hardware))
+
+    settling = False
+
+    def collect(rec: Record) -> None:
+        nonlocal settling
+        if settling:  # the round's settling pass: its numbers belong to a process that had not run anything yet
+            settling = False
+            return
+        key = f"{Path(rec['table']).name}::{rec['case_name']}"
+        taken[key].append(rec)
+        if not rec.get("timing"):
+            finish(key)
+    todo = list(perf)
+    for r in range(rounds):
+        if not todo:
+            break
+        # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin: the
+        # first row of a round ran ~20 % slow); the round opens with the cheapest row once, untimed for the record.
+        settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
+                                          ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
+        settling = True
+        _run_phase([settle, *todo], per_round, 1, collect)
+        for case in [c for c in todo if c.id in taken]:
+            spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
+            if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
+                finish(case.id)
+        todo = [c for c in todo if c.id in taken]
 
 
 def check_backend(settings: Settings) -> dict[str, Any]:

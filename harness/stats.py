@@ -1,7 +1,10 @@
-"""Statistics over timing samples: the per-row summary and the two-sample shift estimate `compare` uses.
+"""Statistics over timing samples: the per-row summary, the shape checks that decide whether a row's numbers can
+be trusted (modes, drift), and the two-sample shift estimate `compare` uses.
 
 Outliers are counted, never dropped: a slow tail is part of what the operator costs, and hiding it would make
-a noisy kernel look steady. The CI is Student-t on the mean because the task book's figure is a mean ("Avg time").
+a noisy kernel look steady. The CI of the mean is Student-t because the task book's figure is a mean ("Avg time");
+the median's CI is distribution-free (binomial order statistics) because timing distributions are skewed and
+often have several modes, which a mean and its CI hide.
 """
 from __future__ import annotations
 
@@ -37,10 +40,79 @@ def tukey_outliers(values: np.ndarray) -> dict:
             "rule": OUTLIER_RULE}
 
 
+def median_ci(values: np.ndarray, confidence: float = 0.95) -> list[float] | None:
+    """Distribution-free CI of the median: order statistics at the binomial(n, 1/2) quantiles; None when n is
+    too small for the requested confidence (n < 6 at 95 %)."""
+    n = int(values.size)
+    if n < 2:
+        return None
+    k = int(sps.binom.ppf((1 - confidence) / 2, n, 0.5))  # ranks k and n-k+1 (1-based) bracket the median
+    if k < 1 or k > n - k:
+        return None
+    ordered = np.sort(values)
+    return [float(ordered[k - 1]), float(ordered[n - k])]
+
+
+#: A secondary density peak counts as a mode when it is at least this fraction of the highest peak and the
+#: valley between them dips below VALLEY_RATIO of the lower peak.
+MODE_MIN_HEIGHT, VALLEY_RATIO = 0.15, 0.7
+#: Drift: medians of the first and last third of the samples differ by more than this, with p < DRIFT_P.
+DRIFT_REL, DRIFT_P = 0.05, 0.001
+
+
+def modes(values: np.ndarray, grid: int = 256) -> list[float]:
+    """Locations of the distinct modes of the samples (one entry: unimodal).
+
+    A Gaussian KDE on log(time), so clusters at 70 and 140 us are as separable as 7 and 14 us; the bandwidth is
+    Silverman's robust rule (IQR-based), so a far tail of outliers does not smear two clusters into one. Evaluated
+    between the 1st and 99th percentiles, so a handful of descheduled samples is not a mode.
+    """
+    x = np.log(values[values > 0])
+    if x.size < 20:
+        return [float(np.median(values))] if values.size else []
+    q1, q25, q75, q99 = np.percentile(x, [1, 25, 75, 99])
+    spread = min(float(x.std(ddof=1)), (q75 - q25) / 1.34)
+    if spread <= 0 or q99 <= q1:
+        return [float(np.exp(np.median(x)))]
+    bandwidth = 0.9 * spread * x.size ** -0.2
+    xs = np.linspace(q1, q99, grid)
+    inside = x[(x >= q1 - 3 * bandwidth) & (x <= q99 + 3 * bandwidth)]
+    density = np.exp(-0.5 * ((xs[:, None] - inside[None, :]) / bandwidth) ** 2).sum(axis=1)
+    peaks = [i for i in range(1, grid - 1) if density[i] >= density[i - 1] and density[i] > density[i + 1]]
+    if not peaks:
+        return [float(np.exp(xs[int(np.argmax(density))]))]
+    top = max(density[i] for i in peaks)
+    kept = [peaks[0]]
+    for i in peaks[1:]:  # merge a peak into the previous one unless a real valley separates them
+        j = kept[-1]
+        valley = density[j:i + 1].min()
+        if valley < VALLEY_RATIO * min(density[i], density[j]):
+            kept.append(i)
+        elif density[i] > density[j]:
+            kept[-1] = i
+    kept = [i for i in kept if density[i] >= MODE_MIN_HEIGHT * top]
+    return [float(np.exp(xs[i])) for i in kept]
+
+
+def drift(values: np.ndarray) -> float | None:
+    """Relative change of the median from the first to the last third of the samples (in time order) when it is
+    both larger than DRIFT_REL and significant (Mann-Whitney p < DRIFT_P); None when there is no such trend."""
+    third = values.size // 3
+    if third < 10:
+        return None
+    first, last = values[:third], values[-third:]
+    change = float(np.median(last) / np.median(first) - 1.0) if np.median(first) > 0 else 0.0
+    if abs(change) <= DRIFT_REL:
+        return None
+    p = float(sps.mannwhitneyu(first, last, alternative="two-sided").pvalue)
+    return change if p < DRIFT_P else None
+
+
 def summarize(samples_s: Sequence[float]) -> dict:
     """Summary of timing samples given in seconds, reported in microseconds.
 
-    stdev_us and ci95_us are None for a single sample (no spread can be estimated from one value).
+    stdev_us and ci95_us are None for a single sample (no spread can be estimated from one value). modes_us lists
+    the distinct modes (more than one: multimodal); drift is the relative first-to-last-third change or None.
     """
     us = np.asarray(samples_s, dtype=np.float64) * 1e6
     if us.size == 0:
@@ -57,7 +129,10 @@ def summarize(samples_s: Sequence[float]) -> dict:
         "p90_us": float(np.percentile(us, 90)),
         "stdev_us": stdev,
         "ci95_us": mean_ci(mean, stdev, n) if stdev is not None else None,
+        "median_ci95_us": median_ci(us),
         "outliers": tukey_outliers(us),
+        "modes_us": modes(us),
+        "drift": drift(us),
     }
 
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
+
+import numpy as np
 
 from harness.backends import Timer
 from harness.stats import summarize, t_quantile
@@ -32,6 +34,9 @@ class TimingConfig:
     max_time_s: float = 10.0
     warmup_max_time_s: float = 5.0
     steady_batch: int = 16
+    #: rounds per perf row, each in a fresh worker process; the caps and sample counts above are for all rounds
+    #: of a row together (see per_round)
+    rounds: int = 1
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -40,6 +45,16 @@ class TimingConfig:
             raise ValueError("need 2 <= min_samples <= max_samples")
         if self.steady_batch < 1 or self.warmup < 0:
             raise ValueError("steady_batch must be >= 1 and warmup >= 0")
+        if self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+
+    def per_round(self) -> "TimingConfig":
+        """The config one round runs with: the row's sample counts and time caps shared out over the rounds (each
+        round still warms up fully, since each starts in a fresh process)."""
+        r = self.rounds
+        return replace(self, rounds=1, min_samples=max(2, math.ceil(self.min_samples / r)),
+                       max_samples=max(2, math.ceil(self.max_samples / r)), max_time_s=self.max_time_s / r,
+                       warmup_max_time_s=self.warmup_max_time_s / r)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,17 +114,100 @@ class RunningCI:
         return 0.0 if half == 0 else math.inf
 
 
+def not_converged_because(summary: dict, config: TimingConfig, stop_reason: str, ci_rel: float) -> str:
+    """Why a row's numbers are not converged ('' when they are): the sample target missed at the cap, a CI still
+    too wide (noise), several modes, or drift. A row is converged only when none of these holds."""
+    reasons = []
+    n = summary["n"]
+    if n < config.min_samples:
+        reasons.append(f"cap: {n} of {config.min_samples} samples within the {config.max_time_s:g} s time cap")
+    elif ci_rel > config.ci_rel_target:
+        where = {"time_cap": f"the {config.max_time_s:g} s time cap", "max_samples": f"{n} samples (the maximum)"}
+        reasons.append(f"noise: CI of the mean +-{ci_rel:.1%} at {where.get(stop_reason, stop_reason)}, "
+                       f"target +-{config.ci_rel_target:.1%}")
+    if len(summary.get("modes_us") or []) > 1:
+        reasons.append("multimodal: modes at " + ", ".join(f"{m:.4g}" for m in summary["modes_us"]) + " us")
+    if summary.get("drift") is not None:
+        reasons.append(f"drift: {summary['drift']:+.1%} from the first to the last third of the samples")
+    return "; ".join(reasons)
+
+
+def _ci_rel(summary: dict) -> float:
+    ci, mean = summary.get("ci95_us"), summary["mean_us"]
+    return (ci[1] - mean) / mean if ci and mean > 0 else math.inf
+
+
 def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int, converged: bool,
                   stop_reason: str) -> dict:
-    """The record's `timing` dict from raw per-call samples in seconds."""
+    """The record's `timing` dict from raw per-call samples in seconds; `converged` is the stopping rule's word,
+    and is withdrawn when the distribution is multimodal or drifts."""
     summary = summarize(samples_s)
+    why = not_converged_because(summary, config, stop_reason, _ci_rel(summary))
     return {
         "mode": config.mode, "warmup": warmup_done,
         **summary,
         "samples_us": [s * 1e6 for s in samples_s],
         "calls_per_sample": config.steady_batch if config.mode == "steady" else 1,
-        "converged": converged, "stop_reason": stop_reason,
+        "converged": converged and not why, "stop_reason": stop_reason, "not_converged": why,
     }
+
+
+def round_summary(timing: dict) -> dict:
+    """What `compare` keeps of one round: its size, centre and fast end (p10). Contention on a shared machine only
+    ever adds time, so a round's fast end moves with the code and much less with the neighbours than its mean."""
+    samples = np.asarray(timing["samples_us"], dtype=float)
+    return {"n": timing["n"], "mean_us": timing["mean_us"], "median_us": timing["median_us"],
+            "min_us": timing["min_us"], "p10_us": float(np.percentile(samples, 10)),
+            "stop_reason": timing["stop_reason"]}
+
+
+#: Rounds `compare` needs on each side before the spread between rounds can stand for the spread between runs.
+MIN_ROUNDS = 3
+#: A row's rounds stop (past MIN_ROUNDS) once they have taken this many times its time cap, set-up included.
+ROUND_BUDGET = 2.5
+
+
+def more_rounds(done: int, spent_s: float, config: TimingConfig) -> bool:
+    """Whether a row that has run `done` rounds in `spent_s` seconds (whole rows: fill, checks, warm-up, samples)
+    gets another round: up to MIN_ROUNDS when its first round cost no more than the cap (decided once, so a row
+    never ends with two rounds, whose t(1) interval says nothing), then while within ROUND_BUDGET x its cap. A
+    row whose every call takes seconds keeps its one round (its samples miss the target anyway, and three rounds
+    would triple the run); `compare` then says its evidence is within-run."""
+    if done >= config.rounds:
+        return False
+    if done < MIN_ROUNDS:
+        return done > 1 or spent_s <= config.max_time_s
+    return spent_s < ROUND_BUDGET * config.max_time_s
+
+
+def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | None:
+    """95 % CI of a row's mean from the spread of its round means, taken multiplicatively: machine states move a
+    whole process by a factor (a round at 2x the level of another), so the spread is that of log(round mean),
+    Student-t with rounds - 1 degrees of freedom, applied around the pooled mean. None below two rounds."""
+    logs = np.log(np.asarray(round_means, dtype=float))
+    if logs.size < 2 or not np.all(np.isfinite(logs)):
+        return None
+    half = t_quantile(logs.size - 1) * float(logs.std(ddof=1)) / math.sqrt(logs.size)
+    return [mean * math.exp(-half), mean * math.exp(half)]
+
+
+def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
+    """One row's timing from its rounds (each a timing_record from a fresh process): the pooled samples for the
+    distribution, and `rounds` with each round's summary. With several rounds the CI of the mean comes from the
+    spread between rounds (between_rounds_ci): the spread between processes is part of what a figure from one
+    run is uncertain by, and the pooled samples' CI (kept as ci95_within_us) would hide it. Converged is judged
+    on the row as a whole: enough samples, that CI within the target, one mode, no drift."""
+    samples = [s / 1e6 for t in timings for s in t["samples_us"]]
+    merged = timing_record(samples, config, sum(t["warmup"] for t in timings), False, "")
+    merged["rounds"] = [round_summary(t) for t in timings]
+    if len(timings) > 1:
+        merged["ci95_within_us"] = merged["ci95_us"]
+        merged["ci95_us"] = between_rounds_ci(merged["mean_us"], [t["mean_us"] for t in timings])
+    stops = sorted({t["stop_reason"] for t in timings})
+    merged["stop_reason"] = stops[0] if len(stops) == 1 else ",".join(stops)
+    why = not_converged_because(merged, config, merged["stop_reason"], _ci_rel(merged))
+    merged.update(converged=not why, not_converged=why)
+    return merged
 
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,

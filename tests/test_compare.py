@@ -12,14 +12,19 @@ from harness.ab import interleave
 from harness.cli import _Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
-from harness.compare import _verdict, compare_runs, compatibility_problems, resolve_run
+from harness.compare import (_verdict, compare_runs, compatibility_problems, parse_fail_on, resolve_run, shift_test,
+                             warnings)
 from harness.history import History
 from harness.record import new_record
 from harness.timing import TimingConfig
 
-def rec(name, samples, op="csymm"):
+def rec(name, samples, op="csymm", rounds=0):
+    """A perf record; with `rounds`, its samples split into that many rounds as harness.runner would merge them."""
     r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
     r["timing"] = None if samples is None else {"mode": "sync", "samples_us": list(map(float, samples))}
+    if samples is not None and rounds:
+        r["timing"]["rounds"] = [{"p10_us": float(np.percentile(chunk, 10))}
+                                 for chunk in np.array_split(np.asarray(samples, dtype=float), rounds)]
     return r
 
 
@@ -37,7 +42,7 @@ def test_verdicts_on_synthetic_rows():
             rec("small_shift", noisy(rng, 103)), rec("tiny_shift", noisy(rng, 101.2, n=1000, spread=0.002)),
             rec("noisy", noisy(rng, 104, n=6, spread=0.2)), rec("head_untimed", None),
             rec("base_untimed", noisy(rng, 100))]
-    df = compare_runs(base, head).set_index("case_name")
+    df = compare_runs(base, head, interleaved=True).set_index("case_name")
     assert list(df.index) == ["slower", "faster", "same", "small_shift", "tiny_shift", "noisy"]  # both sides
     assert df.loc["tiny_shift", "q_value"] < 1e-6 and df.loc["tiny_shift", "verdict"] == "SAME"  # under the floor
     assert df.loc["slower", "verdict"] == "REGRESSION" and df.loc["slower", "change"] == pytest.approx(0.10, abs=0.01)
@@ -57,7 +62,7 @@ def test_rows_match_by_op_and_name_not_table_path():
     a, b = rec("TC_PF_001", noisy(rng, 100)), rec("TC_PF_001", noisy(rng, 120))
     b["table"] = "/tmp/elsewhere/csymm_test.csv"
     other_op = rec("TC_PF_001", noisy(rng, 100), op="sgemm")
-    df = compare_runs([a, other_op], [b])
+    df = compare_runs([a, other_op], [b], interleaved=True)
     assert len(df) == 1 and df["verdict"][0] == "REGRESSION"
 
 
@@ -83,7 +88,7 @@ def test_bh_keeps_one_lucky_row_among_many_from_being_a_regression():
     for i in range(40):
         base.append(rec(f"r{i}", noisy(rng, 100, 60, 0.08)))
         head.append(rec(f"r{i}", noisy(rng, 100, 60, 0.08)))
-    df = compare_runs(base, head)
+    df = compare_runs(base, head, interleaved=True)
     assert (df["verdict"] != "REGRESSION").all()
     assert (df["q_value"] >= df["p_value"]).all()
 
@@ -119,11 +124,13 @@ def run_command(module, argv):
 def test_compare_command_exit_codes(tmp_path, capsys):
     rng = np.random.default_rng(7)
     hist = ["--history", str(tmp_path / "none.sqlite")]
-    base = write_report(tmp_path / "base" / "report.json", [rec("TC_PF_001", noisy(rng, 100))])
-    slow = write_report(tmp_path / "slow.json", [rec("TC_PF_001", noisy(rng, 110))])
-    same = write_report(tmp_path / "same.json", [rec("TC_PF_001", noisy(rng, 100))])
-    vague = write_report(tmp_path / "vague.json", [rec("TC_PF_001", [50.0, 150.0, 80.0, 120.0, 104.0])])
-    other_backend = write_report(tmp_path / "npu.json", [rec("TC_PF_001", noisy(rng, 100))], backend="npu")
+    base = write_report(tmp_path / "base" / "report.json", [rec("TC_PF_001", noisy(rng, 100), rounds=5)])
+    slow = write_report(tmp_path / "slow.json", [rec("TC_PF_001", noisy(rng, 110), rounds=5)], run_id="s")
+    same = write_report(tmp_path / "same.json", [rec("TC_PF_001", noisy(rng, 100), rounds=5)], run_id="m")
+    vague = write_report(tmp_path / "vague.json", [rec("TC_PF_001", [50.0, 150.0, 80.0, 120.0, 104.0])],
+                         run_id="v")
+    other_backend = write_report(tmp_path / "npu.json", [rec("TC_PF_001", noisy(rng, 100), rounds=5)],
+                                 backend="npu", run_id="n")
     assert run_command(compare_command, ["compare", str(tmp_path / "base"), slow] + hist) == 1
     assert "REGRESSION" in capsys.readouterr().out
     assert run_command(compare_command, ["compare", base, same] + hist) == 0
@@ -133,6 +140,126 @@ def test_compare_command_exit_codes(tmp_path, capsys):
     assert run_command(compare_command, ["compare", base, other_backend, "--force"] + hist) == 0
     assert run_command(compare_command, ["compare", base, "no-such-run"] + hist) == 3
     assert not (tmp_path / "none.sqlite").exists()       # looking things up never creates a history
+
+
+def test_separate_runs_judged_by_rounds_not_pooled_samples():
+    """Each run's rounds sit at their own level (a fresh process each), the spread a single run's samples hide."""
+    rng = np.random.default_rng(3)
+
+    def run_of(center, rounds=5):
+        levels = center * (1 + rng.normal(0, 0.05, rounds))  # between-round spread 5 %
+        return np.concatenate([lv * (1 + rng.normal(0, 0.002, 40)) for lv in levels])
+    unchanged = [rec(f"r{i}", run_of(100), rounds=5) for i in range(20)]
+    again = [rec(f"r{i}", run_of(100), rounds=5) for i in range(20)]
+    slower = [rec(f"r{i}", run_of(125), rounds=5) for i in range(20)]
+    pooled = compare_runs(unchanged, again, interleaved=True)        # what the samples alone would claim
+    assert (pooled["verdict"].isin(["REGRESSION", "IMPROVEMENT"])).sum() >= 5
+    by_rounds = compare_runs(unchanged, again)
+    assert set(by_rounds["evidence"]) == {"rounds"} and set(by_rounds["n_base"]) == {5}
+    assert not by_rounds["verdict"].isin(["REGRESSION", "IMPROVEMENT"]).any()
+    caught = compare_runs(unchanged, slower)
+    assert (caught["verdict"] == "REGRESSION").all()
+    assert caught["change"].median() == pytest.approx(0.25, abs=0.05)
+
+
+def test_within_run_evidence_is_never_a_regression_and_warns():
+    rng = np.random.default_rng(5)
+    base = [rec("TC_PF_001", noisy(rng, 100)), rec("TC_PF_002", noisy(rng, 100), rounds=2)]
+    head = [rec("TC_PF_001", noisy(rng, 130)), rec("TC_PF_002", noisy(rng, 130), rounds=2)]
+    df = compare_runs(base, head)
+    assert list(df["evidence"]) == ["within-run", "within-run"]
+    assert list(df["verdict"]) == ["INCONCLUSIVE", "INCONCLUSIVE"]
+    assert "2 would look changed" in warnings(df)[0]
+    assert list(compare_runs(base, head, interleaved=True)["verdict"]) == ["REGRESSION", "REGRESSION"]
+    assert warnings(compare_runs(base, head, interleaved=True)) == []
+
+
+def test_exact_shift_test_for_few_rounds():
+    x, y = np.arange(5.0), np.arange(5.0) + 10
+    shift, lo, hi, p = shift_test(x, y, 0.95)
+    assert (shift, lo, hi) == (10.0, 7.0, 13.0)              # k = 3 for 5 vs 5 at 95 % (exact U table)
+    assert p == pytest.approx(sps.mannwhitneyu(y, x, method="exact").pvalue)
+    assert shift_test(np.arange(2.0), np.arange(2.0) + 5, 0.95)[1] == -np.inf   # 2 vs 2 cannot reach 95 %
+    rng = np.random.default_rng(0)
+    cover = np.mean([lo <= 0.3 <= hi for lo, hi in
+                     (shift_test(rng.normal(0, 1, 5), rng.normal(0.3, 1, 6), 0.95)[1:3] for _ in range(1000))])
+    assert 0.95 <= cover <= 0.99
+
+
+def history_with_runs(tmp_path, rng, centers):
+    h = History(tmp_path / "h.sqlite")
+    for i, center in enumerate(centers):
+        run_id = f"run{i}"
+        h.start_run({**meta(run_id=run_id), "commit": "a" * 40, "started": f"2026-01-0{i + 1}",
+                     "hardware": {"name": "Ascend 950PR", "detected": "Ascend 950PR", "override": None}})
+        h.record(run_id, rec("TC_PF_001", noisy(rng, center), rounds=5))
+        h.finish_run(run_id, {"total": 1, "passed": 1})
+    return h
+
+
+def test_compare_names_runs_and_refuses_the_same_run_twice(tmp_path, capsys):
+    rng = np.random.default_rng(9)
+    history_with_runs(tmp_path, rng, [100, 100, 112])
+    hist = ["--history", str(tmp_path / "h.sqlite")]
+    assert run_command(compare_command, ["compare", "previous", "latest"] + hist) == 1
+    out = capsys.readouterr().out
+    assert "run1" in out and "run2" in out and "REGRESSION" in out
+    assert run_command(compare_command, ["compare", "run0", "previous"] + hist) == 0
+    assert run_command(compare_command, ["compare", "latest", "run2"] + hist) == 3
+    err = capsys.readouterr().err
+    assert "same run" in err and len(err.strip().splitlines()) == 1
+    not_report = tmp_path / "other.json"
+    not_report.write_text('{"benchmarks": []}')
+    assert run_command(compare_command, ["compare", str(not_report), "latest"] + hist) == 3
+    err = capsys.readouterr().err.strip()
+    assert "not a harness report.json" in err and len(err.splitlines()) == 1
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{not json")
+    assert run_command(compare_command, ["compare", str(garbage), "latest"] + hist) == 3
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_fail_on_threshold_and_json(tmp_path, capsys):
+    rng = np.random.default_rng(9)
+    history_with_runs(tmp_path, rng, [100, 112])
+    hist = ["--history", str(tmp_path / "h.sqlite")]
+    assert run_command(compare_command, ["compare", "run0", "run1", "--fail-on", "20%"] + hist) == 0
+    assert run_command(compare_command, ["compare", "run0", "run1", "--fail-on", "change:0.05"] + hist) == 1
+    assert run_command(compare_command, ["compare", "run0", "run1", "--fail-on", "lots"] + hist) == 3
+    capsys.readouterr()
+    assert run_command(compare_command, ["compare", "run0", "run1", "--json"] + hist) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["base"]["run_id"] == "run0" and doc["head"]["hardware"]["name"] == "Ascend 950PR"
+    assert doc["summary"]["REGRESSION"] == 1 and doc["rows"][0]["evidence"] == "rounds"
+    assert doc["rows"][0]["change"] == pytest.approx(0.12, abs=0.02)
+    assert parse_fail_on("5%") == pytest.approx(0.05) and parse_fail_on("0.1") == pytest.approx(0.1)
+
+
+def test_compare_report_dir_writes_html_markdown_chart_json(tmp_path, capsys):
+    rng = np.random.default_rng(9)
+    history_with_runs(tmp_path, rng, [100, 112])
+    out = tmp_path / "cmp"
+    assert run_command(compare_command, ["compare", "run0", "run1", "--report-dir", str(out),
+                                         "--history", str(tmp_path / "h.sqlite")]) == 1
+    assert {p.name for p in out.iterdir()} == {"compare.html", "compare.md", "compare.png", "compare.json"}
+    md = (out / "compare.md").read_text()
+    assert "![" in md and "(compare.png)" in md and "| TC_PF_001 |" in md and "REGRESSION" in md
+    html = (out / "compare.html").read_text()
+    assert "data:image/png;base64," in html and 'class="v-REGRESSION"' in html
+    assert (out / "compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((out / "compare.json").read_text())["summary"]["REGRESSION"] == 1
+
+
+def test_runs_command_lists_runs_newest_first(tmp_path, capsys):
+    from harness.commands import runs as runs_command
+    history_with_runs(tmp_path, np.random.default_rng(1), [100, 100])
+    assert run_command(runs_command, ["runs", "--history", str(tmp_path / "h.sqlite")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "hardware" in lines[0] and "run1" in lines[2] and "run0" in lines[3]
+    assert "Ascend 950PR" in lines[2] and "1 rows, 1 passed" in lines[2]
+    assert run_command(runs_command, ["runs", "--history", str(tmp_path / "h.sqlite"), "--json"]) == 0
+    assert [r["run_id"] for r in json.loads(capsys.readouterr().out)] == ["run1", "run0"]
+    assert run_command(runs_command, ["runs", "--history", str(tmp_path / "absent.sqlite")]) == 3
 
 
 def test_resolve_by_run_id_and_git_revision(tmp_path, monkeypatch):
@@ -209,3 +336,11 @@ def test_define_parsing():
     with pytest.raises(ValueError):
         ab_command.parse_defines(["=5"])
     assert run_command(ab_command, ["ab", "HEAD", "HEAD", "--define-b", "5%=x"]) == 3
+
+
+def test_the_two_sides_of_one_ab_run_compare_as_interleaved():
+    from harness.commands.compare import ab_pair
+    a = meta(run_id="x-abA", settings={"ab": {"side": "A", "pair": "x-abB"}})
+    b = meta(run_id="x-abB", settings={"ab": {"side": "B", "pair": "x-abA"}})
+    assert ab_pair(a, b) and ab_pair(b, a)
+    assert not ab_pair(a, meta(run_id="other")) and not ab_pair(meta(), b)

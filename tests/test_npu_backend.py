@@ -5,12 +5,15 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.abi import OP_N, OP_T, Status
 from harness.backends import BackendUnavailable, aclblas_lib, npu, open_backend
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -80,6 +83,25 @@ int aclrtEventElapsedTime(float* ms, void* a, void* b) {
     *ms = (float)((y->tv_sec - x->tv_sec) * 1e3 + (y->tv_nsec - x->tv_nsec) / 1e6); return 0; }
 int aclrtGetMemInfo(unsigned attr, size_t* freeb, size_t* total) {
     (void)attr; *total = (size_t)1 << 30; *freeb = *total - used; return 0; }
+const char* aclrtGetSocName(void) { const char* s = getenv("FAKE_ACL_SOC"); return s ? s : "Ascend950PR_9599"; }
+"""
+
+#: An operator library that is correct for perf rows (status only: they have no golden) but far too slow: every
+#: call takes ~300 us, 40x the 7.53 us task-book limit of TC_PF_0001.
+SLOW_OPS = r"""
+#include <stdlib.h>
+#include <stddef.h>
+#include <time.h>
+static void spin(void) { struct timespec t = {0, 300000}; nanosleep(&t, NULL); }
+int aclblasCreate(void** h) { *h = malloc(8); return 0; }
+int aclblasDestroy(void* h) { free(h); return 0; }
+int aclblasSetStream(void* h, void* s) { (void)h; (void)s; return 0; }
+int aclblasSetWorkspace(void* h, void* w, size_t n) { (void)h; (void)w; (void)n; return 0; }
+int aclblasCsymm(void* h, int side, int uplo, int m, int n, const void* alpha, const void* A, int lda,
+                 const void* B, int ldb, const void* beta, void* C, int ldc) {
+    (void)h; (void)side; (void)uplo; (void)m; (void)n; (void)alpha; (void)A; (void)lda; (void)B; (void)ldb;
+    (void)beta; (void)C; (void)ldc; spin(); return 0; }
+int aclblasSgemmStridedBatched(void) { spin(); return 0; }
 """
 
 
@@ -146,6 +168,71 @@ def test_missing_operator_library_is_one_line(fake_cann, tmp_path):
     with pytest.raises(BackendUnavailable) as err:
         npu.open(operator_lib=str(tmp_path / "absent.so"))
     assert "does not exist" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.fixture
+def slow_ops(tmp_path):
+    src = tmp_path / "slow_ops.c"
+    src.write_text(SLOW_OPS)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "libslow.so"), str(src)], check=True)
+    return str(tmp_path / "libslow.so")
+
+
+def test_soc_names_map_to_baseline_hardware():
+    assert npu.canonical_hardware("Ascend950PR_9599") == "Ascend 950PR"
+    assert npu.canonical_hardware("Ascend910B3") == "Ascend 910B"
+    assert npu.canonical_hardware(" something else ") == "something else"
+
+
+TASKBOOK_ROWS = "TC_PF_0001 or TC_PF_0002 or TC_PF_0003"
+
+
+def run_taskbook_rows(tmp_path, lib, *extra):
+    """The three task-book rows through --backend npu on the fake runtime; (exit code, report.json, stdout)."""
+    import json
+
+    from harness import cli
+    out = tmp_path / "reports"
+    code = cli.main(["run", "cases/csymm_test.csv", "--backend", "npu", "--operator-lib", lib, "-k", TASKBOOK_ROWS,
+                     "--report-dir", str(out), "--history", str(tmp_path / "h.sqlite"), "--rounds", "3",
+                     "--warmup", "2", "--min-samples", "10", "--max-time", "0.2", *extra])
+    report = json.loads(next(out.glob("*/report.json")).read_text())
+    return code, report
+
+
+def taskbook_verdicts(report):
+    return {c["case_name"]: [b["verdict"] for b in c["baseline"] if b["kind"] == "taskbook"] for c in report["cases"]}
+
+
+def test_too_slow_on_ascend_950pr_fails_each_taskbook_row(fake_cann, slow_ops, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, report = run_taskbook_rows(tmp_path, slow_ops)
+    assert report["hardware"] == {"name": "Ascend 950PR", "detected": "Ascend 950PR", "override": None}
+    assert report["backend_info"]["soc_name"] == "Ascend950PR_9599"
+    assert taskbook_verdicts(report) == {f"TC_PF_000{i}": ["FAIL"] for i in (1, 2, 3)}
+    assert all(len(c["timing"]["rounds"]) in (1, 3) for c in report["cases"])   # one round when it exceeds the cap
+    assert code == 1
+
+
+def test_other_soc_is_no_ref_and_exits_2_with_one_line(fake_cann, slow_ops, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")
+    code, report = run_taskbook_rows(tmp_path, slow_ops)
+    assert report["hardware"]["name"] == "Ascend 910B"
+    assert taskbook_verdicts(report) == {f"TC_PF_000{i}": ["NO_REF"] for i in (1, 2, 3)}
+    assert code == 2
+    lines = [line for line in capsys.readouterr().out.splitlines() if "no perf row got a judged baseline" in line]
+    assert len(lines) == 1 and "Ascend 910B" in lines[0]
+
+
+def test_hardware_override_is_judged_and_both_names_reported(fake_cann, slow_ops, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")
+    code, report = run_taskbook_rows(tmp_path, slow_ops, "--hardware", "Ascend 950PR")
+    assert report["hardware"] == {"name": "Ascend 950PR", "detected": "Ascend 910B", "override": "Ascend 950PR"}
+    assert set(map(tuple, taskbook_verdicts(report).values())) == {("FAIL",)} and code == 1
+    md = next((tmp_path / "reports").glob("*/report.md")).read_text()
+    assert "Ascend 910B" in md and "Ascend 950PR" in md
 
 
 def test_harness_run_backend_npu_exits_3(no_cann, capsys):

@@ -1,4 +1,5 @@
 """Perf and memory verdicts at their exact boundaries."""
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -106,3 +107,42 @@ def test_gpu_ratio_judges_ascend_times_against_a_baseline_measured_on_a_gpu():
     for elsewhere in ("NVIDIA H100", "cpu twin (2 emulated cores)"):
         v = verdict(timing(40.0, 39.0, 41.0), gpu, hw=elsewhere)
         assert v["verdict"] == "NO_REF" and v["ratio"] == pytest.approx(0.5)
+
+
+def test_hardware_identity_prefers_runtime_then_override():
+    from harness.perf import hardware_identity
+    npu_info = {"device": "npu 0", "hardware": "Ascend 950PR", "soc_name": "Ascend950PR_9599"}
+    assert hardware_identity(npu_info, None) == {"name": HW, "detected": HW, "override": None}
+    assert hardware_identity({"device": "cpu twin (2 emulated cores)"}, None)["name"] == "cpu twin (2 emulated cores)"
+    assert hardware_identity(npu_info, "Ascend 910B") == {"name": "Ascend 910B", "detected": HW,
+                                                          "override": "Ascend 910B"}
+
+
+def test_a_device_run_with_no_judged_baseline_says_so():
+    from harness.perf import unjudged_device_run
+    timed = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "NO_REF"}]}
+    judged = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "FAIL"}]}
+    untimed = {"timing": None, "baseline": [{"kind": "none", "verdict": "NO_REF"}]}
+    line = unjudged_device_run([timed, untimed], "npu", "Ascend 910B")
+    assert "no perf row got a judged baseline on Ascend 910B" in line and "\n" not in line
+    assert unjudged_device_run([timed, judged], "npu", HW) == ""
+    assert unjudged_device_run([timed], "cpu", "cpu twin") == ""        # no baseline is for the cpu backend
+    assert unjudged_device_run([untimed], "cuda", "H100") == ""          # nothing timed: nothing to judge
+
+
+def test_rounds_each_in_a_fresh_process_merged_once_per_row():
+    """runner.run's perf phase on the twin: one record per row, each with its rounds, none from the settling pass;
+    a round that is cut short by the budget keeps at least the 3 rounds compare needs."""
+    from harness import runner
+    from harness.engine import load_cases
+    from harness.timing import TimingConfig
+    table = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
+    cases = load_cases([table], "TC_PF_0010 or TC_PF_0011")
+    config = TimingConfig(warmup=2, min_samples=10, max_time_s=0.05, warmup_max_time_s=0.01, rounds=4)
+    got = []
+    runner.run(cases, runner.Settings(timing=config), got.append)
+    assert sorted(r["case_name"] for r in got) == ["TC_PF_0010", "TC_PF_0011"]
+    for rec in got:
+        assert rec["verdict"] == "PASS" and 3 <= len(rec["timing"]["rounds"]) <= 4
+        assert rec["timing"]["n"] == sum(r["n"] for r in rec["timing"]["rounds"])
+        assert rec["baseline"] == [{"kind": "none", "verdict": "NO_REF"}]

@@ -16,7 +16,7 @@ from harness.record import new_record
 from harness.reports import exit_code, write_all, write_json, write_results_csv
 from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
 from harness.reports.markdown import HEADINGS, render_markdown
-from harness.reports.plots import MAX_FIGURES, figures, timing_rows
+from harness.reports.plots import MAX_GROUPS, ROWS_PER_GROUP, baseline_rows, figures, timing_groups
 
 META = {
     "run_id": "20260101-000000-abc1234", "commit": "abc1234", "dirty": False, "branch": "main", "backend": "cpu",
@@ -203,8 +203,8 @@ def test_write_all_html_is_self_contained_with_plots(tmp_path: Path) -> None:
     assert 'src="http' not in html and "<link" not in html and "<script" not in html
     sources = re.findall(r'src="([^"]*)"', html)
     assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
-    # verdict bar + 2 error histograms + compare chart + one timing distribution
-    assert len(sources) == 5
+    # verdict bar + 2 error histograms + compare chart + the baseline panel + one group of timing distributions
+    assert len(sources) == 6
     for heading in HEADINGS:
         assert f">{heading}</h2>" in html
     assert "REGRESSION" in html and "REGRESSION" in paths["md"].read_text(encoding="utf-8")
@@ -217,20 +217,25 @@ def test_html_escapes_cell_text(tmp_path: Path) -> None:
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
-def test_large_run_caps_figures_and_keeps_every_row(tmp_path: Path) -> None:
+def test_every_perf_row_gets_a_timing_plot_grouped(tmp_path: Path) -> None:
     records = [precision_row(f"TC_L0_{i:04d}") for i in range(300)]
     records += [perf_row(f"TC_PF_{i:04d}", mean=50.0 + i, seed=i) for i in range(60)]
     for r in records[300:]:
         r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
     frame = results_frame(records)
     plots = figures(records, frame, max_figures=6)
-    assert sum(len(f) for f in plots.values()) == 6  # bar + 2 histograms + the 3 slowest perf rows
-    assert [f["title"].split()[0] for f in plots["性能数据"]] == ["TC_PF_0059", "TC_PF_0058", "TC_PF_0057"]
+    groups = [f for f in plots["性能数据"] if f["title"].startswith("耗时分布")]
+    assert len(groups) == 3 == len(plots["性能数据"])       # 60 rows, 25 per figure, no baseline panel
+    shown = [name for f in groups for name in f["title"].split(": ", 1)[1].split()]
+    assert shown == [f"TC_PF_{i:04d}" for i in range(60)]   # every row, in table order, whatever max_figures
+    many = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(ROWS_PER_GROUP * MAX_GROUPS + 1)]
+    assert len(timing_groups(many)) <= MAX_GROUPS and sum(map(len, timing_groups(many))) == len(many)
     with_ref = records[300:]
     for i, verdict, factor in ((7, "NO_REF", 3.0), (8, "PASS", 0.9), (9, "FAIL", 1.2), (10, "PASS", 0.95)):
         with_ref[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
     # only rows with a baseline, failing first, then nearest to failing
-    assert [r["case_name"] for r in timing_rows(with_ref, 10)] == ["TC_PF_0009", "TC_PF_0010", "TC_PF_0008",
-                                                                    "TC_PF_0007"]
-    assert MAX_FIGURES <= 40
+    assert [r["case_name"] for r in baseline_rows(with_ref, 10)] == ["TC_PF_0009", "TC_PF_0010", "TC_PF_0008",
+                                                                     "TC_PF_0007"]
+    panel = figures(with_ref, results_frame(with_ref))["性能数据"][0]
+    assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0010 TC_PF_0008 TC_PF_0007")
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360

@@ -70,3 +70,44 @@ def test_hodges_lehmann_too_few_samples_is_unbounded():
     est, lo, hi = hodges_lehmann([1.0, 2.0], [3.0])
     assert est == pytest.approx(1.5)
     assert lo == -math.inf and hi == math.inf
+
+
+def test_median_ci_order_statistics_and_coverage():
+    from harness.stats import median_ci
+    assert median_ci(np.arange(100.0)) == [39.0, 60.0]       # ranks 40 and 61 of 100 (binomial, 95 %)
+    assert median_ci(np.arange(5.0)) is None                   # 5 samples cannot give 95 %
+    rng = np.random.default_rng(0)
+    skewed = [median_ci(rng.lognormal(0, 1, 41)) for _ in range(2000)]
+    cover = np.mean([lo <= 1.0 <= hi for lo, hi in skewed])   # the lognormal's median is exp(0) = 1
+    assert 0.95 <= cover <= 0.985
+
+
+def test_modes_find_two_clusters_and_not_a_skewed_tail():
+    from harness.stats import modes
+    rng = np.random.default_rng(2)
+    two = np.concatenate([rng.normal(480, 10, 300), rng.normal(830, 15, 200)])   # the twin's TC_PF_0001 shape
+    found = modes(two)
+    assert len(found) == 2 and found[0] == pytest.approx(480, rel=0.03) and found[1] == pytest.approx(830, rel=0.03)
+    one = np.concatenate([rng.normal(70, 0.7, 900), 70 + rng.gamma(2, 5, 100)])  # one peak, a long slow tail
+    assert len(modes(one)) == 1
+    rare = np.concatenate([rng.normal(70, 0.7, 990), rng.normal(3900, 50, 10)])  # 1 % descheduled: not a mode
+    assert len(modes(rare)) == 1
+
+
+def test_drift_needs_size_and_significance():
+    from harness.stats import drift
+    rng = np.random.default_rng(4)
+    ramp = np.linspace(100, 120, 300) + rng.normal(0, 2, 300)
+    assert drift(ramp) == pytest.approx(0.13, abs=0.03)
+    assert drift(rng.normal(100, 2, 300)) is None
+    assert drift(np.linspace(100, 103, 300)) is None           # 3 %: under the 5 % that counts
+    assert drift(np.array([100.0, 200.0] * 10)) is None        # too few samples for thirds of >= 10
+
+
+def test_summary_reports_shape():
+    rng = np.random.default_rng(2)
+    two = rng.permutation(np.concatenate([rng.normal(480, 10, 300), rng.normal(830, 15, 200)])) * 1e-6
+    s = summarize(list(two))
+    assert len(s["modes_us"]) == 2 and s["drift"] is None
+    lo, hi = s["median_ci95_us"]
+    assert lo <= s["median_us"] <= hi

@@ -128,3 +128,73 @@ def test_running_ci_matches_batch_formula():
         r.add(x)
     lo, hi = sps.t.interval(0.95, len(xs) - 1, loc=np.mean(xs), scale=sps.sem(xs))
     assert r.rel_half_width() == pytest.approx((hi - lo) / 2 / np.mean(xs))
+
+
+def test_not_converged_says_why_cap():
+    dev = FakeDevice(itertools.repeat(0.25))
+    t = measure(dev.call, dev.timer, TimingConfig(warmup=0, min_samples=50, max_time_s=3.0), clock=dev.clock)
+    assert t["not_converged"].startswith("cap: 12 of 50 samples within the 3 s time cap")
+
+
+def test_not_converged_says_why_noise_and_modes():
+    rng = np.random.default_rng(1)
+    durations = iter(np.where(rng.random(5000) < 0.5, 480e-6, 830e-6) * (1 + rng.normal(0, 0.01, 5000)))
+    dev = FakeDevice(durations)
+    t = measure(dev.call, dev.timer, TimingConfig(warmup=0, max_samples=200), clock=dev.clock)
+    assert t["converged"] is False and t["stop_reason"] == "max_samples"
+    assert "noise: CI of the mean" in t["not_converged"] and "multimodal: modes at" in t["not_converged"]
+
+
+def test_a_bimodal_row_is_never_converged_even_when_its_ci_is_narrow():
+    rng = np.random.default_rng(1)
+    durations = np.where(rng.random(5000) < 0.5, 100e-6, 104e-6) * (1 + rng.normal(0, 0.001, 5000))
+    dev = FakeDevice(iter(durations))
+    t = measure(dev.call, dev.timer, TimingConfig(warmup=0, min_samples=400, max_samples=1000), clock=dev.clock)
+    assert t["stop_reason"] == "ci_target" and len(t["modes_us"]) == 2
+    assert t["converged"] is False and t["not_converged"].startswith("multimodal")
+
+
+def test_per_round_shares_samples_and_caps():
+    cfg = TimingConfig(min_samples=50, max_samples=1000, max_time_s=0.4, warmup_max_time_s=0.1, rounds=5)
+    r = cfg.per_round()
+    assert (r.rounds, r.min_samples, r.max_samples) == (1, 10, 200)
+    assert r.max_time_s == pytest.approx(0.08) and r.warmup_max_time_s == pytest.approx(0.02)
+    assert TimingConfig(rounds=1).per_round() == TimingConfig()
+    with pytest.raises(ValueError):
+        TimingConfig(rounds=0)
+
+
+def test_merge_rounds_takes_the_ci_between_rounds():
+    from harness.timing import merge_rounds
+    cfg = TimingConfig(warmup=0, min_samples=20, max_samples=20, rounds=4)
+    rng = np.random.default_rng(3)
+    rounds = []
+    for level in (100e-6, 110e-6, 95e-6, 105e-6):   # each process at its own level, tight inside
+        dev = FakeDevice(iter(level * (1 + rng.normal(0, 0.001, 100))))
+        rounds.append(measure(dev.call, dev.timer, cfg.per_round(), clock=dev.clock))
+    merged = merge_rounds(rounds, cfg)
+    assert merged["n"] == 20 and len(merged["rounds"]) == 4
+    assert [r["n"] for r in merged["rounds"]] == [5, 5, 5, 5]
+    logs = np.log([r["mean_us"] for r in rounds])
+    lo, hi = merged["ci95_us"]
+    assert merged["mean_us"] == pytest.approx(np.mean([r["mean_us"] for r in rounds]))
+    assert np.log(hi / merged["mean_us"]) == pytest.approx(3.182 * logs.std(ddof=1) / 2, rel=1e-3)  # t(3), 4 rounds
+    assert np.log(merged["mean_us"] / lo) == pytest.approx(np.log(hi / merged["mean_us"]))
+    within = merged["ci95_within_us"]
+    assert (within[1] - within[0]) * 3 < hi - lo                           # pooled samples claim far less
+    assert merged["converged"] is False and merged["not_converged"].startswith("noise")
+    assert merged["rounds"][0]["p10_us"] == pytest.approx(np.percentile(rounds[0]["samples_us"], 10))
+
+
+def test_more_rounds_until_min_rounds_then_within_budget():
+    from harness.timing import more_rounds
+    cfg = TimingConfig(max_time_s=0.4, rounds=20)
+    assert more_rounds(1, 0.4, cfg) and more_rounds(2, 0.8, cfg)   # rounds within the cap: at least 3 of them
+    assert not more_rounds(1, 15.0, cfg)               # a row whose round takes 15 s keeps its one round
+    assert more_rounds(2, 1.5, cfg)                    # committed after a first round within the cap: never 2
+    assert more_rounds(2, 0.1, TimingConfig(max_time_s=0.4, rounds=3)) and not more_rounds(3, 0.1, TimingConfig(
+        max_time_s=0.4, rounds=3))
+    assert not more_rounds(3, 1.1, cfg)                # past 3 rounds, no more once over 2.5 x its 0.4 s cap
+    assert more_rounds(3, 0.9, cfg) and more_rounds(19, 0.9, cfg)
+    assert not more_rounds(20, 0.1, cfg)
+    assert not more_rounds(1, 0.0, TimingConfig(rounds=1))

@@ -168,8 +168,9 @@ class CudaBackend:
     def describe(self) -> dict[str, Any]:
         props = self._rt.getDeviceProperties(self.device)
         name = props["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
         return {
-            "device": name.decode() if isinstance(name, bytes) else str(name),
+            "device": name, "hardware": name,
             "device_index": self.device,
             "compute_capability": f"{props['major']}.{props['minor']}",
             "memory_bytes": int(props["totalGlobalMem"]),

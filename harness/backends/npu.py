@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 from ctypes import POINTER, byref, c_float, c_int32, c_size_t, c_uint32, c_void_p
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,21 @@ _ACL_FUNCTIONS = {
 }
 
 
+def canonical_hardware(soc_name: str) -> str:
+    """The hardware name baselines use for an ACL SoC name: 'Ascend950PR_9599' -> 'Ascend 950PR' (the suffix after
+    '_' is a chip variant, not other hardware); a name not of that shape is kept as it is."""
+    match = re.match(r"ascend\s*(\d+[a-z]*)", soc_name.strip(), re.IGNORECASE)
+    return f"Ascend {match[1].upper()}" if match else soc_name.strip()
+
+
+def soc_name(acl: ctypes.CDLL) -> str:
+    """aclrtGetSocName() after aclrtSetDevice: the SoC this process runs on ('' when the runtime lacks it)."""
+    if not hasattr(acl, "aclrtGetSocName"):
+        return ""
+    raw = acl.aclrtGetSocName()
+    return raw.decode(errors="replace") if raw else ""
+
+
 class AclError(RuntimeError):
     def __init__(self, call: str, code: int):
         super().__init__(f"{call} failed with ACL error {code}")
@@ -77,6 +93,9 @@ def load_acl(env: dict[str, str] | None = None) -> ctypes.CDLL:
             fn = getattr(acl, name)
             fn.argtypes = argtypes
             fn.restype = c_int32
+        if hasattr(acl, "aclrtGetSocName"):
+            acl.aclrtGetSocName.argtypes = []
+            acl.aclrtGetSocName.restype = ctypes.c_char_p
         return acl
     raise BackendUnavailable(NO_CANN)
 
@@ -125,6 +144,7 @@ class NpuBackend:
         if code not in (ACL_SUCCESS, ACL_ERROR_REPEAT_INITIALIZE):
             raise AclError("aclInit", code)
         _check("aclrtSetDevice", acl.aclrtSetDevice(device))
+        self.soc_name = soc_name(acl)
         stream = c_void_p()
         _check("aclrtCreateStream", acl.aclrtCreateStream(byref(stream)))
         self.stream = stream.value
@@ -143,7 +163,8 @@ class NpuBackend:
         return total.value - free.value
 
     def describe(self) -> dict[str, Any]:
-        return {"device": f"npu {self.device}", "library": str(self.library),
+        return {"device": f"npu {self.device}", "hardware": canonical_hardware(self.soc_name),
+                "soc_name": self.soc_name, "library": str(self.library),
                 "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
                 "ascend_home": os.environ.get("ASCEND_HOME_PATH")}
 

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return EXIT_ENV
-    df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect)
+    df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect, interleaved=True)
     print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
     print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")
     print(format_table(df))

@@ -1,10 +1,13 @@
-"""`harness compare BASE HEAD`: per-row performance comparison of two runs (run ids, report.json paths or git
-revisions). Exit 1 on any REGRESSION, 3 when it refuses (incompatible runs without --force) or cannot find a
-run, 2 when every row is INCONCLUSIVE, else 0."""
+"""`harness compare BASE HEAD`: per-row performance comparison of two runs (run ids, `latest` / `previous`,
+report.json paths or git revisions; `harness runs` lists them). Separate runs are compared by their rounds; rows
+with only within-run evidence are at most SAME (see harness.compare). Exit 1 on a REGRESSION (at least
+--fail-on), 3 when it refuses (the same run twice, incompatible runs without --force, not a report) or cannot find
+a run, 2 when every row is INCONCLUSIVE, else 0."""
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from harness.cli import EXIT_ENV
 from harness.compare import MIN_EFFECT
@@ -12,38 +15,70 @@ from harness.compare import MIN_EFFECT
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare the performance of two runs", description=__doc__)
-    p.add_argument("base", help="run id, report.json path or git revision")
-    p.add_argument("head", help="run id, report.json path or git revision")
+    p.add_argument("base", help="run id, latest/previous, report.json path or git revision")
+    p.add_argument("head", help="run id, latest/previous, report.json path or git revision")
     p.add_argument("--threshold", type=float, default=0.05,
                    help="SAME needs the whole CI of the change inside +-threshold (default 0.05)")
     p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
     p.add_argument("--min-effect", type=float, default=MIN_EFFECT,
                    help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
+    p.add_argument("--fail-on", default=None, metavar="CHANGE",
+                   help="exit 1 only for a REGRESSION whose estimated change is at least this (5%%, 0.05 or "
+                        "change:5%%); default: any REGRESSION")
     p.add_argument("--force", action="store_true", help="compare even when tables, backends or timing modes differ")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of the table")
+    p.add_argument("--report-dir", help="also write compare.html, compare.md (+ compare.png) and compare.json here")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
     p.set_defaults(func=run)
 
 
+def ab_pair(base_meta: dict, head_meta: dict) -> bool:
+    """The two sides of one `harness ab` run: their samples were interleaved in one process, so they are evidence."""
+    ab = (base_meta.get("settings") or {}).get("ab") or {}
+    return bool(ab) and ab.get("pair") == head_meta.get("run_id")
+
+
 def run(args: argparse.Namespace) -> int:
-    from harness.compare import compare_runs, compatibility_problems, exit_code, format_table, resolve_run
+    from harness.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
+                                 resolve_run, to_json, warnings)
     from harness.history import History
 
+    def refuse(message: str) -> int:
+        print(f"harness compare: {message}", file=sys.stderr)
+        return EXIT_ENV
+    try:
+        fail_on = parse_fail_on(args.fail_on) if args.fail_on is not None else 0.0
+    except ValueError as exc:
+        return refuse(str(exc))
     history = History(args.history)
     try:
         base_meta, base = resolve_run(args.base, history)
         head_meta, head = resolve_run(args.head, history)
     except LookupError as exc:
-        print(f"harness compare: {exc.args[0]}", file=sys.stderr)
-        return EXIT_ENV
+        return refuse(exc.args[0])
+    if base_meta.get("run_id") == head_meta.get("run_id"):
+        return refuse(f"{args.base} and {args.head} are the same run ({base_meta.get('run_id')}); "
+                      "compare two different runs (`harness runs` lists them)")
     problems = compatibility_problems(base_meta, head_meta)
     for problem in problems:
         print(f"harness compare: {problem}", file=sys.stderr)
     if problems and not args.force:
-        print("harness compare: refusing to compare (use --force to compare anyway)", file=sys.stderr)
-        return EXIT_ENV
-    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect)
-    print(f"base: {base_meta.get('run_id')} ({str(base_meta.get('commit', '?'))[:12]})   "
-          f"head: {head_meta.get('run_id')} ({str(head_meta.get('commit', '?'))[:12]})   "
-          f"threshold {args.threshold:.1%}, BH alpha {args.alpha}")
-    print(format_table(df))
-    return exit_code(df)
+        return refuse("refusing to compare (use --force to compare anyway)")
+    df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect,
+                      interleaved=ab_pair(base_meta, head_meta))
+    settings = {"threshold": args.threshold, "alpha": args.alpha, "min_effect": args.min_effect, "fail_on": fail_on}
+    if args.report_dir:
+        from harness.reports.compare_report import write_compare
+
+        paths = write_compare(Path(args.report_dir), df, base_meta, head_meta, settings)
+        print(f"harness compare: wrote {', '.join(str(p) for p in paths.values())}", file=sys.stderr)
+    if args.json:
+        print(to_json(df, base_meta, head_meta, settings))
+    else:
+        print(f"base: {base_meta.get('run_id')} ({str(base_meta.get('commit', '?'))[:12]})   "
+              f"head: {head_meta.get('run_id')} ({str(head_meta.get('commit', '?'))[:12]})   "
+              f"threshold {args.threshold:.1%}, BH alpha {args.alpha}")
+        print(format_table(df))
+    for warning in warnings(df):
+        print(f"harness compare: warning: {warning}", file=sys.stderr)
+    return exit_code(df, fail_on)

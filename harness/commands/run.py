@@ -11,9 +11,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from harness import ops, provenance
+from harness import ops, perf, provenance
 from harness.backends import BackendUnavailable
-from harness.cli import EXIT_ENV
+from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import FAILING, Record, summarize
 
@@ -35,10 +35,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
+DEFAULT_ROUNDS = 10
+
+
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="cpu", choices=("cpu", "npu", "cuda"))
     p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
     p.add_argument("--operator-lib", help="shared library exporting the ops-blas C ABI (cpu, npu backends)")
+    p.add_argument("--hardware", metavar="NAME",
+                   help="hardware name perf baselines are judged on (default: what the runtime reports, e.g. the "
+                        "Ascend SoC or the CUDA device name)")
 
 
 def add_timing_options(p: argparse.ArgumentParser) -> None:
@@ -49,6 +56,9 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-time", type=float, default=None,
                    help="time cap in seconds for one perf row's samples (default 0.4 on cpu, 10 on devices); "
                         "warm-up gets a quarter of it")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
+                        f"out over them (default {DEFAULT_ROUNDS})")
 
 
 def backend_options(args: argparse.Namespace) -> dict:
@@ -63,7 +73,8 @@ def timing_config(args: argparse.Namespace):
 
     cap = args.max_time if args.max_time is not None else (0.4 if args.backend == "cpu" else 10.0)
     return TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
-                        max_time_s=cap, warmup_max_time_s=cap / 4)
+                        max_time_s=cap, warmup_max_time_s=cap / 4,
+                        rounds=args.rounds if getattr(args, "rounds", None) is not None else DEFAULT_ROUNDS)
 
 
 def default_tables() -> list[str]:
@@ -108,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_ENV
+    hardware = perf.hardware_identity(backend_info, args.hardware)
+    settings.hardware = hardware["name"]
     cases = load_cases(tables, args.select)
     git = provenance.git_state()
     run_id = provenance.new_run_id(str(git["commit"]))
@@ -120,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
         "started": provenance.now(), "backend_info": backend_info, "golden_blas": _golden_info(),
+        "hardware": hardware,
     }
     history = History(args.history)
     history.start_run(meta)
@@ -144,7 +158,12 @@ def run(args: argparse.Namespace) -> int:
           f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
           f"{summary['skipped']} skipped")
     print(f"report: {paths.get('md', out_dir)}")
-    return reports.exit_code(records)
+    code = reports.exit_code(records)
+    unjudged = perf.unjudged_device_run(records, args.backend, hardware["name"])
+    if unjudged and code == 0:
+        print(unjudged)
+        return EXIT_INSUFFICIENT
+    return code
 
 
 def _golden_info() -> dict:

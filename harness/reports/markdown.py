@@ -336,6 +336,13 @@ def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFram
             f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
             *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
                                   "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+        unsettled = [r for r in records if (r.get("timing") or {}).get("not_converged")]
+        if unsettled:
+            blocks.append(Table("未收敛的行及原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift）",
+                                ["用例", "轮次", "n", "median CI95", "原因"],
+                                [[r["case_name"], fmt(len(r["timing"].get("rounds") or [])), fmt(r["timing"]["n"]),
+                                  _interval(r["timing"].get("median_ci95_us")), r["timing"]["not_converged"]]
+                                 for r in unsettled]))
         no_ref = Counter((b.get("kind", ""), b["reason"]) for r in records for b in r["baseline"]
                          if b.get("verdict") == "NO_REF" and b.get("reason"))
         if no_ref:
@@ -346,6 +353,10 @@ def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFram
     if compare is not None:
         blocks += _compare_blocks(compare)
     return Section("性能数据", blocks)
+
+
+def _interval(pair: list[float] | None) -> str:
+    return f"[{fmt(pair[0])}, {fmt(pair[1])}]" if pair else ""
 
 
 def _compare_blocks(compare: pd.DataFrame) -> list[str | list[str] | Table]:
@@ -367,10 +378,19 @@ def _memory(frame: pd.DataFrame) -> Section:
         "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
 
 
+def hardware_text(hardware: Any) -> str:
+    """The hardware perf baselines were judged on, and where the name came from (runtime or --hardware)."""
+    if not isinstance(hardware, dict):
+        return ""
+    if hardware.get("override"):
+        return f"{hardware['override']}（--hardware 指定；运行时报告：{hardware.get('detected') or '未知'}）"
+    return f"{hardware.get('detected') or '未知'}（运行时报告）"
+
+
 def _environment(meta: dict[str, Any]) -> Section:
     dirty = " (dirty)" if meta.get("dirty") else ""
     rows = [["运行 ID", meta.get("run_id", "")], ["后端", meta.get("backend", "")], ["设备", meta.get("device", "")],
-            ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
+            ["硬件（性能判定）", hardware_text(meta.get("hardware"))], ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
             ["分支", meta.get("branch", "")], ["开始", meta.get("started", "")], ["结束", meta.get("finished", "")]]
     for prefix, key in (("标杆 BLAS", "golden_blas"), ("后端信息", "backend_info"), ("设置", "settings")):
         value = meta.get(key) or {}

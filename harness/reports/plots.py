@@ -2,8 +2,9 @@
 other file and no network.
 
 Built on `matplotlib.figure.Figure` rather than pyplot: no global figure registry to leak or lock, and it works in
-worker processes without a display. The number of figures is capped (`MAX_FIGURES`) so a 2400-row run still renders
-in seconds and the page stays a few MB.
+worker processes without a display. Every perf row gets its timing distribution, grouped (ROWS_PER_GROUP rows of one
+operator per figure, more per figure past MAX_GROUPS) so a 400-perf-row run stays a few dozen figures; rows judged
+against a limit get a panel of their own with the limit and the CI. Rendered at 150 DPI: legends readable.
 """
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ from harness.record import VERDICTS, Record
 from harness.reports.json_csv import baseline_entry
 
 MAX_FIGURES = 40
+#: Timing distributions: rows per figure, and the most figures they may take (more rows: more rows per figure).
+ROWS_PER_GROUP, MAX_GROUPS = 25, 20
+#: Rows shown in the baseline panel (the task-book rows: three for csymm).
+MAX_PANEL_ROWS = 6
 #: Default GPU ratio rule (gpu_us / npu_us >= 0.4) when a baseline entry does not carry its own `ratio_rule`.
 GPU_RATIO_RULE = 0.4
 #: Columns `figures` reads from the compare frame (harness.compare.compare_runs): relative change of the head
@@ -31,31 +36,45 @@ MAX_COMPARE_ROWS = 60
 COLOURS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#6a1b9a", "CRASH": "#000000", "TIMEOUT": "#ef6c00",
            "SKIP": "#9e9e9e", "INCONCLUSIVE": "#f9a825", "NO_REF": "#90a4ae", "REGRESSION": "#c62828",
            "IMPROVEMENT": "#2e7d32", "SAME": "#1565c0"}
-_DPI = 72
+_DPI = 150
 _VERDICT_RANK = {"FAIL": 0, "INCONCLUSIVE": 1, "PASS": 2, "NO_REF": 3}
 
 
 def figures(records: list[Record], frame: pd.DataFrame, compare: pd.DataFrame | None = None,
             max_figures: int = MAX_FIGURES) -> dict[str, list[dict[str, str]]]:
-    """Figures keyed by the report section they belong to; each is {"title", "uri"}."""
+    """Figures keyed by the report section they belong to; each is {"title", "uri"}. The timing distributions
+    cover every timed perf row whatever `max_figures` says (it caps the per-row baseline panel only)."""
     out: dict[str, list[dict[str, str]]] = {"验证摘要": [verdict_bar(frame)]}
     out["精度说明"] = [fig for fig in (error_histogram(frame, "max_abs_error"), error_histogram(frame, "mere")) if fig]
     perf: list[dict[str, str]] = []
     if compare is not None and not compare.empty and set(COMPARE_COLUMNS) <= set(compare.columns):
         perf.append(compare_chart(compare))
-    budget = max_figures - len(out["验证摘要"]) - len(out["精度说明"]) - len(perf)
-    perf += [timing_distribution(r) for r in timing_rows(records, max(budget, 0))]
+    judged = baseline_rows(records, min(MAX_PANEL_ROWS, max(max_figures - len(perf) - 3, 0)))
+    if judged:
+        perf.append(baseline_panel(judged))
+    perf += [timing_group(group) for group in timing_groups(records)]
     out["性能数据"] = perf
     return out
 
 
-def timing_rows(records: list[Record], limit: int) -> list[Record]:
-    """Perf rows worth a distribution plot, at most `limit`: those with a baseline value, the ones failing or
-    nearest to failing first (verdict, then implied factor); without any baseline, the slowest rows."""
-    timed = [r for r in records if r.get("timing") and r["timing"].get("samples_us")]
-    with_ref = [r for r in timed if any(b.get("value_us") is not None for b in r["baseline"])]
-    if not with_ref:
-        return sorted(timed, key=lambda r: r["timing"].get("mean_us") or 0.0, reverse=True)[:limit]
+def timed(records: list[Record]) -> list[Record]:
+    return [r for r in records if r.get("timing") and r["timing"].get("samples_us")]
+
+
+def timing_groups(records: list[Record]) -> list[list[Record]]:
+    """Every timed row, by operator in table order, cut into figures of ROWS_PER_GROUP rows (more per figure when
+    that would exceed MAX_GROUPS figures)."""
+    rows = timed(records)
+    per = max(ROWS_PER_GROUP, math.ceil(len(rows) / MAX_GROUPS))
+    by_op: dict[str, list[Record]] = {}
+    for r in rows:
+        by_op.setdefault(str(r.get("op")), []).append(r)
+    return [chunk[i:i + per] for chunk in by_op.values() for i in range(0, len(chunk), per)]
+
+
+def baseline_rows(records: list[Record], limit: int) -> list[Record]:
+    """Rows with a baseline value (the task-book rows), failing first, then nearest to failing; at most `limit`."""
+    with_ref = [r for r in timed(records) if any(b.get("value_us") is not None for b in r.get("baseline") or [])]
     return sorted(with_ref, key=_urgency)[:limit]
 
 
@@ -63,6 +82,63 @@ def _urgency(record: Record) -> tuple[int, float]:
     judged = [b for b in record["baseline"] if b.get("value_us") is not None]
     rank = min(_VERDICT_RANK.get(b.get("verdict"), len(_VERDICT_RANK)) for b in judged)
     return rank, -max(b.get("implied_factor") or 0.0 for b in judged)
+
+
+def _flags(timing: dict) -> str:
+    """Short marks for a row whose distribution needs a second look."""
+    marks = []
+    if len(timing.get("modes_us") or []) > 1:
+        marks.append(f"{len(timing['modes_us'])} modes")
+    if timing.get("drift") is not None:
+        marks.append(f"drift {timing['drift']:+.0%}")
+    if timing.get("converged") is False:
+        marks.append("not converged")
+    return ", ".join(marks)
+
+
+def timing_group(rows: list[Record]) -> dict[str, str]:
+    """One figure for a group of perf rows: per row a box of its samples (quartiles, whiskers at p1/p99), the
+    median, the mean with its 95 % CI, on a log time axis; rows with several modes, drift or no convergence are
+    marked in red beside their name."""
+    fig, ax = _figure(8.0, 0.9 + 0.26 * len(rows), left=2.3)
+    y = np.arange(len(rows))[::-1]
+    data = [np.asarray(r["timing"]["samples_us"], dtype=float) for r in rows]
+    ax.boxplot(data, positions=y, orientation="horizontal", whis=(1, 99), showfliers=False, widths=0.6,
+               patch_artist=True, boxprops={"facecolor": "#bbdefb", "edgecolor": "#1565c0", "linewidth": 0.7},
+               medianprops={"color": "#0d47a1", "linewidth": 1.2}, whiskerprops={"linewidth": 0.7},
+               capprops={"linewidth": 0.7})
+    means = np.array([r["timing"]["mean_us"] for r in rows])
+    cis = [r["timing"].get("ci95_us") or [m, m] for r, m in zip(rows, means)]
+    lo = np.array([max(c[0], 1e-9) if c[0] is not None else m for c, m in zip(cis, means)])
+    hi = np.array([c[1] if c[1] is not None else m for c, m in zip(cis, means)])
+    ax.errorbar(means, y, xerr=[means - np.minimum(lo, means), np.maximum(hi, means) - means], fmt="D",
+                markersize=3, color="#e65100", elinewidth=1, capsize=2, label="mean, 95% CI")
+    labels = []
+    for r in rows:
+        flags = _flags(r["timing"])
+        labels.append(f"{r['case_name']} (n={r['timing'].get('n')})" + (f"  [{flags}]" if flags else ""))
+    ax.set_yticks(y, labels, fontsize=6)
+    for tick, r in zip(ax.get_yticklabels(), rows):
+        if _flags(r["timing"]):
+            tick.set_color(COLOURS["FAIL"])
+    ax.set_xscale("log")
+    ax.set_xlabel("us per call (log scale); box: quartiles and median, whiskers: p1-p99", fontsize=7)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=6, loc="lower right")
+    first, last = rows[0]["case_name"], rows[-1]["case_name"]
+    ax.set_title(f"{rows[0].get('op')} timing, {first} .. {last} ({len(rows)} rows)", fontsize=8)
+    return _encode(fig, f"耗时分布 {rows[0].get('op')}: " + " ".join(r["case_name"] for r in rows))
+
+
+def baseline_panel(rows: list[Record]) -> dict[str, str]:
+    """The rows judged against a limit side by side: samples, mean and its 95 % CI, and each limit with its
+    verdict, so a reader sees how far the CI sits from the line."""
+    fig = Figure(figsize=(4.0 * len(rows), 2.8), dpi=_DPI)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.2, top=0.82, wspace=0.25)
+    for i, record in enumerate(rows):
+        _distribution(fig.add_subplot(1, len(rows), i + 1), record)
+    return _encode(fig, "任务书标杆对比：耗时分布、均值 95% 置信区间与限值 " + " ".join(r["case_name"] for r in rows))
 
 
 def verdict_bar(frame: pd.DataFrame) -> dict[str, str]:
@@ -106,29 +182,34 @@ def error_histogram(frame: pd.DataFrame, metric: str) -> dict[str, str] | None:
     return _encode(fig, f"{metric} 分布（对数坐标）")
 
 
-def timing_distribution(record: Record) -> dict[str, str]:
+def _distribution(ax: Any, record: Record) -> None:
     """Sample histogram of one perf row with its mean, CI and the baseline limits it is judged against."""
     timing = record["timing"]
     samples = np.asarray(timing["samples_us"], dtype=float)
-    fig, ax = _figure(5.0, 2.2)
-    ax.hist(samples, bins=min(40, max(5, samples.size // 5)), color="#90caf9", histtype="stepfilled")
+    samples = samples[samples > 0]
+    marks = [timing["mean_us"], *[b["value_us"] for b in record.get("baseline") or [] if b.get("value_us")]]
+    lo, hi = math.log10(min(samples.min(), *marks)), math.log10(max(samples.max(), *marks))
+    ax.hist(samples, bins=np.logspace(lo - 0.05, hi + 0.05, min(50, max(8, samples.size // 5))), color="#90caf9",
+            histtype="stepfilled")
+    ax.set_xscale("log")
     ax.axvline(timing["mean_us"], color="#0d47a1", label=f"mean {timing['mean_us']:.4g} us")
     ci = timing.get("ci95_us")
     if ci and None not in ci:
-        ax.axvspan(ci[0], ci[1], color="#0d47a1", alpha=0.15, label="95% CI")
+        ax.axvspan(ci[0], ci[1], color="#0d47a1", alpha=0.15, label=f"95% CI [{ci[0]:.4g}, {ci[1]:.4g}]")
     taskbook = baseline_entry(record, "taskbook")
     if taskbook and taskbook.get("value_us") is not None:
         ax.axvline(taskbook["value_us"], color=COLOURS.get(taskbook.get("verdict"), "k"), linestyle="--",
-                   label=f"task book {taskbook['value_us']:.4g} us ({taskbook.get('verdict')})")
+                   linewidth=1.5, label=f"task book {taskbook['value_us']:.4g} us: {taskbook.get('verdict')}")
     gpu = baseline_entry(record, "gpu")
     if gpu and gpu.get("value_us") is not None:
-        limit = gpu["value_us"] / gpu.get("ratio_rule", GPU_RATIO_RULE)
-        ax.axvline(limit, color=COLOURS.get(gpu.get("verdict"), "k"), linestyle=":",
-                   label=f"GPU limit {limit:.4g} us ({gpu.get('verdict')})")
-    ax.set_xlabel("us per call")
-    ax.legend(fontsize=6, loc="upper right")
-    ax.set_title(f"{record['case_name']} ({timing.get('mode', '')}, n={timing.get('n')})", fontsize=9)
-    return _encode(fig, f"{record['case_name']} 耗时分布")
+        limit = gpu["value_us"] / (gpu.get("ratio_rule") or GPU_RATIO_RULE)
+        ax.axvline(limit, color=COLOURS.get(gpu.get("verdict"), "k"), linestyle=":", linewidth=1.5,
+                   label=f"GPU limit {limit:.4g} us: {gpu.get('verdict')}")
+    ax.set_xlabel("us per call (log scale)", fontsize=7)
+    ax.set_ylabel("samples", fontsize=7)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=6, loc="best")
+    ax.set_title(f"{record['case_name']} ({timing.get('mode', '')}, n={timing.get('n')})", fontsize=8)
 
 
 def compare_chart(compare: pd.DataFrame) -> dict[str, str]:
