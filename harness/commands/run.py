@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness import ops, provenance
-from harness.backends import BackendUnavailable
+from harness.backends import NAMES, BackendUnavailable
 from harness.cli import EXIT_ENV
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import FAILING, Record, summarize
@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="cpu", choices=("cpu", "npu", "cuda"))
+    p.add_argument("--backend", default="cpu", choices=NAMES)
     p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
     p.add_argument("--operator-lib", help="shared library exporting the ops-blas C ABI (cpu, npu backends)")
 

@@ -22,7 +22,8 @@ aclrtStream HandleStream(aclblasHandle_t handle);
  * a user workspace that is too small gives ALLOC_FAILED. bytes == 0 yields nullptr and SUCCESS. */
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace);
 
-/* AI Cube / AI Vector core counts of the current device (>= 1). */
+/* AI Cube / AI Vector core counts of the current device; 0 when the runtime cannot tell (the operator then fails
+ * with INTERNAL_ERROR instead of running on one core). */
 int32_t CubeCoreCount();
 int32_t VectorCoreCount();
 

@@ -65,9 +65,13 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     if (status != ACLBLAS_STATUS_SUCCESS) {
         return status;
     }
+    const int32_t cubeCores = ascend_host::CubeCoreCount();
+    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    if (cubeCores < 1 || vectorCores < 1) {
+        return ACLBLAS_STATUS_INTERNAL_ERROR;
+    }
     const SgemmStridedBatchedTiling plan = blas_host::PlanSgemmStridedBatched(
-        transA, transB, m, n, k, *alpha, lda, strideA, ldb, strideB, *beta, ldc, strideC, batchCount,
-        ascend_host::CubeCoreCount());
+        transA, transB, m, n, k, *alpha, lda, strideA, ldb, strideB, *beta, ldc, strideC, batchCount, cubeCores);
     if (plan.path == SgemmPath::QUICK_RETURN) {
         return ACLBLAS_STATUS_SUCCESS;
     }
@@ -78,7 +82,7 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     }
     aclrtStream stream = ascend_host::HandleStream(handle);
     uint32_t vecCores = 1;
-    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, ascend_host::VectorCoreCount(), &vecCores);
+    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &vecCores);
     const bool fast = plan.path == SgemmPath::FAST;
     const SgemmStridedBatchedGemmTilingData gemm =
         GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride));

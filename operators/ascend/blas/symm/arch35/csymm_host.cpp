@@ -101,11 +101,14 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     if (blas_host::ClassifyCsymm(m, n, *alpha, *beta, C != nullptr).path == CsymmPath::QUICK_RETURN) {
         return ACLBLAS_STATUS_SUCCESS;
     }
-    const CsymmTiling plan =
-        blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, ascend_host::CubeCoreCount());
+    const int32_t cubeCores = ascend_host::CubeCoreCount();
+    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    if (cubeCores < 1 || vectorCores < 1) {
+        return ACLBLAS_STATUS_INTERNAL_ERROR;
+    }
+    const CsymmTiling plan = blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, cubeCores);
     const CsymmPlaneSizes sizes = blas_host::CsymmPlaneSizesOf(plan.m, plan.n, plan.k);
     aclrtStream stream = ascend_host::HandleStream(handle);
-    const int32_t vectorCores = ascend_host::VectorCoreCount();
     uint32_t epilogueCores = 1;
     const CsymmEpilogueTilingData epilogue = EpilogueArgs(plan, sizes, vectorCores, &epilogueCores);
     if (plan.path == CsymmPath::SCALE_ONLY) {
