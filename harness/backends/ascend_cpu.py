@@ -17,6 +17,44 @@ from harness.backends import BackendUnavailable, aclblas_lib
 from harness.backends.build import BuildError, Patch, build_ascend_cpu
 from harness.backends.cpu import CpuBackend
 
+_CSYMM_KERNEL = "ascend/blas/symm/arch35/csymm_kernel.cpp"
+_CUBE_GEMM = "ascend/blas/common/arch35_cube_gemm.h"
+_CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
+
+#: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
+#: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
+NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
+    # CubeEnd no longer drains the L0C flag: the FIX_M SetFlag of the last Fixpipe is never waited for.
+    "unpaired-flag": ((
+        (_CUBE_GEMM, "    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG);\n    AscendC::SetMMColumnMajor();",
+         "    AscendC::SetMMColumnMajor();"),
+    ), "never waited for (unpaired flag"),
+    # L0A/L0B assumed twice their arch35 size: the second ping-pong half lies past the end of the buffer.
+    "l0-over-capacity": ((
+        (_CUBE_SIZES, "constexpr uint32_t CUBE_L0_BYTES = 64 * 1024;", "constexpr uint32_t CUBE_L0_BYTES = 128 * 1024;"),
+    ), "exceed its capacity"),
+    # The first design's order: all of K for Lr*Rr into L0C, then all of K for Li*(-Ri), the real part as the
+    # difference of two finished sums (issue 13, point 1).
+    "old-plane-order": ((
+        (_CSYMM_KERNEL,
+         "        arch35::Accumulate(realLeft, realRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[0]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[0]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, true, false, pp);\n"
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[1]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[1]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, false, true, pp);"),
+        (_CSYMM_KERNEL,
+         "        arch35::Accumulate(imagLeft, imagRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[0]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[0]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, true, false, pp);\n"
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[1]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[1]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, false, true, pp);"),
+    ), "matched"),
+}
+
 #: Emulated AI cube cores (vector cores: twice as many); the 950PR's real count is read on the device.
 DEFAULT_CUBE_CORES = 36
 

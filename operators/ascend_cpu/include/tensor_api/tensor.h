@@ -336,28 +336,38 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
     }
     ascend_cpu::Touch(Buf::L0C, c.ptr.offset, c.ptr.offset + c.layout.Footprint(), Pipe::M, true, "Mmad");
     core.lastMmadSeq = core.seq[static_cast<int>(Pipe::M)];
+    /* Per K fractal f: A row r's 8 values are contiguous at ((f * rowsPadA) + r) * 8 (NZ, C0 = 8) and B column n's
+     * at ((f * colsPadB) + n) * 8 (ZN, C0 = 8); C (NZ, C0 = 16) at ((n / 16) * rowsPadC + r) * 16 + n % 16. */
+    if (a.layout.c0 != 8 || b.layout.c0 != 8 || c.layout.c0 != 16 || a.origin.r || a.origin.c || b.origin.r ||
+        b.origin.c || c.origin.r || c.origin.c) {
+        ascend_cpu::Raise("Mmad operands must be whole fp32 L0 tensors (NZ C0 8, ZN C0 8, L0C NZ C0 16)");
+    }
     const bool hf32 = core.hf32;
     const float* aBase = a.Base();
     const float* bBase = b.Base();
     float* cBase = c.Base();
+    const uint64_t rowsPadA = Layout::RoundUp(a.layout.rows, 16);
+    const uint64_t colsPadB = Layout::RoundUp(b.layout.cols, 16);
+    const uint64_t rowsPadC = Layout::RoundUp(c.layout.rows, 16);
     constexpr uint32_t kFrac = 8;
-    float aRow[kFrac];
-    for (uint32_t r = 0; r < p.m; ++r) {
-        for (uint32_t n = 0; n < p.n; ++n) {
-            float& out = cBase[c.layout.Offset(r, n)];
+    for (uint32_t n = 0; n < p.n; ++n) {
+        float* cCol = cBase + (n / 16) * rowsPadC * 16 + n % 16;
+        for (uint32_t r = 0; r < p.m; ++r) {
+            float& out = cCol[static_cast<uint64_t>(r) * 16];
             float acc = p.cmatrixInitVal ? 0.0f : out;
-            for (uint32_t k0 = 0; k0 < p.k; k0 += kFrac) {
+            for (uint32_t k0 = 0, f = 0; k0 < p.k; k0 += kFrac, ++f) {
                 const uint32_t kn = p.k - k0 < kFrac ? p.k - k0 : kFrac;
+                const float* av = aBase + (f * rowsPadA + r) * kFrac;
+                const float* bv = bBase + (f * colsPadB + n) * kFrac;
                 double dot = 0.0;
-                for (uint32_t kk = 0; kk < kn; ++kk) {
-                    aRow[kk] = aBase[a.layout.Offset(r, k0 + kk)];
-                    float bv = bBase[b.layout.Offset(k0 + kk, n)];
-                    float av = aRow[kk];
-                    if (hf32) {
-                        av = detail::Hf32(av);
-                        bv = detail::Hf32(bv);
+                if (hf32) {
+                    for (uint32_t kk = 0; kk < kn; ++kk) {
+                        dot += static_cast<double>(detail::Hf32(av[kk])) * static_cast<double>(detail::Hf32(bv[kk]));
                     }
-                    dot += static_cast<double>(av) * static_cast<double>(bv);
+                } else {
+                    for (uint32_t kk = 0; kk < kn; ++kk) {
+                        dot += static_cast<double>(av[kk]) * static_cast<double>(bv[kk]);
+                    }
                 }
                 acc = static_cast<float>(static_cast<double>(acc) + dot);
             }

@@ -38,8 +38,10 @@ __aicore__ inline auto SbOperandLayout(uint32_t rows, uint32_t cols, uint32_t ld
 template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, const SgemmStridedBatchedGemmTilingData& t)
 {
-    auto left = arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft));
-    auto right = arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight));
+    decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {
+        arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
+    decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {
+        arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
     auto out = arch35::GmTensor(gmOut, arch35::RowMajorLayout(t.mEff, t.ldOut));
     arch35::CubeBegin();
     arch35::PingPong pp;

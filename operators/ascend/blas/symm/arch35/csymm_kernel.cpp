@@ -82,13 +82,16 @@ __aicore__ inline void CsymmGemm(GM_ADDR lr, GM_ADDR li, GM_ADDR lx, GM_ADDR rr,
         const uint32_t cCol0 = (tile / t.tilesM) * t.blockN;
         const uint32_t rows = Min(t.blockN, t.n - cCol0);
         const uint32_t cols = Min(t.blockM, t.m - cRow0);
+        /* Both products of a part share every K step in L0C: Pr = Lr*Rr + Lx*Ry, Pi = Lr*Ri + Li*Rr. */
+        const decltype(leftR) realLeft[2] = {leftR, leftX};
+        const decltype(rightR) realRight[2] = {rightR, rightY};
+        const decltype(leftR) imagLeft[2] = {leftR, leftI};
+        const decltype(rightR) imagRight[2] = {rightI, rightR};
         arch35::AcquireL0C();
-        arch35::Accumulate(leftR, rightR, t.k, t.blockK, cCol0, cRow0, rows, cols, true, false, pp);
-        arch35::Accumulate(leftX, rightY, t.k, t.blockK, cCol0, cRow0, rows, cols, false, true, pp);
+        arch35::Accumulate(realLeft, realRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);
         arch35::Fixpipe(outR, cCol0, cRow0, rows, cols);
         arch35::AcquireL0C();
-        arch35::Accumulate(leftR, rightI, t.k, t.blockK, cCol0, cRow0, rows, cols, true, false, pp);
-        arch35::Accumulate(leftI, rightR, t.k, t.blockK, cCol0, cRow0, rows, cols, false, true, pp);
+        arch35::Accumulate(imagLeft, imagRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);
         arch35::Fixpipe(outI, cCol0, cRow0, rows, cols);
     }
     arch35::CubeEnd();
