@@ -65,6 +65,21 @@ aclError aclrtFree(void* devPtr)
     return ACL_SUCCESS;
 }
 
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream)
+{
+    if (count > maxCount) {
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    try {
+        ascend_cpu::CheckGm(devPtr, static_cast<uint8_t*>(devPtr) + count, "aclrtMemsetAsync");
+    } catch (const ascend_cpu::Fault& f) {
+        ascend_cpu::RecordFault("aclrtMemsetAsync", 0, f.what);
+        return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    std::memset(devPtr, value, count);
+    return ACL_SUCCESS;
+}
+
 aclError aclrtSynchronizeStream(aclrtStream) { return ascend_cpu::StreamFailed() ? ACL_ERROR_RT_AICORE_EXCEPTION : ACL_SUCCESS; }
 
 aclError aclrtGetDevice(int32_t* deviceId)

@@ -25,6 +25,7 @@ struct _aclblas_handle {
     uint64_t userWorkspaceBytes = 0;
     uint64_t requestHighWater = 0;
     uint64_t lastRequest = 0;
+    void* scratch = nullptr;  // kHandleScratchBytes, owned: the operators' NaN flag
 };
 
 namespace {
@@ -76,6 +77,8 @@ namespace ascend_host {
 
 aclrtStream HandleStream(aclblasHandle_t handle) { return handle->stream; }
 
+void* HandleScratch(aclblasHandle_t handle) { return handle->scratch; }
+
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
 {
     *workspace = nullptr;
@@ -117,7 +120,11 @@ aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
         return status;
     }
     auto* h = new (std::nothrow) _aclblas_handle{};
-    if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS) {
+    if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS ||
+        aclrtMalloc(&h->scratch, ascend_host::kHandleScratchBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+        if (h != nullptr && h->libWorkspace != nullptr) {
+            aclrtFree(h->libWorkspace);
+        }
         delete h;
         return ACLBLAS_STATUS_ALLOC_FAILED;
     }
@@ -134,6 +141,7 @@ aclblasStatus_t aclblasDestroy(aclblasHandle_t handle)
     if (handle->libWorkspace != nullptr) {
         aclrtFree(handle->libWorkspace);
     }
+    aclrtFree(handle->scratch);
     delete handle;
     return synced ? ACLBLAS_STATUS_SUCCESS : ACLBLAS_STATUS_EXECUTION_FAILED;
 }

@@ -1,5 +1,5 @@
 /*
- * CPU implementation of the ACL runtime calls the arch35 host code makes (aclrtMalloc, aclrtFree,
+ * CPU implementation of the ACL runtime calls the arch35 host code makes (aclrtMalloc, aclrtFree, aclrtMemsetAsync,
  * aclrtSynchronizeStream, aclrtGetDevice, aclrtGetDeviceInfo), on host memory: device memory is host memory the
  * emulator knows as GM, a stream is synchronous, and a kernel fault surfaces at the next synchronisation as it does
  * on the device. Prototypes as the public ACL reference documents them (see typecheck/acl_standin.h).
@@ -33,6 +33,7 @@ typedef enum aclrtDevAttr {
 extern "C" {
 aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void* devPtr);
+aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
 aclError aclrtGetDevice(int32_t* deviceId);
 aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value);

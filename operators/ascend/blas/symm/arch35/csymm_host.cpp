@@ -124,9 +124,13 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     const CsymmPlanes planes = PlanesIn(workspace, sizes);
     uint32_t prepareCores = 1;
     const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, vectorCores, &prepareCores);
-    csymm_prepare_kernel_do(prepareCores, stream, A, B, planes, prepare);
-    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), stream, plan.side == blas_host::kSideLeft, planes,
-                         GemmArgs(plan, sizes));
+    void* nanFlag = ascend_host::HandleScratch(handle);
+    if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
+        return ACLBLAS_STATUS_EXECUTION_FAILED;
+    }
+    csymm_prepare_kernel_do(prepareCores, stream, A, B, planes, nanFlag, prepare);
+    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream,
+                         plan.side == blas_host::kSideLeft, planes, nanFlag, GemmArgs(plan, sizes));
     csymm_epilogue_kernel_do(epilogueCores, stream, planes, C, epilogue);
     return ACLBLAS_STATUS_SUCCESS;
 }
