@@ -33,6 +33,28 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "l0-over-capacity": ((
         (_CUBE_SIZES, "constexpr uint32_t CUBE_L0_BYTES = 64 * 1024;", "constexpr uint32_t CUBE_L0_BYTES = 128 * 1024;"),
     ), "exceed its capacity"),
+    # The chunk's L1 panels are never signalled to MTE1: the wait for them can never be satisfied.
+    "wait-never-set": ((
+        (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+    ), "can never be satisfied"),
+    # No MTE2 -> MTE1 handshake at all: L1 -> L0 copies read panels the GM -> L1 copy may still be writing.
+    "missing-sync": ((
+        (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n"
+                     "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+    ), "without signalling it first"),
+    # The asc-devkit PipeBarrier<PIPE_M> rule dropped (issue 13, point 3).
+    "no-pipe-barrier": ((
+        (_CUBE_GEMM, "constexpr uint32_t MMAD_BARRIER_THRESHOLD = 10;", "constexpr uint32_t MMAD_BARRIER_THRESHOLD = 0;"),
+    ), "without PipeBarrier<PIPE_M>"),
+    # The NaN guard disabled: NaN operands reach Mmad (issue 13, point 3).
+    "nan-into-cube": ((
+        ("ascend/blas/common/arch35_nan_guard.h", "flag) != 0; }", "flag) != 0 && false; }"),
+    ), "holds NaN"),
+    # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
+    "gm-out-of-bounds": ((
+        ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
+         "    t.ldOut = 4 * ldOut;"),
+    ), "outside every tensor passed to the kernel"),
     # The first design's order: all of K for Lr*Rr into L0C, then all of K for Li*(-Ri), the real part as the
     # difference of two finished sums (issue 13, point 1).
     "old-plane-order": ((

@@ -159,7 +159,10 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
 
 ASCEND_CACHE_DIR = REPO_ROOT / "build" / "ascend-cpu"
 ASCEND_LIB_NAME = "libaclblas_ascend_cpu.so"
-ASCEND_FLAGS = ("-std=c++17", "-O2", "-march=native", "-fPIC")
+#: -fno-gnu-unique and -Bsymbolic: a test process loads several variants (negative controls) side by side, and
+#: each must run its own inline functions and variables, not the first loaded library's.
+ASCEND_FLAGS = ("-std=c++17", "-O2", "-march=native", "-fPIC", "-fno-gnu-unique")
+ASCEND_LINK_FLAGS = ("-shared", "-fPIC", "-Wl,-Bsymbolic")
 #: The Ascend host sources' operator symbols, renamed so the emulator's entry points wrap them (emu_runtime.cpp).
 _RENAMES = ("aclblasCsymm", "aclblasSgemmStridedBatched")
 
@@ -186,7 +189,8 @@ def ascend_cpu_key(patches: tuple[Patch, ...], source_dir: Path) -> str:
     h = hashlib.sha256()
     for path in ascend_cpu_sources(source_dir):
         h.update(str(path.relative_to(source_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
-    for part in (*(x for patch in patches for x in patch), compiler_version(), *ASCEND_FLAGS, _host_cpu()):
+    for part in (*(x for patch in patches for x in patch), compiler_version(), *ASCEND_FLAGS, *ASCEND_LINK_FLAGS,
+                 _host_cpu()):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
 
@@ -252,7 +256,7 @@ def build_ascend_cpu(patches: tuple[Patch, ...] = (), *, source_dir: Path | None
             objects.append(str(obj))
         _compile_objects(jobs)
         out = tmp / ASCEND_LIB_NAME
-        proc = subprocess.run([CXX, "-shared", "-fPIC", *objects, "-o", str(out)], capture_output=True, text=True)
+        proc = subprocess.run([CXX, *ASCEND_LINK_FLAGS, *objects, "-o", str(out)], capture_output=True, text=True)
         if proc.returncode != 0:
             raise BuildError(f"linking the ascend-cpu library failed:\n{_first_errors(proc.stderr)}")
         return out
