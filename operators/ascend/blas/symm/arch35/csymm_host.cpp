@@ -62,7 +62,7 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmPlaneSize
     t.ldb = static_cast<uint32_t>(plan.ldb);
     t.kPad = static_cast<uint32_t>(s.kPad);
     t.mPad = static_cast<uint32_t>(s.mPad);
-    const int64_t items = plan.k + plan.n;
+    const int64_t items = plan.k * plan.k + plan.m * plan.n;  // plane elements: every vector lane gets work
     *usedCores = static_cast<uint32_t>(blas_host::UsedCores(items, vectorCores));
     t.itemsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(items, *usedCores));
     return t;

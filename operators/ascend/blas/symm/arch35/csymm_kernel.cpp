@@ -1,6 +1,6 @@
 /*
  * aclblasCsymm kernels for arch35 (Ascend 950PR, dav-3510), after seeds/csymm_design.md.txt §3.4:
- *   1. prepare  (AIV, SIMT): A panels by uplo, reflected by index swap only (A = A^T, no conjugation, diagonal
+ *   1. prepare  (AIV, SIMT, one thread per plane element): A panels by uplo, reflected by index swap only (A = A^T, no conjugation, diagonal
  *               imaginary part kept), and B, into real/imaginary fp32 planes in the workspace; flags NaN
  *               (common/arch35_nan_guard.h);
  *   2. gemm     (AIC, tensor_api): P = A*B (LEFT) or B*A (RIGHT) as four real GEMM accumulations,
@@ -31,34 +31,39 @@ constexpr uint32_t CS_EPILOGUE_BETA_ONE = 2;
 
 // ---- 1. prepare -------------------------------------------------------------------------------------------------
 
-/* Work item w < k: row w of the dense A planes; w >= k: column w - k of B. Element offsets in complex units. */
+/* One SIMT thread per plane element, consecutive threads on consecutive destinations (coalesced stores), elements
+ * e0..e1-1 of this core: e < k*k is A (row e / k, column e % k of the dense planes), the rest B (column-major,
+ * element f = e - k*k at row f % m, column f / m). */
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepareItems(
     __gm__ float* a, __gm__ float* b, __gm__ float* ar, __gm__ float* ai, __gm__ float* an, __gm__ float* br,
-    __gm__ float* bi, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint32_t item0, uint32_t item1)
+    __gm__ float* bi, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
 {
+    const uint64_t aItems = static_cast<uint64_t>(t.k) * t.k;
     bool nan = false;
-    for (uint32_t w = item0 + threadIdx.x; w < item1; w += blockDim.x) {
-        if (w < t.k) {
-            const uint64_t row = w;
-            for (uint32_t col = 0; col < t.k; ++col) {
-                const bool stored = (t.uplo == CS_UPPER) ? (row <= col) : (row >= col);
-                const uint64_t src = stored ? row + static_cast<uint64_t>(col) * t.lda
-                                            : col + row * static_cast<uint64_t>(t.lda);
-                const uint64_t dst = row * t.kPad + col;
-                ar[dst] = a[2 * src];
-                ai[dst] = a[2 * src + 1];
-                an[dst] = -a[2 * src + 1];
-                nan = nan || a[2 * src] != a[2 * src] || a[2 * src + 1] != a[2 * src + 1];
-            }
+    for (uint64_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+        if (e < aItems) {
+            const uint64_t row = e / t.k;
+            const uint64_t col = e % t.k;
+            const bool stored = (t.uplo == CS_UPPER) ? (row <= col) : (row >= col);
+            const uint64_t src = stored ? row + col * t.lda : col + row * t.lda;
+            const uint64_t dst = row * t.kPad + col;
+            const float re = a[2 * src];
+            const float im = a[2 * src + 1];
+            ar[dst] = re;
+            ai[dst] = im;
+            an[dst] = -im;
+            nan = nan || re != re || im != im;
         } else {
-            const uint64_t col = w - t.k;
-            for (uint32_t row = 0; row < t.m; ++row) {
-                const uint64_t src = row + col * t.ldb;
-                const uint64_t dst = col * t.mPad + row;
-                br[dst] = b[2 * src];
-                bi[dst] = b[2 * src + 1];
-                nan = nan || b[2 * src] != b[2 * src] || b[2 * src + 1] != b[2 * src + 1];
-            }
+            const uint64_t f = e - aItems;
+            const uint64_t row = f % t.m;
+            const uint64_t col = f / t.m;
+            const uint64_t src = row + col * t.ldb;
+            const uint64_t dst = col * t.mPad + row;
+            const float re = b[2 * src];
+            const float im = b[2 * src + 1];
+            br[dst] = re;
+            bi[dst] = im;
+            nan = nan || re != re || im != im;
         }
     }
     if (nan) {
@@ -185,8 +190,9 @@ extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADD
                                                    CsymmPrepareTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    const uint32_t item0 = AscendC::GetBlockIdx() * tiling.itemsPerCore;
-    const uint32_t item1 = Min(item0 + tiling.itemsPerCore, tiling.k + tiling.n);
+    const uint64_t items = static_cast<uint64_t>(tiling.k) * tiling.k + static_cast<uint64_t>(tiling.m) * tiling.n;
+    const uint64_t item0 = AscendC::GetBlockIdx() * static_cast<uint64_t>(tiling.itemsPerCore);
+    const uint64_t item1 = item0 + tiling.itemsPerCore < items ? item0 + tiling.itemsPerCore : items;
     if (item0 >= item1) {
         return;
     }
