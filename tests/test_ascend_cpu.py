@@ -147,6 +147,7 @@ def test_launches_per_csymm_call(device):
     assert stats["launches"] == 4  # prepare, gemm, gemm_nan (returns at once), epilogue
     k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
     assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k
+    assert stats["cube_gm_bytes"] > 8 * case.args.m * case.args.n  # at least P's two planes through Fixpipe
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

@@ -92,7 +92,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuUnmapBuffer.argtypes = [ctypes.c_void_p]
         self.lib.aclblasAscendCpuFailDeviceInfo.argtypes = [ctypes.c_int]
         u64 = ctypes.POINTER(ctypes.c_uint64)
-        self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64]
+        self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
 
     def _describe(self) -> dict[str, Any]:
         info = super()._describe()
@@ -113,10 +113,11 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuFailDeviceInfo(int(fail))
 
     def stats(self) -> dict[str, int]:
-        """Kernels launched, blocks run and cube multiply-accumulates since the last reset_stats()."""
-        values = [ctypes.c_uint64(0) for _ in range(3)]
+        """Kernels launched, blocks run, cube multiply-accumulates and GM bytes moved by tensor and queue copies
+        (not raw SIMT accesses) since the last reset_stats()."""
+        values = [ctypes.c_uint64(0) for _ in range(4)]
         self.lib.aclblasAscendCpuGetStats(*(ctypes.byref(v) for v in values))
-        return dict(zip(("launches", "blocks", "cube_macs"), (v.value for v in values)))
+        return dict(zip(("launches", "blocks", "cube_macs", "cube_gm_bytes"), (v.value for v in values)))
 
     def reset_stats(self) -> None:
         self.lib.aclblasAscendCpuResetStats()

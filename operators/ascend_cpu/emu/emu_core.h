@@ -111,6 +111,7 @@ struct LaunchStats {
     uint64_t launches = 0;
     uint64_t blocks = 0;
     uint64_t cubeMacs = 0;
+    uint64_t gmBytes = 0;  // moved by tensor copies, Fixpipe and DataCopyPad (not by raw SIMT accesses)
 };
 LaunchStats& Stats();
 

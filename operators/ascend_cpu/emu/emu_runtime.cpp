@@ -135,13 +135,14 @@ void aclblasAscendCpuUnmapBuffer(void* base) { ascend_cpu::UnmapGm(base); }
 /* Make aclrtGetDeviceInfo fail (nonzero) or work (0): the core-count query's failure path. */
 void aclblasAscendCpuFailDeviceInfo(int fail) { g_deviceInfoFails = fail != 0; }
 
-/* Kernels launched, blocks run and cube multiply-accumulates since the last reset. */
-void aclblasAscendCpuGetStats(uint64_t* launches, uint64_t* blocks, uint64_t* cubeMacs)
+/* Kernels launched, blocks run, cube multiply-accumulates and GM bytes of tensor/queue copies since the last reset. */
+void aclblasAscendCpuGetStats(uint64_t* launches, uint64_t* blocks, uint64_t* cubeMacs, uint64_t* gmBytes)
 {
     const ascend_cpu::LaunchStats& s = ascend_cpu::Stats();
     *launches = s.launches;
     *blocks = s.blocks;
     *cubeMacs = s.cubeMacs;
+    *gmBytes = s.gmBytes;
 }
 
 void aclblasAscendCpuResetStats() { ascend_cpu::Stats() = ascend_cpu::LaunchStats{}; }

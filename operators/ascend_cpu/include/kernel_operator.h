@@ -229,6 +229,7 @@ inline void CheckGmCopy(const GlobalTensor<T>& gm, uint32_t bytes, const char* w
                           std::to_string(gm.Count() * sizeof(T)) + " set by SetGlobalBuffer");
     }
     ascend_cpu::CheckGm(gm.Data(), reinterpret_cast<const uint8_t*>(gm.Data()) + bytes, what);
+    ascend_cpu::Stats().gmBytes += bytes;
 }
 }  // namespace detail
 

@@ -228,6 +228,7 @@ struct CopyAtom {
                           "Fixpipe L0C->GM");
         detail::CheckGmSlice(dst, "Fixpipe L0C->GM");
         detail::CopyElements(dst, region);
+        ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(dst.shape.r) * dst.shape.c * sizeof(float);
     }
 };
 
@@ -256,6 +257,7 @@ inline void Copy(const CopyAtom<Op>&, const Tensor<D>& dst, const Tensor<S>& src
     const Pipe pipe = gm2l1 ? Pipe::MTE2 : Pipe::MTE1;
     if constexpr (gm2l1) {
         detail::CheckGmSlice(src, what);
+        ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(src.shape.r) * src.shape.c * sizeof(float);
     } else {
         detail::CheckWhole(src, what);
         ascend_cpu::Touch(Buf::L1, src.Lo(), src.Hi(), pipe, false, what);
