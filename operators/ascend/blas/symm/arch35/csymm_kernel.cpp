@@ -115,6 +115,8 @@ __aicore__ inline void CsymmGemm(GM_ADDR lr, GM_ADDR li, GM_ADDR lx, GM_ADDR rr,
     arch35::CubeEnd();
 }
 
+__aicore__ inline __gm__ float* Floats(GM_ADDR p) { return reinterpret_cast<__gm__ float*>(p); }
+
 /* The engine product of CsymmGemm in plain fp32, engine rows row0, row0 + step, ... (columns of C), one SIMT thread
  * per engine column (row of C). */
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmGemmNanRows(
@@ -219,9 +221,9 @@ extern "C" __global__ __aicore__ void csymm_gemm_nan(GM_ADDR lr, GM_ADDR li, GM_
     if (!arch35::NanSeen(nanFlag)) {
         return;
     }
-    auto f = [](GM_ADDR p) { return reinterpret_cast<__gm__ float*>(p); };
-    asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, f(lr), f(li), f(lx), f(rr), f(ri), f(ry), f(pr),
-                                  f(pi), tiling, static_cast<uint32_t>(AscendC::GetBlockIdx()),
+    asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(lr), Floats(li), Floats(lx), Floats(rr),
+                                  Floats(ri), Floats(ry), Floats(pr), Floats(pi), tiling,
+                                  static_cast<uint32_t>(AscendC::GetBlockIdx()),
                                   static_cast<uint32_t>(AscendC::GetBlockNum()));
 }
 
