@@ -172,8 +172,8 @@ Patch = tuple[str, str, str]
 
 def ascend_cpu_sources(source_dir: Path) -> list[Path]:
     """Every file of the ascend-cpu build: Ascend kernels and host code, the emulator, shared host headers, ABI."""
-    patterns = ("ascend/blas/**/*.cpp", "ascend/blas/**/*.h", "ascend_cpu/**/*.cpp", "ascend_cpu/**/*.h",
-                "host/*.h", "include/*.h")
+    patterns = ("ascend/blas/**/*.cpp", "ascend/blas/**/*.h", "ascend/typecheck/acl_standin.h", "ascend_cpu/**/*.cpp",
+                "ascend_cpu/**/*.h", "host/*.h", "include/*.h")
     return sorted({p for pattern in patterns for p in source_dir.glob(pattern)})
 
 

@@ -205,6 +205,23 @@ inline float Hf32(float x)
 
 }  // namespace detail
 
+namespace detail {
+/* asc-devkit Mmad (special values): NaN inputs may raise an execution error, so NaN must never reach the cube. */
+template <Location L>
+inline void CheckNoNan(const Tensor<L>& t, uint32_t rows, uint32_t cols, const char* what)
+{
+    for (uint32_t r = 0; r < rows; ++r) {
+        for (uint32_t c = 0; c < cols; ++c) {
+            if (std::isnan(t.At(r, c))) {
+                ascend_cpu::Raise(std::string(what) + " holds NaN at (" + std::to_string(r) + ", " +
+                                  std::to_string(c) + ") (asc-devkit Mmad: NaN inputs may raise an execution error; "
+                                  "keep NaN out of the cube)");
+            }
+        }
+    }
+}
+}  // namespace detail
+
 struct CopyGM2L1 {};
 struct CopyL12L0A {};
 struct CopyL12L0B {};
@@ -318,24 +335,8 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
                           " < 10 (asc-devkit Mmad: below that threshold the write-read dependency is not resolved "
                           "by the hardware)");
     }
-    for (uint32_t r = 0; r < p.m; ++r) {
-        for (uint32_t k = 0; k < p.k; ++k) {
-            if (std::isnan(a.At(r, k))) {
-                ascend_cpu::Raise("Mmad L0A operand holds NaN at (" + std::to_string(r) + ", " + std::to_string(k) +
-                                  ") (asc-devkit Mmad: NaN inputs may raise an execution error; keep NaN out of the "
-                                  "cube)");
-            }
-        }
-    }
-    for (uint32_t k = 0; k < p.k; ++k) {
-        for (uint32_t n = 0; n < p.n; ++n) {
-            if (std::isnan(b.At(k, n))) {
-                ascend_cpu::Raise("Mmad L0B operand holds NaN at (" + std::to_string(k) + ", " + std::to_string(n) +
-                                  ") (asc-devkit Mmad: NaN inputs may raise an execution error; keep NaN out of the "
-                                  "cube)");
-            }
-        }
-    }
+    detail::CheckNoNan(a, p.m, p.k, "Mmad L0A operand");
+    detail::CheckNoNan(b, p.k, p.n, "Mmad L0B operand");
     ascend_cpu::Touch(Buf::L0C, c.ptr.offset, c.ptr.offset + c.layout.Footprint(), Pipe::M, true, "Mmad");
     core.lastMmadSeq = core.seq[static_cast<int>(Pipe::M)];
     /* Per K fractal f: A row r's 8 values are contiguous at ((f * rowsPadA) + r) * 8 (NZ, C0 = 8) and B column n's
