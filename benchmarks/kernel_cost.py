@@ -1,8 +1,9 @@
 """Cost model of the three Csymm task-book rows: the work the real kernels do (counted on the ascend-cpu backend)
 and the floor time it implies (harness/cost_model.py, assumptions printed), beside the task-book limit, for the
-current design and the proposed real-embedded redesign.
+current design and the proposed real-embedded redesign; and what HF32 would cost in precision (1024x1024 LEFT,
+real part against the float64 truth, fp32 vs HF32 cube operands on the emulator).
 
-    python benchmarks/kernel_cost.py        # ~1 min on 2 cores (two 1024x1024 rows on the emulated cube)
+    python benchmarks/kernel_cost.py        # ~2 min on 2 cores (1024x1024 rows on the emulated cube)
 """
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ import json
 import sys
 from pathlib import Path
 
-from harness import abi, cost_model
+from harness import abi, cost_model, kernel_precision
 from harness.backends import ascend_cpu
+from harness.backends.build import build_ascend_cpu
+
+#: The cube pipeline with HF32 operands (asc-devkit SetHF32Mode), to measure what HF32 would cost in precision.
+HF32_PATCH = (("ascend/blas/common/arch35_cube_gemm.h", "AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);",
+               "AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);"),)
 from harness.engine import load_table, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,8 +59,16 @@ def main() -> int:
                      "current": {**current.__dict__, **cost_model.floor_us(current, hw),
                                  "floor_hf32_us": cost_model.floor_us(current, hw, hf32=True)["floor_us"]},
                      "proposed": {**proposed.__dict__, **cost_model.floor_us(proposed, hw)}})
+    hf32 = ascend_cpu.AscendCpuBackend(build_ascend_cpu(HF32_PATCH), cores=None)
+    precision = {}
+    for spec in ("NORMAL_5_1", "NORMAL_0_1"):
+        for name, device in (("fp32", backend), ("hf32", hf32)):
+            r = kernel_precision.csymm_real_part(device, 1024, spec)
+            precision[f"{spec} {name}"] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
+                                           "max_abs_error": r.max_abs_error}
+    hf32.close()
     backend.close()
-    print(json.dumps({"assumptions": hw.assumptions(), "rows": rows}, indent=1))
+    print(json.dumps({"assumptions": hw.assumptions(), "rows": rows, "precision_1024_left": precision}, indent=1))
     for r in rows:
         for design in ("current", "proposed"):
             d = r[design]
@@ -62,6 +76,9 @@ def main() -> int:
                   f"{d['gm_bytes'] / 1e6:.1f} MB GM ({d['unique_gm_bytes'] / 1e6:.1f} unique), workspace {d['workspace_bytes'] / 1e6:.1f} MB, floor "
                   f"{d['floor_us']:.1f} us (cube {d['cube_us']:.1f}, GM {d['memory_us']:.1f}, launches "
                   f"{d['launch_us']:.1f}) vs limit {r['limit_us']} us")
+    for key, p in precision.items():
+        print(f"precision {key}: matched ratio {p['matched_ratio']:.5f}, max abs error {p['max_abs_error']:.4g}, "
+              f"{'passes' if p['passed'] else 'fails'} MIXED_TOLERANCE against the truth")
     return 0
 
 

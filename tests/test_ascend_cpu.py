@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from harness import abi, criteria, fill
-from harness.backends import aclblas_lib, ascend_cpu
+from harness import abi, kernel_precision
+from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
 from harness.engine import load_table, run_case
 
@@ -82,33 +81,12 @@ def test_negative_control_fails_naming_the_problem(control):
         backend.close()
 
 
-def _csymm_against_truth(backend, m: int, spec: str) -> criteria.MixedResult:
-    """C = A*B (LEFT, LOWER, alpha 1, beta 0) for m x m NORMAL inputs; the real part judged by MIXED_TOLERANCE
-    against the float64 truth rounded to float32: where the two-plane cancellation shows."""
-    a = fill.make_matrix(spec, 2 * m, m, 2 * m, 7).view(np.complex64).reshape(m, m).T
-    b = fill.make_matrix(spec, 2 * m, m, 2 * m, 8).view(np.complex64).reshape(m, m).T
-    ptrs = {}
-    for name, arr in (("A", a), ("B", b), ("C", np.zeros((m, m), np.complex64))):
-        flat = np.ascontiguousarray(arr.T).reshape(-1)  # column-major
-        ptrs[name] = backend.alloc(flat.nbytes)
-        backend.upload(ptrs[name], flat)
-    status = aclblas_lib.csymm(backend.lib, backend.handle, abi.SIDE_LEFT, abi.LOWER, m, m, 1.0, ptrs["A"], m,
-                               ptrs["B"], m, 0.0, ptrs["C"], m)
-    assert status == abi.Status.SUCCESS, backend.last_message()
-    out = backend.download(ptrs["C"], m * m * 8).view(np.complex64).reshape(m, m).T
-    for p in ptrs.values():
-        backend.free(p)
-    full = np.tril(a.astype(np.complex128)) + np.tril(a.astype(np.complex128), -1).T
-    truth = full @ b.astype(np.complex128)
-    return criteria.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())
-
-
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
-    current = _csymm_against_truth(device, 512, "NORMAL_10_1")
+    current = kernel_precision.csymm_real_part(device, 512, "NORMAL_10_1")
     assert current.passed, current.reason
     old = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["old-plane-order"][0])
     try:
-        result = _csymm_against_truth(old, 512, "NORMAL_10_1")
+        result = kernel_precision.csymm_real_part(old, 512, "NORMAL_10_1")
     finally:
         old.close()
     assert not result.passed
