@@ -7,6 +7,7 @@ fail with a message naming it.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,21 @@ def test_operator_lib_is_refused():
 
     with pytest.raises(BackendUnavailable, match="does not apply"):
         ascend_cpu.open(operator_lib="/nonexistent.so")
+
+
+def test_harness_run_on_the_kernels(tmp_path, capsys):
+    from harness.cli import main
+
+    code = main(["run", str(TABLES["csymm_test.csv"]), "--backend", "ascend-cpu", "-k", "TC_L0_0001 or TC_L0_0023",
+                 "--report-dir", str(tmp_path / "r"), "--history", str(tmp_path / "h.sqlite")])
+    assert code == 0
+    report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
+    assert report["backend"] == "ascend-cpu" and report["summary"]["passed"] == 2
+
+
+def test_no_compiler_is_one_clear_line(monkeypatch):
+    from harness.backends import BackendUnavailable, build
+
+    monkeypatch.setattr(build, "CXX", "no-such-compiler")
+    with pytest.raises(BackendUnavailable, match=r"^ascend-cpu backend: no C\+\+ compiler"):
+        ascend_cpu.open()
