@@ -353,28 +353,41 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
     const uint64_t colsPadB = Layout::RoundUp(b.layout.cols, 16);
     const uint64_t rowsPadC = Layout::RoundUp(c.layout.rows, 16);
     constexpr uint32_t kFrac = 8;
-    for (uint32_t n = 0; n < p.n; ++n) {
-        float* cCol = cBase + (n / 16) * rowsPadC * 16 + n % 16;
-        for (uint32_t r = 0; r < p.m; ++r) {
-            float& out = cCol[static_cast<uint64_t>(r) * 16];
-            float acc = p.cmatrixInitVal ? 0.0f : out;
+    /* 16 outputs of one C fractal row at a time (contiguous in L0C); per output, the K fractal's products are
+     * summed in k order, then added to the fp32 accumulator with one rounding. */
+    for (uint32_t r = 0; r < p.m; ++r) {
+        for (uint32_t n0 = 0; n0 < p.n; n0 += 16) {
+            const uint32_t nn = p.n - n0 < 16 ? p.n - n0 : 16;
+            float* cOut = cBase + ((n0 / 16) * rowsPadC + r) * 16;
+            float acc[16];
+            for (uint32_t j = 0; j < nn; ++j) {
+                acc[j] = p.cmatrixInitVal ? 0.0f : cOut[j];
+            }
             for (uint32_t k0 = 0, f = 0; k0 < p.k; k0 += kFrac, ++f) {
                 const uint32_t kn = p.k - k0 < kFrac ? p.k - k0 : kFrac;
                 const float* av = aBase + (f * rowsPadA + r) * kFrac;
-                const float* bv = bBase + (f * colsPadB + n) * kFrac;
-                double dot = 0.0;
-                if (hf32) {
-                    for (uint32_t kk = 0; kk < kn; ++kk) {
-                        dot += static_cast<double>(detail::Hf32(av[kk])) * static_cast<double>(detail::Hf32(bv[kk]));
-                    }
-                } else {
-                    for (uint32_t kk = 0; kk < kn; ++kk) {
-                        dot += static_cast<double>(av[kk]) * static_cast<double>(bv[kk]);
+                const float* bv = bBase + (f * colsPadB + n0) * kFrac;
+                double dot[16] = {};
+                for (uint32_t kk = 0; kk < kn; ++kk) {
+                    if (hf32) {
+                        const double x = detail::Hf32(av[kk]);
+                        for (uint32_t j = 0; j < nn; ++j) {
+                            dot[j] += x * static_cast<double>(detail::Hf32(bv[j * kFrac + kk]));
+                        }
+                    } else {
+                        const double x = av[kk];
+                        for (uint32_t j = 0; j < 16; ++j) {  // all 16: padding columns are computed, never stored
+                            dot[j] += x * static_cast<double>(bv[j * kFrac + kk]);
+                        }
                     }
                 }
-                acc = static_cast<float>(static_cast<double>(acc) + dot);
+                for (uint32_t j = 0; j < nn; ++j) {
+                    acc[j] = static_cast<float>(static_cast<double>(acc[j]) + dot[j]);
+                }
             }
-            out = acc;
+            for (uint32_t j = 0; j < nn; ++j) {
+                cOut[j] = acc[j];
+            }
         }
     }
     ascend_cpu::Stats().cubeMacs += static_cast<uint64_t>(p.m) * p.n * p.k;
