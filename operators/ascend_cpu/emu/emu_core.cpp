@@ -203,7 +203,6 @@ void BeginBlock(uint32_t idx, uint32_t num)
     }
     c.lastMmadSeq = c.mBarrierSeq = 0;
     c.hf32 = false;
-    c.saturation = true;
     c.type = KernelType::UNSET;
     c.blockIdx = idx;
     c.blockNum = num;

@@ -65,7 +65,6 @@ struct Core {
     uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
     uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
     bool hf32 = false;
-    bool saturation = true;
     KernelType type = KernelType::UNSET;
     uint32_t blockIdx = 0;
     uint32_t blockNum = 1;
