@@ -24,9 +24,9 @@ _CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
 #: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
 #: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
 NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
-    # CubeEnd no longer drains the L0C flag: the FIX_M SetFlag of the last Fixpipe is never waited for.
+    # CubeEnd no longer drains the second L0C buffer's flag: its last FIX_M SetFlag is never waited for.
     "unpaired-flag": ((
-        (_CUBE_GEMM, "    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG);\n    AscendC::SetMMColumnMajor();",
+        (_CUBE_GEMM, "    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(1);\n    AscendC::SetMMColumnMajor();",
          "    AscendC::SetMMColumnMajor();"),
     ), "never waited for (unpaired flag"),
     # L0A/L0B assumed twice their arch35 size: the second ping-pong half lies past the end of the buffer.

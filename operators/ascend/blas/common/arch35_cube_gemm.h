@@ -4,8 +4,9 @@
  * The engine is row-major; kernels feed it column-major BLAS data through the column-major swap.
  *
  * Event protocol (one owner, so kernels cannot pair flags differently): CubeBegin() arms the ping-pong flags
- * (MTE1_MTE2 and M_MTE1, ids 0/1) and the L0C flag (FIX_M); per output region, AcquireL0C(), then one or more
- * Accumulate() calls (each a sum of N products interleaved per K step), then Fixpipe(), which hands L0C back;
+ * (MTE1_MTE2 and M_MTE1, ids 0/1) and the flags of the two L0C buffers (FIX_M, ids 0/1); per output region,
+ * AcquireL0C(), then one or more Accumulate() calls (each a sum of N products interleaved per K step), then
+ * Fixpipe(), which hands its L0C buffer back, so the next region's Mmads run while Fixpipe drains this one;
  * CubeEnd() drains every flag.
  */
 #ifndef ARCH35_CUBE_GEMM_H
@@ -21,13 +22,13 @@ namespace arch35 {
 
 namespace te = AscendC::Te;
 
-constexpr uint16_t FIX_FLAG = 0;
 constexpr uint8_t FINAL_ACCUMULATION = 3;
 constexpr uint8_t PARTIAL_ACCUMULATION = 2;
 /* (m/16)*(n/16) below this: consecutive Mmads into one L0C region need PipeBarrier<PIPE_M> (asc-devkit Mmad doc). */
 constexpr uint32_t MMAD_BARRIER_THRESHOLD = 10;
 constexpr uint32_t L1_HALF = CUBE_L1_BYTES / 2;
 constexpr uint32_t L0_HALF = CUBE_L0_BYTES / 2;
+constexpr uint32_t L0C_HALF = CUBE_L0C_BYTES / 2;
 
 __aicore__ inline uint32_t Min(uint32_t a, uint32_t b) { return a < b ? a : b; }
 __aicore__ inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -37,6 +38,8 @@ __aicore__ inline uint32_t RoundUp(uint32_t a, uint32_t b) { return CeilDiv(a, b
 struct PingPong {
     uint64_t l1Count = 0;
     uint64_t l0Count = 0;
+    uint64_t l0cCount = 0;
+    uint16_t L0CBuffer() const { return static_cast<uint16_t>(l0cCount & 1); }
 };
 
 /* GM operand read row-major: element (r, c) at r * ld + c. */
@@ -57,9 +60,9 @@ __aicore__ inline auto GmTensor(GM_ADDR p, const Layout& layout)
     return te::MakeTensor(te::MakeMemPtr<te::Location::GM>(reinterpret_cast<__gm__ float*>(p)), layout);
 }
 
-__aicore__ inline auto L0CTensor(uint32_t rows, uint32_t cols)
+__aicore__ inline auto L0CTensor(uint16_t buf, uint32_t rows, uint32_t cols)
 {
-    return te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
+    return te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(buf * L0C_HALF),
                           te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<CUBE_L0C_C0>>(rows, cols));
 }
 
@@ -122,7 +125,7 @@ __aicore__ inline void MmadChunk(uint32_t l1Base, uint32_t terms, uint32_t rows,
             te::MmadParams params{static_cast<uint16_t>(rows), static_cast<uint16_t>(cols),
                                   static_cast<uint16_t>(curBaseK), last ? FINAL_ACCUMULATION : PARTIAL_ACCUMULATION,
                                   first};
-            auto l0C = L0CTensor(rows, cols);
+            auto l0C = L0CTensor(pp.L0CBuffer(), rows, cols);
             te::Mmad(te::MmadAtom<te::MmadTraits<te::MmadOperation>>{}.with(params), l0C, l0A, l0B);
             AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(buf);
             ++pp.l0Count;
@@ -157,19 +160,23 @@ __aicore__ inline void Accumulate(const GmLeft (&left)[N], const GmRight (&right
     }
 }
 
-/* Wait until the previous Fixpipe has read L0C, before the next accumulation overwrites it. */
-__aicore__ inline void AcquireL0C() { AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG); }
+/* Wait until the Fixpipe before last has read the next L0C buffer, before accumulating into it. */
+__aicore__ inline void AcquireL0C(const PingPong& pp) { AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(pp.L0CBuffer()); }
 
-/* L0C (rows x cols, NZ) -> out[row0.., col0..] (ND) once the Mmads are done; hands L0C back (FIX_M). */
+/* The current L0C buffer (rows x cols, NZ) -> out[row0.., col0..] (ND) once its Mmads are done; hands the buffer
+ * back (FIX_M) and moves to the other one. */
 template <typename GmOut>
-__aicore__ inline void Fixpipe(const GmOut& out, uint32_t row0, uint32_t col0, uint32_t rows, uint32_t cols)
+__aicore__ inline void Fixpipe(const GmOut& out, uint32_t row0, uint32_t col0, uint32_t rows, uint32_t cols,
+                               PingPong& pp)
 {
-    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(FIX_FLAG);
-    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(FIX_FLAG);
-    auto l0C = L0CTensor(rows, cols);
+    const uint16_t buf = pp.L0CBuffer();
+    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(buf);
+    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(buf);
+    auto l0C = L0CTensor(buf, rows, cols);
     te::MakeCopy(te::CopyL0C2GM{}).Call(out.Slice(te::MakeCoord(row0, col0), te::MakeShape(rows, cols)), l0C,
                                         te::FixpipeParams{FINAL_ACCUMULATION});
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG);
+    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(buf);
+    ++pp.l0cCount;
 }
 
 /* fp32 without HF32, row-major engine, every ping-pong buffer and L0C free. */
@@ -181,7 +188,8 @@ __aicore__ inline void CubeBegin()
     AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(1);
     AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(0);
     AscendC::SetFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG);
+    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(0);
+    AscendC::SetFlag<AscendC::HardEvent::FIX_M>(1);
 }
 
 /* Drain the flags CubeBegin armed and restore the column-major default. */
@@ -191,7 +199,8 @@ __aicore__ inline void CubeEnd()
     AscendC::WaitFlag<AscendC::HardEvent::MTE1_MTE2>(1);
     AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(0);
     AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(1);
-    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(FIX_FLAG);
+    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(1);
     AscendC::SetMMColumnMajor();
 }
 

@@ -17,5 +17,6 @@ constexpr uint32_t CUBE_FRACTAL = 16;
 constexpr uint32_t CUBE_BASE_K = 32;
 constexpr uint32_t CUBE_L1_BYTES = 512 * 1024;
 constexpr uint32_t CUBE_L0_BYTES = 64 * 1024;
+constexpr uint32_t CUBE_L0C_BYTES = 256 * 1024;
 
 #endif  // ARCH35_CUBE_SIZES_H

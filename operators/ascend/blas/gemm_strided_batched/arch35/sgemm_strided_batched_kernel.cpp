@@ -60,9 +60,9 @@ __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR n
         const uint32_t col0 = c * t.tileN;
         const uint32_t rows = Min(t.tileM, t.mEff - row0);
         const uint32_t cols = Min(t.tileN, t.nEff - col0);
-        arch35::AcquireL0C();
+        arch35::AcquireL0C(pp);
         arch35::Accumulate(left, right, t.kEff, t.tileK, row0, col0, rows, cols, true, true, pp);
-        arch35::Fixpipe(out, row0, col0, rows, cols);
+        arch35::Fixpipe(out, row0, col0, rows, cols, pp);
     }
     arch35::CubeEnd();
 }

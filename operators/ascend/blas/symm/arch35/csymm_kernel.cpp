@@ -105,12 +105,12 @@ __aicore__ inline void CsymmGemm(GM_ADDR lr, GM_ADDR li, GM_ADDR lx, GM_ADDR rr,
         const decltype(rightR) realRight[2] = {rightR, rightY};
         const decltype(leftR) imagLeft[2] = {leftR, leftI};
         const decltype(rightR) imagRight[2] = {rightI, rightR};
-        arch35::AcquireL0C();
+        arch35::AcquireL0C(pp);
         arch35::Accumulate(realLeft, realRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);
-        arch35::Fixpipe(outR, cCol0, cRow0, rows, cols);
-        arch35::AcquireL0C();
+        arch35::Fixpipe(outR, cCol0, cRow0, rows, cols, pp);
+        arch35::AcquireL0C(pp);
         arch35::Accumulate(imagLeft, imagRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);
-        arch35::Fixpipe(outI, cCol0, cRow0, rows, cols);
+        arch35::Fixpipe(outI, cCol0, cRow0, rows, cols, pp);
     }
     arch35::CubeEnd();
 }
