@@ -136,9 +136,8 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
     target = cache_dir / build_key(defines, source_dir) / LIB_NAME
     if target.exists():
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
-    try:
+
+    def compile_into(tmp: Path) -> Path:
         out = tmp / LIB_NAME
         includes = [f"-I{source_dir / d}" for d in ("include", "host", "cpu_twin")]
         cmd = [CXX, *FLAGS, *includes, *_define_flags(defines), *map(str, cpp), "-o", str(out)]
@@ -146,11 +145,9 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
         if proc.returncode != 0:
             raise BuildError(f"building the CPU twin failed ({CXX} exit {proc.returncode}):\n"
                              f"{_first_errors(proc.stderr)}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(out, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+        return out
+
+    return _finish(cache_dir, target, compile_into)
 
 
 # ---------------------------------------------------------------------------------------------------------------
