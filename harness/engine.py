@@ -301,8 +301,10 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         if rec["memory"]["verdict"] == "FAIL":
             problems.append(rec["memory"]["reason"])
         if status != case.expected_status:
+            detail = backend.last_message() if hasattr(backend, "last_message") else ""
             rec.update(verdict="FAIL", reason=f"status {abi.status_name(status)}, expected "
-                                              f"{abi.status_name(case.expected_status)}")
+                                              f"{abi.status_name(case.expected_status)}"
+                                              + (f": {detail}" if detail else ""))
         elif problems:
             rec.update(verdict="FAIL", reason="; ".join(problems))
         elif want_golden:

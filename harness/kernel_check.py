@@ -75,13 +75,14 @@ def project_include_dirs() -> list[Path]:
 # <<<>>> launch rewriting
 # ---------------------------------------------------------------------------------------------------------------
 
-_LAUNCH = re.compile(r"([A-Za-z_]\w*(?:\s*<[^<>;]*>)?)\s*<<<(.*?)>>>", re.DOTALL)
+#: `kernel<<<config>>>`: group 1 the kernel (with template arguments), group 2 the launch configuration.
+LAUNCH_PATTERN = re.compile(r"([A-Za-z_]\w*(?:\s*<[^<>;]*>)?)\s*<<<(.*?)>>>", re.DOTALL)
 
 
 def rewrite_launches(text: str) -> str:
     """`kernel<<<blocks, l2, stream>>>(args)` -> `(asc_check_launch(blocks, l2, stream), kernel)(args)`, so a host
     compiler checks both the launch configuration and the kernel arguments."""
-    return _LAUNCH.sub(lambda m: f"(asc_check_launch({m.group(2).strip()}), {m.group(1)})", text)
+    return LAUNCH_PATTERN.sub(lambda m: f"(asc_check_launch({m.group(2).strip()}), {m.group(1)})", text)
 
 
 # ---------------------------------------------------------------------------------------------------------------

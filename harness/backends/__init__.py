@@ -1,5 +1,6 @@
 """Backends: where an operator runs. `cpu` (the CPU twin or any library with the same C ABI), `npu` (Ascend, via
-the ACL runtime), `cuda` (cuBLAS through CuPy). The names are a contract; see ARCHITECTURE.md, section Backends.
+the ACL runtime), `cuda` (cuBLAS through CuPy), `ascend-cpu` (the Ascend C kernels on a CPU emulator). The names
+are a contract; see ARCHITECTURE.md, section Backends.
 
 Every backend offers the same small surface (`Backend` below), so the engine, timing and memory code never ask
 which one they hold. Per-operator call code lives with the operator in `harness/ops/`, keyed by `Backend.api`.
@@ -12,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-NAMES = ("cpu", "npu", "cuda")
+NAMES = ("cpu", "npu", "cuda", "ascend-cpu")
 
 
 class BackendUnavailable(Exception):
@@ -77,5 +78,5 @@ def open_backend(name: str, **options: Any) -> Backend:
     """Open backend `name`; raises BackendUnavailable with a one-line reason when this machine lacks it."""
     if name not in NAMES:
         raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(NAMES)}")
-    module = importlib.import_module(f"harness.backends.{name}")
+    module = importlib.import_module(f"harness.backends.{name.replace('-', '_')}")
     return module.open(**options)

@@ -1,9 +1,16 @@
-"""Builds the CPU twin (`operators/cpu_twin/`) with the system C++ compiler into a cached shared library.
+"""Builds the CPU twin (`operators/cpu_twin/`) and the Ascend C kernels on the CPU emulator (`operators/ascend/` over
+`operators/ascend_cpu/`) with the system C++ compiler into cached shared libraries.
 
 The cache key is the sha256 of everything that decides the library's bytes: the sources and headers, the build-time
 defines (`TWIN_MUTANT`, `TWIN_SLOWDOWN_PCT`), the compiler version and flags, and the host CPU (the twin is built
 with -march=native for the machine that runs it). Two processes may build at once: each compiles into its own
 temporary directory and renames the result into place atomically, so a reader never sees a half-written library.
+
+The ascend-cpu library compiles the real kernel and host sources unchanged except for two mechanical steps that the
+Ascend compiler does itself: `kernel<<<blocks, l2, stream>>>(args)` becomes a call of the emulator's launcher, and
+the host's two operator symbols get an `ascend_device_` prefix so the emulator's ABI entry points can synchronise
+after them. Variants (negative controls) are textual patches applied to a copy of the tree; a patch whose text is
+not found is an error, so a control cannot silently stop testing anything.
 """
 from __future__ import annotations
 
@@ -100,6 +107,20 @@ def _first_errors(stderr: str, limit: int = 8) -> str:
     return "\n".join(errors[:limit])
 
 
+def _finish(cache_dir: Path, target: Path, compile_into) -> Path:
+    """Run `compile_into(tmp_dir) -> built library path` in a private temporary directory under `cache_dir` and
+    rename the result to `target` atomically."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
+    try:
+        out = compile_into(tmp)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(out, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
 def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None = None,
                cache_dir: Path | None = None) -> Path:
     """Path of the twin library for these defines, compiling it on a cache miss.
@@ -115,9 +136,8 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
     target = cache_dir / build_key(defines, source_dir) / LIB_NAME
     if target.exists():
         return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
-    try:
+
+    def compile_into(tmp: Path) -> Path:
         out = tmp / LIB_NAME
         includes = [f"-I{source_dir / d}" for d in ("include", "host", "cpu_twin")]
         cmd = [CXX, *FLAGS, *includes, *_define_flags(defines), *map(str, cpp), "-o", str(out)]
@@ -125,8 +145,117 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
         if proc.returncode != 0:
             raise BuildError(f"building the CPU twin failed ({CXX} exit {proc.returncode}):\n"
                              f"{_first_errors(proc.stderr)}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(out, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+        return out
+
+    return _finish(cache_dir, target, compile_into)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ascend-cpu: the arch35 kernels and host code over the CPU emulator
+# ---------------------------------------------------------------------------------------------------------------
+
+ASCEND_CACHE_DIR = REPO_ROOT / "build" / "ascend-cpu"
+ASCEND_LIB_NAME = "libaclblas_ascend_cpu.so"
+#: -fno-gnu-unique and -Bsymbolic: a test process loads several variants (negative controls) side by side, and
+#: each must run its own inline functions and variables, not the first loaded library's.
+ASCEND_FLAGS = ("-std=c++17", "-O2", "-march=native", "-fPIC", "-fno-gnu-unique")
+ASCEND_LINK_FLAGS = ("-shared", "-fPIC", "-Wl,-Bsymbolic")
+#: The Ascend host sources' operator symbols, renamed so the emulator's entry points wrap them (emu_runtime.cpp).
+_RENAMES = ("aclblasCsymm", "aclblasSgemmStridedBatched")
+
+#: A textual patch of the source tree: (path relative to operators/, exact old text, new text).
+Patch = tuple[str, str, str]
+
+
+def ascend_cpu_sources(source_dir: Path) -> list[Path]:
+    """Every file of the ascend-cpu build: Ascend kernels and host code, the emulator, shared host headers, ABI."""
+    patterns = ("ascend/blas/**/*.cpp", "ascend/blas/**/*.h", "ascend/typecheck/acl_standin.h", "ascend_cpu/**/*.cpp",
+                "ascend_cpu/**/*.h", "host/*.h", "include/*.h")
+    return sorted({p for pattern in patterns for p in source_dir.glob(pattern)})
+
+
+def rewrite_launches(text: str) -> str:
+    """`kernel<<<blocks, l2, stream>>>(args)` -> `ascend_cpu::Launch("kernel", blocks, l2, stream, kernel)(args)`."""
+    from harness.kernel_check import LAUNCH_PATTERN
+
+    return LAUNCH_PATTERN.sub(
+        lambda m: f'ascend_cpu::Launch("{m.group(1)}", {m.group(2).strip()}, {m.group(1)})', text)
+
+
+def ascend_cpu_key(patches: tuple[Patch, ...], source_dir: Path) -> str:
+    h = hashlib.sha256()
+    for path in ascend_cpu_sources(source_dir):
+        h.update(str(path.relative_to(source_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for part in (*(x for patch in patches for x in patch), compiler_version(), *ASCEND_FLAGS, *ASCEND_LINK_FLAGS,
+                 _host_cpu()):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _apply_patches(root: Path, patches: tuple[Patch, ...]) -> None:
+    for rel, old, new in patches:
+        path = root / rel
+        text = path.read_text() if path.is_file() else ""
+        if text.count(old) != 1:
+            raise BuildError(f"patch for {rel} does not apply: its old text occurs {text.count(old)} times, "
+                             f"not once: {old.strip()[:80]!r}")
+        path.write_text(text.replace(old, new))
+
+
+def _compile_objects(jobs: list[list[str]]) -> None:
+    """Run the compile commands two at a time (the CI machines have two cores); first failure wins."""
+    running: list[subprocess.Popen] = []
+    for cmd in jobs + [None]:  # type: ignore[list-item]
+        while running and (cmd is None or len(running) >= 2):
+            proc = running.pop(0)
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                for other in running:
+                    other.kill()
+                raise BuildError(f"building the ascend-cpu library failed ({CXX} exit {proc.returncode}):\n"
+                                 f"{_first_errors(err)}")
+        if cmd is not None:
+            running.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True))
+
+
+def build_ascend_cpu(patches: tuple[Patch, ...] = (), *, source_dir: Path | None = None,
+                     cache_dir: Path | None = None) -> Path:
+    """Path of the ascend-cpu library (the Ascend kernels on the CPU emulator) with `patches` applied, compiling it
+    on a cache miss. Raises BuildError with one clear message."""
+    source_dir = Path(source_dir) if source_dir is not None else OPERATORS_DIR
+    cache_dir = Path(cache_dir) if cache_dir is not None else ASCEND_CACHE_DIR
+    if not (source_dir / "ascend_cpu" / "emu").is_dir():
+        raise BuildError(f"no CPU emulator sources in {source_dir / 'ascend_cpu'}")
+    target = cache_dir / ascend_cpu_key(tuple(patches), source_dir) / ASCEND_LIB_NAME
+    if target.exists():
+        return target
+
+    def compile_into(tmp: Path) -> Path:
+        tree = tmp / "operators"
+        for path in ascend_cpu_sources(source_dir):
+            dest = tree / path.relative_to(source_dir)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+        _apply_patches(tree, tuple(patches))
+        blas = tree / "ascend" / "blas"
+        includes = [tree / "ascend_cpu" / "include", tree / "ascend_cpu" / "emu", tree / "include", tree / "host",
+                    blas / "common", *sorted(p for p in blas.glob("*/arch35") if p.is_dir())]
+        include_flags = [f"-I{d}" for d in includes]
+        renames = [f"-D{name}=ascend_device_{name}" for name in _RENAMES]
+        jobs, objects = [], []
+        for cpp in sorted(blas.glob("**/*.cpp")) + sorted((tree / "ascend_cpu").glob("**/*.cpp")):
+            if cpp.name.endswith("_kernel.cpp"):
+                cpp.write_text(rewrite_launches(cpp.read_text()))
+            obj = cpp.with_suffix(".o")
+            is_host = "ascend_cpu" not in cpp.parts
+            jobs.append([CXX, *ASCEND_FLAGS, *include_flags, *(renames if is_host else []), "-c", str(cpp),
+                         "-o", str(obj)])
+            objects.append(str(obj))
+        _compile_objects(jobs)
+        out = tmp / ASCEND_LIB_NAME
+        proc = subprocess.run([CXX, *ASCEND_LINK_FLAGS, *objects, "-o", str(out)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"linking the ascend-cpu library failed:\n{_first_errors(proc.stderr)}")
+        return out
+
+    return _finish(cache_dir, target, compile_into)

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness import ops, perf, provenance
-from harness.backends import BackendUnavailable
+from harness.backends import NAMES, BackendUnavailable
 from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import FAILING, Record, summarize
@@ -40,7 +40,7 @@ DEFAULT_ROUNDS = 10
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--backend", default="cpu", choices=("cpu", "npu", "cuda"))
+    p.add_argument("--backend", default="cpu", choices=NAMES)
     p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
     p.add_argument("--operator-lib", help="shared library exporting the ops-blas C ABI (cpu, npu backends)")
     p.add_argument("--hardware", metavar="NAME",

@@ -5,6 +5,10 @@
  * SetWorkspace lends a user buffer (nullptr or size 0 -> INVALID_VALUE); Destroy synchronises and frees only the
  * library buffer. The argument checks and the choice of workspace come from handle_host.h, shared with the CPU twin;
  * the growth (doubling from 32 MiB) is this library's. An ops-blas checkout has its own; this file is not copied there.
+ *
+ * The handle also keeps the workspace bytes the operators asked for (high-water since the last reset, and the last
+ * request), exported through the project's workspace-stats extension, so the harness reports what the Ascend code
+ * allocates rather than a model of it.
  */
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +23,9 @@ struct _aclblas_handle {
     uint64_t libWorkspaceBytes = 0;
     void* userWorkspace = nullptr;
     uint64_t userWorkspaceBytes = 0;
+    uint64_t requestHighWater = 0;
+    uint64_t lastRequest = 0;
+    void* scratch = nullptr;  // kHandleScratchBytes, owned: the operators' NaN flag
 };
 
 namespace {
@@ -52,13 +59,14 @@ aclblasStatus_t GrowLibraryWorkspace(_aclblas_handle* h, uint64_t bytes)
     return ACLBLAS_STATUS_SUCCESS;
 }
 
+/* 0 when the runtime cannot say: running on one core instead would be a silent ~32x slowdown. */
 int32_t DeviceCount(aclrtDevAttr attr)
 {
     int32_t device = 0;
     int64_t value = 0;
     if (aclrtGetDevice(&device) != ACL_SUCCESS ||
         aclrtGetDeviceInfo(static_cast<uint32_t>(device), attr, &value) != ACL_SUCCESS || value < 1) {
-        return 1;
+        return 0;
     }
     return static_cast<int32_t>(value);
 }
@@ -69,9 +77,13 @@ namespace ascend_host {
 
 aclrtStream HandleStream(aclblasHandle_t handle) { return handle->stream; }
 
+void* HandleScratch(aclblasHandle_t handle) { return handle->scratch; }
+
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
 {
     *workspace = nullptr;
+    handle->lastRequest = bytes;
+    handle->requestHighWater = bytes > handle->requestHighWater ? bytes : handle->requestHighWater;
     switch (blas_host::WorkspaceSourceOf(bytes, handle->userWorkspace != nullptr, handle->userWorkspaceBytes)) {
     case WorkspaceSource::NONE:
         return ACLBLAS_STATUS_SUCCESS;
@@ -108,7 +120,11 @@ aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
         return status;
     }
     auto* h = new (std::nothrow) _aclblas_handle{};
-    if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS) {
+    if (h == nullptr || GrowLibraryWorkspace(h, kDefaultWorkspaceBytes) != ACLBLAS_STATUS_SUCCESS ||
+        aclrtMalloc(&h->scratch, ascend_host::kHandleScratchBytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+        if (h != nullptr && h->libWorkspace != nullptr) {
+            aclrtFree(h->libWorkspace);
+        }
         delete h;
         return ACLBLAS_STATUS_ALLOC_FAILED;
     }
@@ -125,6 +141,7 @@ aclblasStatus_t aclblasDestroy(aclblasHandle_t handle)
     if (handle->libWorkspace != nullptr) {
         aclrtFree(handle->libWorkspace);
     }
+    aclrtFree(handle->scratch);
     delete handle;
     return synced ? ACLBLAS_STATUS_SUCCESS : ACLBLAS_STATUS_EXECUTION_FAILED;
 }
@@ -151,6 +168,26 @@ aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t handle, void* workspace, siz
     }
     handle->userWorkspace = workspace;
     handle->userWorkspaceBytes = workspaceSize;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasTwinGetWorkspaceStats(aclblasHandle_t handle, size_t* highWaterBytes, size_t* currentBytes)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    *highWaterBytes = handle->requestHighWater;
+    *currentBytes = handle->lastRequest;
+    return ACLBLAS_STATUS_SUCCESS;
+}
+
+aclblasStatus_t aclblasTwinResetWorkspaceStats(aclblasHandle_t handle)
+{
+    if (handle == nullptr) {
+        return ACLBLAS_STATUS_HANDLE_IS_NULLPTR;
+    }
+    handle->requestHighWater = 0;
+    handle->lastRequest = 0;
     return ACLBLAS_STATUS_SUCCESS;
 }
 

@@ -2,7 +2,7 @@
  * What the arch35 host launch code needs from its surroundings: the handle's stream and workspace, and core counts.
  *
  * In this project's stand-alone Ascend library (operators/ascend/CMakeLists.txt) aclblas_handle.cpp implements them
- * with the ACL runtime. Dropped into an ops-blas checkout, the same four functions are one-liners over ops-blas'
+ * with the ACL runtime. Dropped into an ops-blas checkout, the same functions are one-liners over ops-blas'
  * internal helpers (GetEffectiveWorkspace / EnsureDefaultWorkspace, h->stream, GetAicCoreCount / GetAivCoreCount).
  */
 #ifndef ASCEND_HOST_ENV_H
@@ -18,11 +18,19 @@ namespace ascend_host {
 /* The stream operators enqueue on (nullptr = the default stream). */
 aclrtStream HandleStream(aclblasHandle_t handle);
 
+/* Bytes of the handle's own device scratch (not workspace: the operators' reported workspace stays what the
+ * design says): the NaN flag of arch35_nan_guard.h. */
+constexpr uint64_t kHandleScratchBytes = 512;
+
+/* The handle's scratch buffer, allocated with the handle (an ops-blas checkout: a 512-byte buffer it owns). */
+void* HandleScratch(aclblasHandle_t handle);
+
 /* At least `bytes` of device workspace from the handle: the library workspace grows (after synchronising its stream);
  * a user workspace that is too small gives ALLOC_FAILED. bytes == 0 yields nullptr and SUCCESS. */
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace);
 
-/* AI Cube / AI Vector core counts of the current device (>= 1). */
+/* AI Cube / AI Vector core counts of the current device; 0 when the runtime cannot tell (the operator then fails
+ * with INTERNAL_ERROR instead of running on one core). */
 int32_t CubeCoreCount();
 int32_t VectorCoreCount();
 

@@ -52,6 +52,28 @@ SgemmStridedBatchedEpilogueTilingData EpilogueArgs(const SgemmStridedBatchedTili
     return t;
 }
 
+/* The NaN guard's view of the call: the caller's (not the engine's) operands and strides. */
+SgemmStridedBatchedNanTilingData NanArgs(const SgemmStridedBatchedTiling& plan)
+{
+    SgemmStridedBatchedNanTilingData t{};
+    t.m = static_cast<uint32_t>(plan.m);
+    t.n = static_cast<uint32_t>(plan.n);
+    t.k = static_cast<uint32_t>(plan.k);
+    t.transA = blas_host::IsTrans(plan.transA) ? 1u : 0u;
+    t.transB = blas_host::IsTrans(plan.transB) ? 1u : 0u;
+    t.lda = static_cast<uint32_t>(plan.lda);
+    t.ldb = static_cast<uint32_t>(plan.ldb);
+    t.ldc = static_cast<uint32_t>(plan.ldc);
+    t.strideA = plan.strideA;
+    t.strideB = plan.strideB;
+    t.strideC = plan.strideC;
+    t.batchCount = static_cast<uint32_t>(plan.batchCount);
+    t.readC = blas_host::IsZero(plan.beta) ? 0u : 1u;
+    t.alpha = plan.alpha;
+    t.beta = plan.beta;
+    return t;
+}
+
 }  // namespace
 
 extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, aclblasOperation_t transA,
@@ -65,9 +87,13 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     if (status != ACLBLAS_STATUS_SUCCESS) {
         return status;
     }
+    const int32_t cubeCores = ascend_host::CubeCoreCount();
+    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    if (cubeCores < 1 || vectorCores < 1) {
+        return ACLBLAS_STATUS_INTERNAL_ERROR;
+    }
     const SgemmStridedBatchedTiling plan = blas_host::PlanSgemmStridedBatched(
-        transA, transB, m, n, k, *alpha, lda, strideA, ldb, strideB, *beta, ldc, strideC, batchCount,
-        ascend_host::CubeCoreCount());
+        transA, transB, m, n, k, *alpha, lda, strideA, ldb, strideB, *beta, ldc, strideC, batchCount, cubeCores);
     if (plan.path == SgemmPath::QUICK_RETURN) {
         return ACLBLAS_STATUS_SUCCESS;
     }
@@ -78,11 +104,19 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     }
     aclrtStream stream = ascend_host::HandleStream(handle);
     uint32_t vecCores = 1;
-    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, ascend_host::VectorCoreCount(), &vecCores);
+    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &vecCores);
     const bool fast = plan.path == SgemmPath::FAST;
     const SgemmStridedBatchedGemmTilingData gemm =
         GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride));
     auto* temp = static_cast<float*>(workspace);
+    void* nanFlag = ascend_host::HandleScratch(handle);
+    const SgemmStridedBatchedNanTilingData nan = NanArgs(plan);
+    if (plan.path != SgemmPath::SCALE_ONLY) {
+        if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
+            return ACLBLAS_STATUS_EXECUTION_FAILED;
+        }
+        sgemm_strided_batched_nan_scan_kernel_do(vecCores, stream, A, B, nanFlag, nan);
+    }
     for (int64_t i = 0; i < plan.batchCount; ++i) {
         float* ci = C + i * plan.strideC;
         if (plan.path == SgemmPath::SCALE_ONLY) {
@@ -93,10 +127,13 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
         const float* bi = B + i * plan.strideB;
         sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), stream,
                                              blas_host::IsTrans(plan.transA), blas_host::IsTrans(plan.transB), ai,
-                                             bi, fast ? ci : temp, gemm);
+                                             bi, fast ? ci : temp, nanFlag, gemm);
         if (!fast) {
-            sgemm_strided_batched_combine_kernel_do(vecCores, stream, temp, ci, epilogue);
+            sgemm_strided_batched_combine_kernel_do(vecCores, stream, temp, ci, nanFlag, epilogue);
         }
+    }
+    if (plan.path != SgemmPath::SCALE_ONLY) {
+        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
     }
     return ACLBLAS_STATUS_SUCCESS;
 }

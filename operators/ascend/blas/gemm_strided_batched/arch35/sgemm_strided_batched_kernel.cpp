@@ -5,14 +5,18 @@
  *              K-chunk accumulation in L0C; column-major swap, so the row-major engine computes C^T.
  *   2. combine (AIV only, SIMD basic API): C = alpha * temp + beta * C after a general-path GEMM.
  *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
+ *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan flags
+ *      NaN in any A_i or B_i, gemm and combine then do nothing and the fallback computes every C_i in plain fp32.
  * The host (sgemm_strided_batched_host.cpp) launches them per batch on the handle's stream.
  */
 #include <cstdint>
 #include <type_traits>
 
 #include "kernel_operator.h"
+#include "simt_api/asc_simt.h"
 #include "tensor_api/tensor.h"
 #include "arch35_cube_gemm.h"
+#include "arch35_nan_guard.h"
 #include "sgemm_strided_batched_kernel.h"
 
 namespace te = AscendC::Te;
@@ -36,10 +40,16 @@ __aicore__ inline auto SbOperandLayout(uint32_t rows, uint32_t cols, uint32_t ld
 /* The engine on one core: tiles core, core + blockNum, ... of the serpentine divM x divN walk (the plan's
  * SerpentineTile + TileOfCore), each accumulated over every K chunk. */
 template <typename LeftPtn, typename RightPtn>
-__aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, const SgemmStridedBatchedGemmTilingData& t)
+__aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR nanFlag,
+                              const SgemmStridedBatchedGemmTilingData& t)
 {
-    auto left = arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft));
-    auto right = arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight));
+    if (arch35::NanSeen(nanFlag)) {
+        return;  // sgemm_strided_batched_nan_fallback computes C instead
+    }
+    decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {
+        arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
+    decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {
+        arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
     auto out = arch35::GmTensor(gmOut, arch35::RowMajorLayout(t.mEff, t.ldOut));
     arch35::CubeBegin();
     arch35::PingPong pp;
@@ -50,9 +60,9 @@ __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, const Sge
         const uint32_t col0 = c * t.tileN;
         const uint32_t rows = Min(t.tileM, t.mEff - row0);
         const uint32_t cols = Min(t.tileN, t.nEff - col0);
-        arch35::AcquireL0C();
+        arch35::AcquireL0C(pp);
         arch35::Accumulate(left, right, t.kEff, t.tileK, row0, col0, rows, cols, true, true, pp);
-        arch35::Fixpipe(out, row0, col0, rows, cols);
+        arch35::Fixpipe(out, row0, col0, rows, cols, pp);
     }
     arch35::CubeEnd();
 }
@@ -147,14 +157,81 @@ private:
     AscendC::TQue<AscendC::TPosition::VECOUT, 2> outQue_;
 };
 
+/* Stored element (r, c) of column-major X with leading dimension ld. */
+__aicore__ inline float SbAt(__gm__ float* x, uint32_t r, uint32_t c, uint32_t ld)
+{
+    return x[r + static_cast<uint64_t>(c) * ld];
+}
+
+/* Items: batch-major columns of the stored A_i (aCols each) then of the stored B_i (bCols each); item0.. on this
+ * core, threads over the rows of a column. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(SGEMM_SB_SIMT_THREADS) inline void SbNanScanItems(
+    __gm__ float* a, __gm__ float* b, __gm__ uint32_t* nanFlag, SgemmStridedBatchedNanTilingData t, uint64_t item0,
+    uint64_t item1)
+{
+    const uint32_t aRows = t.transA != 0 ? t.k : t.m;
+    const uint32_t aCols = t.transA != 0 ? t.m : t.k;
+    const uint32_t bRows = t.transB != 0 ? t.n : t.k;
+    const uint32_t bCols = t.transB != 0 ? t.k : t.n;
+    const uint64_t aItems = static_cast<uint64_t>(t.batchCount) * aCols;
+    bool nan = false;
+    for (uint64_t w = item0; w < item1; ++w) {
+        const bool inA = w < aItems;
+        const uint64_t local = inA ? w : w - aItems;
+        const uint32_t cols = inA ? aCols : bCols;
+        const uint64_t batch = local / cols;
+        __gm__ float* x = inA ? a + batch * t.strideA : b + batch * t.strideB;
+        const uint32_t col = static_cast<uint32_t>(local % cols);
+        for (uint32_t row = threadIdx.x; row < (inA ? aRows : bRows); row += blockDim.x) {
+            const float v = SbAt(x, row, col, inA ? t.lda : t.ldb);
+            nan = nan || v != v;
+        }
+    }
+    if (nan) {
+        arch35::MarkNan(nanFlag);
+    }
+}
+
+/* Items: batch-major columns of C_i; item0.. on this core, threads over the rows of a column. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(SGEMM_SB_SIMT_THREADS) inline void SbNanFallbackItems(
+    __gm__ float* a, __gm__ float* b, __gm__ float* c, SgemmStridedBatchedNanTilingData t, uint64_t item0,
+    uint64_t item1)
+{
+    for (uint64_t w = item0; w < item1; ++w) {
+        const uint64_t batch = w / t.n;
+        const uint32_t col = static_cast<uint32_t>(w % t.n);
+        __gm__ float* ai = a + batch * t.strideA;
+        __gm__ float* bi = b + batch * t.strideB;
+        __gm__ float* ci = c + batch * t.strideC;
+        for (uint32_t row = threadIdx.x; row < t.m; row += blockDim.x) {
+            float acc = 0.0f;
+            for (uint32_t p = 0; p < t.k; ++p) {
+                const float x = t.transA != 0 ? SbAt(ai, p, row, t.lda) : SbAt(ai, row, p, t.lda);
+                const float y = t.transB != 0 ? SbAt(bi, col, p, t.ldb) : SbAt(bi, p, col, t.ldb);
+                acc += x * y;
+            }
+            const uint64_t at = row + static_cast<uint64_t>(col) * t.ldc;
+            ci[at] = t.readC != 0 ? t.alpha * acc + t.beta * ci[at] : t.alpha * acc;
+        }
+    }
+}
+
+/* This core's share [item0, item1) of `items`. */
+__aicore__ inline void SbCoreItems(uint64_t items, uint64_t* item0, uint64_t* item1)
+{
+    const uint64_t per = (items + AscendC::GetBlockNum() - 1) / AscendC::GetBlockNum();
+    *item0 = AscendC::GetBlockIdx() * per;
+    *item1 = *item0 + per < items ? *item0 + per : items;
+}
+
 }  // namespace
 
 #define SGEMM_SB_GEMM_ENTRY(NAME, LEFT, RIGHT)                                                                     \
-    extern "C" __global__ __aicore__ __cube__ void NAME(GM_ADDR a, GM_ADDR b, GM_ADDR out,                         \
+    extern "C" __global__ __aicore__ __cube__ void NAME(GM_ADDR a, GM_ADDR b, GM_ADDR out, GM_ADDR nanFlag,        \
                                                         SgemmStridedBatchedGemmTilingData tiling)                 \
     {                                                                                                              \
         KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);                                                            \
-        SbGemm<LEFT, RIGHT>(a, b, out, tiling);                                                                    \
+        SbGemm<LEFT, RIGHT>(a, b, out, nanFlag, tiling);                                                           \
     }
 
 /* Left engine operand op(B)^T: NDExt when transB == N, DNExt otherwise; right op(A)^T: NDExt when transA == N. */
@@ -164,10 +241,13 @@ SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_tn, te::NDExtLayoutPtn, te::DNExt
 SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_tt, te::DNExtLayoutPtn, te::DNExtLayoutPtn)
 #undef SGEMM_SB_GEMM_ENTRY
 
-extern "C" __global__ __aicore__ void sgemm_strided_batched_combine(GM_ADDR temp, GM_ADDR c,
+extern "C" __global__ __aicore__ void sgemm_strided_batched_combine(GM_ADDR temp, GM_ADDR c, GM_ADDR nanFlag,
                                                                    SgemmStridedBatchedEpilogueTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (arch35::NanSeen(nanFlag)) {
+        return;
+    }
     AscendC::TPipe pipe;
     SbEpilogue op;
     op.Init(temp, c, tiling, &pipe);
@@ -183,29 +263,82 @@ extern "C" __global__ __aicore__ void sgemm_strided_batched_scale(GM_ADDR c, Sge
     op.Scale();
 }
 
+extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_scan(GM_ADDR a, GM_ADDR b, GM_ADDR nanFlag,
+                                                                    SgemmStridedBatchedNanTilingData tiling)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    const uint64_t items = static_cast<uint64_t>(tiling.batchCount) *
+                           ((tiling.transA != 0 ? tiling.m : tiling.k) + (tiling.transB != 0 ? tiling.k : tiling.n));
+    uint64_t item0 = 0;
+    uint64_t item1 = 0;
+    SbCoreItems(items, &item0, &item1);
+    if (item0 < item1) {
+        asc_vf_call<SbNanScanItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, reinterpret_cast<__gm__ float*>(a),
+                                    reinterpret_cast<__gm__ float*>(b), reinterpret_cast<__gm__ uint32_t*>(nanFlag),
+                                    tiling, item0, item1);
+    }
+}
+
+extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_fallback(GM_ADDR a, GM_ADDR b, GM_ADDR c,
+                                                                        GM_ADDR nanFlag,
+                                                                        SgemmStridedBatchedNanTilingData tiling)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    if (!arch35::NanSeen(nanFlag)) {
+        return;
+    }
+    uint64_t item0 = 0;
+    uint64_t item1 = 0;
+    SbCoreItems(static_cast<uint64_t>(tiling.batchCount) * tiling.n, &item0, &item1);
+    if (item0 < item1) {
+        asc_vf_call<SbNanFallbackItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, reinterpret_cast<__gm__ float*>(a),
+                                        reinterpret_cast<__gm__ float*>(b), reinterpret_cast<__gm__ float*>(c), tiling,
+                                        item0, item1);
+    }
+}
+
 void sgemm_strided_batched_gemm_kernel_do(uint32_t numBlocks, void* stream, bool transA, bool transB,
-                                          const float* a, const float* b, float* out,
+                                          const float* a, const float* b, float* out, void* nanFlag,
                                           const SgemmStridedBatchedGemmTilingData& tiling)
 {
+    auto* gf = static_cast<uint8_t*>(nanFlag);
     auto* ga = reinterpret_cast<uint8_t*>(const_cast<float*>(a));
     auto* gb = reinterpret_cast<uint8_t*>(const_cast<float*>(b));
     auto* go = reinterpret_cast<uint8_t*>(out);
     if (!transA && !transB) {
-        sgemm_strided_batched_gemm_nn<<<numBlocks, nullptr, stream>>>(ga, gb, go, tiling);
+        sgemm_strided_batched_gemm_nn<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
     } else if (!transA) {
-        sgemm_strided_batched_gemm_nt<<<numBlocks, nullptr, stream>>>(ga, gb, go, tiling);
+        sgemm_strided_batched_gemm_nt<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
     } else if (!transB) {
-        sgemm_strided_batched_gemm_tn<<<numBlocks, nullptr, stream>>>(ga, gb, go, tiling);
+        sgemm_strided_batched_gemm_tn<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
     } else {
-        sgemm_strided_batched_gemm_tt<<<numBlocks, nullptr, stream>>>(ga, gb, go, tiling);
+        sgemm_strided_batched_gemm_tt<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
     }
 }
 
 void sgemm_strided_batched_combine_kernel_do(uint32_t numBlocks, void* stream, const float* temp, float* c,
-                                             const SgemmStridedBatchedEpilogueTilingData& tiling)
+                                             void* nanFlag, const SgemmStridedBatchedEpilogueTilingData& tiling)
 {
     sgemm_strided_batched_combine<<<numBlocks, nullptr, stream>>>(
-        reinterpret_cast<uint8_t*>(const_cast<float*>(temp)), reinterpret_cast<uint8_t*>(c), tiling);
+        reinterpret_cast<uint8_t*>(const_cast<float*>(temp)), reinterpret_cast<uint8_t*>(c),
+        static_cast<uint8_t*>(nanFlag), tiling);
+}
+
+void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                              void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling)
+{
+    sgemm_strided_batched_nan_scan<<<numBlocks, nullptr, stream>>>(
+        reinterpret_cast<uint8_t*>(const_cast<float*>(a)), reinterpret_cast<uint8_t*>(const_cast<float*>(b)),
+        static_cast<uint8_t*>(nanFlag), tiling);
+}
+
+void sgemm_strided_batched_nan_fallback_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                                  float* c, void* nanFlag,
+                                                  const SgemmStridedBatchedNanTilingData& tiling)
+{
+    sgemm_strided_batched_nan_fallback<<<numBlocks, nullptr, stream>>>(
+        reinterpret_cast<uint8_t*>(const_cast<float*>(a)), reinterpret_cast<uint8_t*>(const_cast<float*>(b)),
+        reinterpret_cast<uint8_t*>(c), static_cast<uint8_t*>(nanFlag), tiling);
 }
 
 void sgemm_strided_batched_scale_kernel_do(uint32_t numBlocks, void* stream, float* c,

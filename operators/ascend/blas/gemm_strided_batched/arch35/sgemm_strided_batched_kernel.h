@@ -10,14 +10,26 @@
 #include "sgemm_strided_batched_tiling_data.h"
 
 /* Engine GEMM of one batch: out = op(B)^T * op(A)^T written through Fixpipe (C_i on the fast path, temp otherwise).
- * transA/transB pick the GM layout of each operand (NDExt for N, DNExt for T/C). */
+ * transA/transB pick the GM layout of each operand (NDExt for N, DNExt for T/C). No cube work when the NaN flag is
+ * set (the fallback computes C_i instead). */
 void sgemm_strided_batched_gemm_kernel_do(uint32_t numBlocks, void* stream, bool transA, bool transB,
-                                          const float* a, const float* b, float* out,
+                                          const float* a, const float* b, float* out, void* nanFlag,
                                           const SgemmStridedBatchedGemmTilingData& tiling);
 
-/* C_i = alpha * temp + beta * C_i on the vector cores (C_i read only when tiling.readC). */
+/* C_i = alpha * temp + beta * C_i on the vector cores (C_i read only when tiling.readC); nothing when the NaN flag
+ * is set. */
 void sgemm_strided_batched_combine_kernel_do(uint32_t numBlocks, void* stream, const float* temp, float* c,
-                                             const SgemmStridedBatchedEpilogueTilingData& tiling);
+                                             void* nanFlag, const SgemmStridedBatchedEpilogueTilingData& tiling);
+
+/* Sets the word at nanFlag (cleared by the caller) when any A_i or B_i holds NaN (vector cores, SIMT). */
+void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                              void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling);
+
+/* When the NaN flag is set: every C_i = alpha * op(A_i) * op(B_i) (+ beta * C_i) in plain fp32 on the vector cores;
+ * returns at once otherwise. */
+void sgemm_strided_batched_nan_fallback_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                                  float* c, void* nanFlag,
+                                                  const SgemmStridedBatchedNanTilingData& tiling);
 
 /* C_i = beta * C_i on the vector cores (tiling.readC == 0: C_i = 0 without reading it). */
 void sgemm_strided_batched_scale_kernel_do(uint32_t numBlocks, void* stream, float* c,

@@ -42,4 +42,27 @@ struct SgemmStridedBatchedEpilogueTilingData {
     float beta;
 };
 
+/* NaN guard over all batches (common/arch35_nan_guard.h): op(A_i) is m x k, op(B_i) is k x n, X_i = X + i * strideX.
+ * The scan reads every stored column of every A_i and B_i; the fallback computes C_i = alpha * op(A_i) * op(B_i)
+ * (+ beta * C_i when readC) in plain fp32 for every batch. Both split their columns over the vector cores. */
+constexpr uint32_t SGEMM_SB_SIMT_THREADS = 1024;
+
+struct SgemmStridedBatchedNanTilingData {
+    uint32_t m;
+    uint32_t n;
+    uint32_t k;
+    uint32_t transA;
+    uint32_t transB;
+    uint32_t lda;
+    uint32_t ldb;
+    uint32_t ldc;
+    int64_t strideA;
+    int64_t strideB;
+    int64_t strideC;
+    uint32_t batchCount;
+    uint32_t readC;
+    float alpha;
+    float beta;
+};
+
 #endif  // SGEMM_STRIDED_BATCHED_TILING_DATA_H

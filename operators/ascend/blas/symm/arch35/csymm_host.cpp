@@ -62,7 +62,7 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmPlaneSize
     t.ldb = static_cast<uint32_t>(plan.ldb);
     t.kPad = static_cast<uint32_t>(s.kPad);
     t.mPad = static_cast<uint32_t>(s.mPad);
-    const int64_t items = plan.k + plan.n;
+    const int64_t items = plan.k * plan.k + plan.m * plan.n;  // plane elements: every vector lane gets work
     *usedCores = static_cast<uint32_t>(blas_host::UsedCores(items, vectorCores));
     t.itemsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(items, *usedCores));
     return t;
@@ -101,11 +101,14 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     if (blas_host::ClassifyCsymm(m, n, *alpha, *beta, C != nullptr).path == CsymmPath::QUICK_RETURN) {
         return ACLBLAS_STATUS_SUCCESS;
     }
-    const CsymmTiling plan =
-        blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, ascend_host::CubeCoreCount());
+    const int32_t cubeCores = ascend_host::CubeCoreCount();
+    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    if (cubeCores < 1 || vectorCores < 1) {
+        return ACLBLAS_STATUS_INTERNAL_ERROR;
+    }
+    const CsymmTiling plan = blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, cubeCores);
     const CsymmPlaneSizes sizes = blas_host::CsymmPlaneSizesOf(plan.m, plan.n, plan.k);
     aclrtStream stream = ascend_host::HandleStream(handle);
-    const int32_t vectorCores = ascend_host::VectorCoreCount();
     uint32_t epilogueCores = 1;
     const CsymmEpilogueTilingData epilogue = EpilogueArgs(plan, sizes, vectorCores, &epilogueCores);
     if (plan.path == CsymmPath::SCALE_ONLY) {
@@ -121,9 +124,13 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     const CsymmPlanes planes = PlanesIn(workspace, sizes);
     uint32_t prepareCores = 1;
     const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, vectorCores, &prepareCores);
-    csymm_prepare_kernel_do(prepareCores, stream, A, B, planes, prepare);
-    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), stream, plan.side == blas_host::kSideLeft, planes,
-                         GemmArgs(plan, sizes));
+    void* nanFlag = ascend_host::HandleScratch(handle);
+    if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
+        return ACLBLAS_STATUS_EXECUTION_FAILED;
+    }
+    csymm_prepare_kernel_do(prepareCores, stream, A, B, planes, nanFlag, prepare);
+    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream,
+                         plan.side == blas_host::kSideLeft, planes, nanFlag, GemmArgs(plan, sizes));
     csymm_epilogue_kernel_do(epilogueCores, stream, planes, C, epilogue);
     return ACLBLAS_STATUS_SUCCESS;
 }

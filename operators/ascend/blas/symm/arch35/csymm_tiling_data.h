@@ -15,7 +15,8 @@
 
 constexpr uint32_t CSYMM_SIMT_THREADS = 1024;
 
-/* Expansion of A (rows 0..k-1) and B (columns 0..n-1) into planes; rowsPerCore of the k + n work items each. */
+/* Expansion of A (k x k elements) and B (m x n) into planes: itemsPerCore of the k*k + m*n elements per vector core,
+ * one SIMT thread per element. */
 struct CsymmPrepareTilingData {
     uint32_t m;
     uint32_t n;

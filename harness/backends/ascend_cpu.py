@@ -1,0 +1,146 @@
+"""The `ascend-cpu` backend: the real Ascend C kernels and host code of `operators/ascend/` compiled with g++ over
+the CPU emulator of an arch35 core (`operators/ascend_cpu/`), called through the same C ABI as every backend.
+
+What it proves that the CPU twin cannot: the kernels' own plan (prepare, planes, L0C accumulation order, epilogue)
+and numerics (fp32 L0C, per-K-fractal accumulation), and that they respect what the hardware would not forgive:
+SetFlag/WaitFlag pairing and event ids, L1/L0 capacity and alignment, reads before the filling pipe signalled, the
+Mmad PipeBarrier rule, NaN into the cube, GM accesses outside the buffers passed in. A violation makes the call
+return EXECUTION_FAILED and `last_message()` names it. Times are host times of an emulator, not device times.
+"""
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Any
+
+from harness.backends import BackendUnavailable, aclblas_lib
+from harness.backends.build import BuildError, Patch, build_ascend_cpu
+from harness.backends.cpu import CpuBackend
+
+_CSYMM_KERNEL = "ascend/blas/symm/arch35/csymm_kernel.cpp"
+_CUBE_GEMM = "ascend/blas/common/arch35_cube_gemm.h"
+_CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
+
+#: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
+#: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
+NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
+    # CubeEnd no longer drains the second L0C buffer's flag: its last FIX_M SetFlag is never waited for.
+    "unpaired-flag": ((
+        (_CUBE_GEMM, "    AscendC::WaitFlag<AscendC::HardEvent::FIX_M>(1);\n    AscendC::SetMMColumnMajor();",
+         "    AscendC::SetMMColumnMajor();"),
+    ), "never waited for (unpaired flag"),
+    # L0A/L0B assumed twice their arch35 size: the second ping-pong half lies past the end of the buffer.
+    "l0-over-capacity": ((
+        (_CUBE_SIZES, "constexpr uint32_t CUBE_L0_BYTES = 64 * 1024;", "constexpr uint32_t CUBE_L0_BYTES = 128 * 1024;"),
+    ), "exceed its capacity"),
+    # The chunk's L1 panels are never signalled to MTE1: the wait for them can never be satisfied.
+    "wait-never-set": ((
+        (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+    ), "can never be satisfied"),
+    # No MTE2 -> MTE1 handshake at all: L1 -> L0 copies read panels the GM -> L1 copy may still be writing.
+    "missing-sync": ((
+        (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n"
+                     "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+    ), "without signalling it first"),
+    # The asc-devkit PipeBarrier<PIPE_M> rule dropped (issue 13, point 3).
+    "no-pipe-barrier": ((
+        (_CUBE_GEMM, "constexpr uint32_t MMAD_BARRIER_THRESHOLD = 10;", "constexpr uint32_t MMAD_BARRIER_THRESHOLD = 0;"),
+    ), "without PipeBarrier<PIPE_M>"),
+    # The NaN guard disabled: NaN operands reach Mmad (issue 13, point 3).
+    "nan-into-cube": ((
+        ("ascend/blas/common/arch35_nan_guard.h", "flag) != 0; }", "flag) != 0 && false; }"),
+    ), "holds NaN"),
+    # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
+    "gm-out-of-bounds": ((
+        ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
+         "    t.ldOut = 4 * ldOut;"),
+    ), "outside every tensor passed to the kernel"),
+    # The first design's order: all of K for Lr*Rr into L0C, then all of K for Li*(-Ri), the real part as the
+    # difference of two finished sums (issue 13, point 1).
+    "old-plane-order": ((
+        (_CSYMM_KERNEL,
+         "        arch35::Accumulate(realLeft, realRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[0]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[0]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, true, false, pp);\n"
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[1]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[1]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, false, true, pp);"),
+        (_CSYMM_KERNEL,
+         "        arch35::Accumulate(imagLeft, imagRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[0]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[0]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, true, false, pp);\n"
+         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[1]),\n"
+         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[1]), t.k, t.blockK, cCol0,\n"
+         "                           cRow0, rows, cols, false, true, pp);"),
+    ), "matched"),
+}
+
+#: Emulated AI cube cores (vector cores: twice as many); the 950PR's real count is read on the device.
+DEFAULT_CUBE_CORES = 36
+
+
+class AscendCpuBackend(CpuBackend):
+    """The cpu backend's host buffers, registered with the emulator as device memory so GM bounds are checked."""
+
+    name = "ascend-cpu"
+
+    def __init__(self, lib_path: Path, cores: int | None):
+        super().__init__(lib_path, is_twin=False, cores=cores or DEFAULT_CUBE_CORES)
+        self.lib.aclblasAscendCpuMapBuffer.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self.lib.aclblasAscendCpuUnmapBuffer.argtypes = [ctypes.c_void_p]
+        self.lib.aclblasAscendCpuFailDeviceInfo.argtypes = [ctypes.c_int]
+        u64 = ctypes.POINTER(ctypes.c_uint64)
+        self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
+
+    def _describe(self) -> dict[str, Any]:
+        info = super()._describe()
+        info["device"] = f"ascend-cpu (arch35 kernels on the CPU emulator, {self.cores} emulated cube cores)"
+        return info
+
+    def alloc(self, nbytes: int) -> int:
+        addr = super().alloc(nbytes)
+        self.lib.aclblasAscendCpuMapBuffer(addr, nbytes)
+        return addr
+
+    def free(self, addr: int) -> None:
+        self.lib.aclblasAscendCpuUnmapBuffer(addr)
+        super().free(addr)
+
+    def fail_device_info(self, fail: bool) -> None:
+        """Make the runtime's core-count query fail (True) or work: the host code's error path."""
+        self.lib.aclblasAscendCpuFailDeviceInfo(int(fail))
+
+    def stats(self) -> dict[str, int]:
+        """Kernels launched, blocks run, cube multiply-accumulates and GM bytes moved by tensor and queue copies
+        (not raw SIMT accesses) since the last reset_stats()."""
+        values = [ctypes.c_uint64(0) for _ in range(4)]
+        self.lib.aclblasAscendCpuGetStats(*(ctypes.byref(v) for v in values))
+        return dict(zip(("launches", "blocks", "cube_macs", "cube_gm_bytes"), (v.value for v in values)))
+
+    def reset_stats(self) -> None:
+        self.lib.aclblasAscendCpuResetStats()
+
+    def close(self) -> None:
+        for addr in list(self._buffers):
+            self.lib.aclblasAscendCpuUnmapBuffer(addr)
+        super().close()
+
+
+def open(patches: tuple[Patch, ...] = (), cores: int | None = None, operator_lib: str | None = None,  # noqa: A001
+         **_: Any) -> AscendCpuBackend:
+    """The ascend-cpu backend (built on first use, `patches` applied for a negative control); BackendUnavailable
+    says why not."""
+    if operator_lib:
+        raise BackendUnavailable("ascend-cpu backend: --operator-lib does not apply (it builds operators/ascend/)")
+    try:
+        path = build_ascend_cpu(tuple(patches))
+    except BuildError as exc:
+        raise BackendUnavailable(f"ascend-cpu backend: {exc}") from exc
+    try:
+        return AscendCpuBackend(path, cores=cores)
+    except (OSError, AttributeError) as exc:
+        raise BackendUnavailable(f"ascend-cpu backend: cannot use {path}: {exc}") from exc
+    except aclblas_lib.AclblasError as exc:
+        raise BackendUnavailable(f"ascend-cpu backend: {path}: {exc}") from exc

@@ -1,0 +1,242 @@
+/* The emulated core's checks (emu_core.h): flags, pipe visibility, local-buffer bounds, GM bounds. */
+#include "emu_core.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+#include <map>
+#include <mutex>
+
+namespace ascend_cpu {
+
+namespace {
+
+Core g_core;
+std::string g_fault;
+LaunchStats g_stats;
+std::map<uintptr_t, uint64_t> g_gm;
+std::mutex g_gmMutex;
+
+std::string Hex(uint64_t v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string Range(uint64_t lo, uint64_t hi) { return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
+
+int Idx(Pipe p) { return static_cast<int>(p); }
+
+void CheckEventId(int32_t id, const char* call, const char* event)
+{
+    if (id < 0 || id >= kEventIds) {
+        Raise(std::string(call) + "<" + event + ">(" + std::to_string(id) + "): event id outside 0.." +
+              std::to_string(kEventIds - 1) + " (arch35 has " + std::to_string(kEventIds) + " per pipe pair)");
+    }
+}
+
+}  // namespace
+
+const char* PipeName(Pipe p)
+{
+    static const char* names[] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
+    return names[Idx(p)];
+}
+
+const char* BufName(Buf b)
+{
+    static const char* names[] = {"L1", "L0A", "L0B", "L0C", "UB"};
+    return names[static_cast<int>(b)];
+}
+
+void Raise(const std::string& what) { throw Fault{what}; }
+
+Core& Cur() { return g_core; }
+
+LaunchStats& Stats() { return g_stats; }
+
+void CheckLocal(Buf b, uint64_t off, uint64_t bytes, const char* what)
+{
+    const int i = static_cast<int>(b);
+    if (off + bytes > kCapacity[i]) {
+        Raise(std::string(what) + ": " + BufName(b) + " bytes " + Range(off, off + bytes) + " exceed its capacity of " +
+              std::to_string(kCapacity[i]) + " bytes on arch35");
+    }
+    if (off % kAlign[i] != 0) {
+        Raise(std::string(what) + ": " + BufName(b) + " offset " + std::to_string(off) + " is not " +
+              std::to_string(kAlign[i]) + "-byte aligned");
+    }
+}
+
+void Touch(Buf b, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what)
+{
+    Core& c = Cur();
+    auto& list = c.accesses[static_cast<int>(b)];
+    for (const Core::Access& a : list) {
+        if (a.pipe == p || a.hi <= lo || hi <= a.lo || (!a.write && !write)) {
+            continue;
+        }
+        if (c.visible[Idx(p)][Idx(a.pipe)] < a.seq) {
+            const char* kind = a.write ? (write ? "overwrites" : "reads") : "overwrites";
+            const char* earlier = a.write ? "written" : "read";
+            Raise(std::string(what) + ": pipe " + PipeName(p) + " " + kind + " " + BufName(b) + " " + Range(lo, hi) +
+                  " that pipe " + PipeName(a.pipe) + " " + earlier + " (" + a.what + ") without signalling it first"
+                  " (no SetFlag<" + PipeName(a.pipe) + "_" + PipeName(p) + ">/WaitFlag since)");
+        }
+    }
+    const uint64_t s = ++c.seq[Idx(p)];
+    /* Records the new access subsumes: on a write that passed, every record inside it; on a read, this pipe's own
+     * older reads inside it. Visibility is transitive, so later checks against the new record imply the old ones. */
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const Core::Access& a) {
+                                  return lo <= a.lo && a.hi <= hi && (write || (a.pipe == p && !a.write));
+                              }),
+               list.end());
+    list.push_back({static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), p, s, write, what});
+}
+
+void CheckGm(const void* lo, const void* hi, const char* what)
+{
+    const auto a = reinterpret_cast<uintptr_t>(lo);
+    const auto b = reinterpret_cast<uintptr_t>(hi);
+    std::lock_guard<std::mutex> lock(g_gmMutex);
+    auto it = g_gm.upper_bound(a);
+    if (it != g_gm.begin()) {
+        --it;
+        if (it->first <= a && b <= it->first + it->second) {
+            return;
+        }
+    }
+    Raise(std::string(what) + ": GM bytes [" + Hex(a) + ", " + Hex(b) + ") are outside every tensor passed to the "
+          "kernel (no device allocation holds them)");
+}
+
+void MapGm(const void* base, uint64_t bytes)
+{
+    std::lock_guard<std::mutex> lock(g_gmMutex);
+    g_gm[reinterpret_cast<uintptr_t>(base)] = bytes;
+}
+
+void UnmapGm(const void* base)
+{
+    std::lock_guard<std::mutex> lock(g_gmMutex);
+    g_gm.erase(reinterpret_cast<uintptr_t>(base));
+}
+
+void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event)
+{
+    CheckEventId(id, "SetFlag", event);
+    Core& c = Cur();
+    Core::Pending& f = c.flags[Idx(src)][Idx(dst)][id];
+    if (f.set) {
+        Raise(std::string("SetFlag<") + event + ">(" + std::to_string(id) + ") while the flag is still set: the "
+              "earlier signal was never waited for (unpaired SetFlag)");
+    }
+    f.set = true;
+    for (int q = 0; q < kPipes; ++q) {
+        f.vis[q] = c.visible[Idx(src)][q];
+    }
+    f.vis[Idx(src)] = c.seq[Idx(src)];
+}
+
+void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event)
+{
+    CheckEventId(id, "WaitFlag", event);
+    Core& c = Cur();
+    Core::Pending& f = c.flags[Idx(src)][Idx(dst)][id];
+    if (!f.set) {
+        Raise(std::string("WaitFlag<") + event + ">(" + std::to_string(id) + ") can never be satisfied: no "
+              "SetFlag<" + event + ">(" + std::to_string(id) + ") is pending (the core would hang)");
+    }
+    f.set = false;
+    for (int q = 0; q < kPipes; ++q) {
+        c.visible[Idx(dst)][q] = std::max(c.visible[Idx(dst)][q], f.vis[q]);
+    }
+}
+
+void Barrier(Pipe p)
+{
+    Core& c = Cur();
+    if (p == Pipe::M) {
+        c.mBarrierSeq = c.seq[Idx(Pipe::M)];
+        return;
+    }
+    if (p == Pipe::COUNT) {  // PIPE_ALL: every pipe waits for every other
+        for (int a = 0; a < kPipes; ++a) {
+            for (int q = 0; q < kPipes; ++q) {
+                c.visible[a][q] = c.seq[q];
+            }
+        }
+        c.mBarrierSeq = c.seq[Idx(Pipe::M)];
+    }
+}
+
+void RequireType(KernelType t, const char* what)
+{
+    const KernelType k = Cur().type;
+    if (k != t && k != KernelType::MIX) {
+        Raise(std::string(what) + " in a kernel declared " +
+              (k == KernelType::AIC ? "KERNEL_TYPE_AIC_ONLY" : k == KernelType::AIV ? "KERNEL_TYPE_AIV_ONLY"
+                                                                                     : "without KERNEL_TASK_TYPE") +
+              ": " + (t == KernelType::AIC ? "cube" : "vector") + " work needs the other core type");
+    }
+}
+
+bool StreamFailed() { return !g_fault.empty(); }
+
+void BeginBlock(uint32_t idx, uint32_t num)
+{
+    Core& c = g_core;
+    for (int b = 0; b < kBufs; ++b) {
+        c.mem[b].resize(kCapacity[b]);
+        c.accesses[b].clear();
+    }
+    std::fill(&c.seq[0], &c.seq[0] + kPipes, 0);
+    std::fill(&c.visible[0][0], &c.visible[0][0] + kPipes * kPipes, 0);
+    for (auto& a : c.flags) {
+        for (auto& b : a) {
+            for (auto& f : b) {
+                f = Core::Pending{};
+            }
+        }
+    }
+    c.lastMmadSeq = c.mBarrierSeq = 0;
+    c.hf32 = false;
+    c.type = KernelType::UNSET;
+    c.blockIdx = idx;
+    c.blockNum = num;
+    c.ubUsed = 0;
+}
+
+void EndBlock()
+{
+    Core& c = g_core;
+    for (int s = 0; s < kPipes; ++s) {
+        for (int d = 0; d < kPipes; ++d) {
+            for (int id = 0; id < kEventIds; ++id) {
+                if (c.flags[s][d][id].set) {
+                    Raise(std::string("kernel ended with SetFlag<") + PipeName(static_cast<Pipe>(s)) + "_" +
+                          PipeName(static_cast<Pipe>(d)) + ">(" + std::to_string(id) +
+                          ") never waited for (unpaired flag: the next kernel on this core inherits it)");
+                }
+            }
+        }
+    }
+}
+
+void RecordFault(const char* kernel, uint32_t block, const std::string& what)
+{
+    if (g_fault.empty()) {
+        g_fault = std::string(kernel) + " block " + std::to_string(block) + ": " + what;
+    }
+}
+
+std::string TakeFault()
+{
+    std::string f;
+    f.swap(g_fault);
+    return f;
+}
+
+}  // namespace ascend_cpu

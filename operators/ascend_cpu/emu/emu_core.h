@@ -1,0 +1,151 @@
+/*
+ * The CPU emulator of one arch35 AI core (Ascend 950PR, dav-3510) under the project's Ascend C kernels: local
+ * buffers (L1, L0A, L0B, L0C, UB) as byte arrays, the pipes as sequence counters, SetFlag/WaitFlag as single-bit
+ * flags that carry what the signalling pipe has finished, and GM as the host allocations the runtime handed out.
+ *
+ * It runs each launch's blocks one after another, so a wait is only satisfiable by a flag set earlier in program
+ * order: a WaitFlag without a pending SetFlag is a deadlock on the device and a Fault here. Every check raises a
+ * Fault whose message names the problem; the launch records the first one and the ABI reports it (emu_runtime.cpp).
+ *
+ * Sizes: asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 3510: L1 512 KiB, L0C 256 KiB,
+ * UB 248 KiB; L0A/L0B 64 KiB) and impl/basic_api/kernel_macros.h (QUE_MAX_EVENT = 8 event ids). Alignments: the
+ * tensor_api Mmad doc (L0A/L0B start 512 B, L0C 64 B); L1 and UB 32 B (one block).
+ */
+#ifndef ASCEND_CPU_EMU_CORE_H
+#define ASCEND_CPU_EMU_CORE_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ascend_cpu {
+
+enum class Pipe : int { S, V, M, MTE1, MTE2, MTE3, FIX, COUNT };
+enum class Buf : int { L1, L0A, L0B, L0C, UB, COUNT };
+
+constexpr int kPipes = static_cast<int>(Pipe::COUNT);
+constexpr int kBufs = static_cast<int>(Buf::COUNT);
+constexpr int kEventIds = 8;
+constexpr uint32_t kCapacity[kBufs] = {512u * 1024, 64u * 1024, 64u * 1024, 256u * 1024, 248u * 1024};
+constexpr uint32_t kAlign[kBufs] = {32, 512, 512, 64, 32};
+
+const char* PipeName(Pipe p);
+const char* BufName(Buf b);
+
+/* A check the hardware would not forgive; `what` names it. */
+struct Fault {
+    std::string what;
+};
+
+[[noreturn]] void Raise(const std::string& what);
+
+enum class KernelType { UNSET, AIC, AIV, MIX };
+
+/* State of the core running the current block. Reset at every block start. */
+struct Core {
+    std::array<std::vector<uint8_t>, kBufs> mem;
+    uint64_t seq[kPipes] = {};
+    /* visible[p][q]: how many of pipe q's operations pipe p is known to see finished. */
+    uint64_t visible[kPipes][kPipes] = {};
+    struct Pending {
+        bool set = false;
+        uint64_t vis[kPipes] = {};
+    };
+    Pending flags[kPipes][kPipes][kEventIds];
+    struct Access {
+        uint32_t lo;
+        uint32_t hi;
+        Pipe pipe;
+        uint64_t seq;
+        bool write;
+        const char* what;
+    };
+    std::array<std::vector<Access>, kBufs> accesses;
+    uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
+    uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
+    bool hf32 = false;
+    KernelType type = KernelType::UNSET;
+    uint32_t blockIdx = 0;
+    uint32_t blockNum = 1;
+    uint32_t ubUsed = 0;
+};
+
+Core& Cur();
+
+/* Bytes [off, off + bytes) of a local buffer: inside the buffer, start aligned as the hardware requires. */
+void CheckLocal(Buf b, uint64_t off, uint64_t bytes, const char* what);
+
+/* Pipe `p` reads or writes bytes [lo, hi) of local buffer `b`: every earlier conflicting access by another pipe
+ * must have been signalled to `p` (SetFlag on that pipe, WaitFlag on `p`, or a PipeBarrier<PIPE_ALL>). */
+void Touch(Buf b, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what);
+
+/* GM bytes [lo, hi) must lie inside one allocation the runtime knows (the tensors passed in, the workspace). */
+void CheckGm(const void* lo, const void* hi, const char* what);
+
+void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event);
+void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event);
+void Barrier(Pipe p);
+/* The kernel of this block must be a cube (AIC) or vector (AIV) kernel for `what`. */
+void RequireType(KernelType t, const char* what);
+
+/* GM allocations (base -> bytes) known to the emulated device. */
+void MapGm(const void* base, uint64_t bytes);
+void UnmapGm(const void* base);
+
+/* Launch bookkeeping: runs `numBlocks` blocks of `body` unless the stream already failed; records the first
+ * Fault as "<kernel> block <i>: <what>". */
+template <typename Body>
+void RunBlocks(const char* kernel, uint32_t numBlocks, Body&& body);
+
+bool StreamFailed();
+void BeginBlock(uint32_t idx, uint32_t num);
+void EndBlock();
+void RecordFault(const char* kernel, uint32_t block, const std::string& what);
+/* The first fault since the last call, cleared ("" when none): what a stream synchronisation reports. */
+std::string TakeFault();
+
+/* Launch counters for the cost model and tests: kernels launched and blocks run since the last reset. */
+struct LaunchStats {
+    uint64_t launches = 0;
+    uint64_t blocks = 0;
+    uint64_t cubeMacs = 0;
+    uint64_t gmBytes = 0;  // moved by tensor copies, Fixpipe and DataCopyPad (not by raw SIMT accesses)
+};
+LaunchStats& Stats();
+
+template <typename Body>
+void RunBlocks(const char* kernel, uint32_t numBlocks, Body&& body)
+{
+    if (StreamFailed()) {
+        return;
+    }
+    ++Stats().launches;
+    if (numBlocks == 0) {
+        RecordFault(kernel, 0, "launched with 0 blocks");
+        return;
+    }
+    for (uint32_t b = 0; b < numBlocks; ++b) {
+        try {
+            BeginBlock(b, numBlocks);
+            body();
+            EndBlock();
+        } catch (const Fault& f) {
+            RecordFault(kernel, b, f.what);
+            return;
+        }
+        ++Stats().blocks;
+    }
+}
+
+/* `kernel<<<numBlocks, l2ctrl, stream>>>(args)` is rewritten by the build to
+ * `ascend_cpu::Launch("kernel", numBlocks, l2ctrl, stream, kernel)(args)`. */
+template <typename... Params>
+auto Launch(const char* name, uint32_t numBlocks, void* /*l2ctrl*/, void* /*stream*/, void (*kernel)(Params...))
+{
+    return [=](auto&&... args) { RunBlocks(name, numBlocks, [&]() { kernel(args...); }); };
+}
+
+}  // namespace ascend_cpu
+
+#endif  // ASCEND_CPU_EMU_CORE_H

@@ -1,0 +1,159 @@
+"""The `ascend-cpu` backend: the real arch35 kernels and host code over the CPU emulator.
+
+CI runs a sample of both tables through it (every TC_L0, TC_ED and TC_EX row: smoke, edge and special-value rows;
+the large TC_L1 and TC_PF rows belong to `harness run --backend ascend-cpu`), and negative controls: kernel
+variants, built by patching a copy of the real sources, that each break one rule the hardware enforces and must
+fail with a message naming it.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import abi, kernel_precision
+from harness.backends import ascend_cpu
+from harness.backends.build import BuildError, build_ascend_cpu
+from harness.engine import load_table, run_case
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLES = {t.name: t for t in sorted((ROOT / "cases").glob("*_test.csv"))}
+SAMPLED = ("TC_L0_", "TC_ED_", "TC_EX_")
+
+
+def _sample() -> list:
+    return [pytest.param(case, id=case.id) for table in TABLES.values() for case in load_table(table)
+            if case.name.startswith(SAMPLED)]
+
+
+def _row(table: str, name: str):
+    return next(c for c in load_table(TABLES[table]) if c.name == name)
+
+
+def _first_row(table: str, predicate):
+    return next(c for c in load_table(TABLES[table]) if predicate(c))
+
+
+@pytest.fixture(scope="module")
+def device():
+    backend = ascend_cpu.open()
+    yield backend
+    backend.close()
+
+
+@pytest.mark.parametrize("case", _sample())
+def test_sampled_row_passes_on_the_kernels(case, device):
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+
+
+def _nan_row(table: str):
+    return _first_row(table, lambda c: c.name.startswith("TC_EX_") and "nan" in c.description.lower()
+                      and c.expected_status == abi.Status.SUCCESS)
+
+
+def _gemm_row(table: str):
+    """A small row that reaches the cube with an accumulating K loop (k > 8) and a general epilogue."""
+    return _first_row(table, lambda c: c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS
+                      and 16 <= min(c.args.m, c.args.n, getattr(c.args, "k", 16)) and c.args.m * c.args.n <= 128 * 128)
+
+
+@pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
+                                     "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds"])
+def test_negative_control_fails_naming_the_problem(control):
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        if control == "nan-into-cube":
+            cases = [_nan_row("csymm_test.csv"), _nan_row("sgemm_strided_batched_test.csv")]
+        elif control == "gm-out-of-bounds":
+            cases = [_gemm_row("sgemm_strided_batched_test.csv")]
+        elif control == "no-pipe-barrier":  # the rule bites only below (m/16)*(n/16) = 10: the 16x16 csymm row
+            cases = [_first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and c.args.m == c.args.n == 16
+                                and c.expected_status == abi.Status.SUCCESS)]
+        else:
+            cases = [_gemm_row("csymm_test.csv"), _gemm_row("sgemm_strided_batched_test.csv")]
+        for case in cases:
+            record = run_case(case, backend)
+            assert record["verdict"] == "FAIL", (control, case.id)
+            assert "EXECUTION_FAILED" in record["reason"] and expected in record["reason"], record["reason"]
+    finally:
+        backend.close()
+
+
+def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
+    current = kernel_precision.csymm_real_part(device, 512, "NORMAL_10_1")
+    assert current.passed, current.reason
+    old = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["old-plane-order"][0])
+    try:
+        result = kernel_precision.csymm_real_part(old, 512, "NORMAL_10_1")
+    finally:
+        old.close()
+    assert not result.passed
+    assert "over the max(0.01, 32 ulp) cap" in result.reason
+    assert result.max_abs_error > 10 * current.max_abs_error
+
+
+def test_core_count_query_failure_is_an_error_not_one_core(device):
+    case = _gemm_row("csymm_test.csv")
+    device.fail_device_info(True)
+    try:
+        record = run_case(case, device)
+    finally:
+        device.fail_device_info(False)
+    assert record["verdict"] == "FAIL"
+    assert "INTERNAL_ERROR" in record["reason"]
+    assert run_case(case, device)["verdict"] == "PASS"
+
+
+def test_csymm_reports_the_workspace_the_ascend_code_requests(device):
+    case = _gemm_row("csymm_test.csv")
+    a = case.args
+    record = run_case(case, device)
+    k = a.m if a.side == abi.SIDE_LEFT else a.n
+    pad = lambda x, q: (x + q - 1) // q * q  # noqa: E731
+    k_pad, m_pad = pad(k, 8), pad(a.m, 8)
+    planes = 3 * pad(k_pad * k, 128) + 4 * pad(m_pad * a.n, 128)
+    assert record["memory"]["workspace_bytes"] == planes * 4
+
+
+def test_launches_per_csymm_call(device):
+    case = _gemm_row("csymm_test.csv")
+    device.reset_stats()
+    assert run_case(case, device)["verdict"] == "PASS"
+    stats = device.stats()
+    assert stats["launches"] == 4  # prepare, gemm, gemm_nan (returns at once), epilogue
+    k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
+    assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k
+    assert stats["cube_gm_bytes"] > 8 * case.args.m * case.args.n  # at least P's two planes through Fixpipe
+
+
+def test_a_patch_that_does_not_apply_is_a_build_error():
+    with pytest.raises(BuildError, match="does not apply"):
+        build_ascend_cpu((("ascend/blas/common/arch35_cube_sizes.h", "no such text", ""),))
+
+
+def test_operator_lib_is_refused():
+    from harness.backends import BackendUnavailable
+
+    with pytest.raises(BackendUnavailable, match="does not apply"):
+        ascend_cpu.open(operator_lib="/nonexistent.so")
+
+
+def test_harness_run_on_the_kernels(tmp_path, capsys):
+    from harness.cli import main
+
+    code = main(["run", str(TABLES["csymm_test.csv"]), "--backend", "ascend-cpu", "-k", "TC_L0_0001 or TC_L0_0023",
+                 "--report-dir", str(tmp_path / "r"), "--history", str(tmp_path / "h.sqlite")])
+    assert code == 0
+    report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
+    assert report["backend"] == "ascend-cpu" and report["summary"]["passed"] == 2
+
+
+def test_no_compiler_is_one_clear_line(monkeypatch):
+    from harness.backends import BackendUnavailable, build
+
+    monkeypatch.setattr(build, "CXX", "no-such-compiler")
+    with pytest.raises(BackendUnavailable, match=r"^ascend-cpu backend: no C\+\+ compiler"):
+        ascend_cpu.open()
