@@ -113,12 +113,13 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
 def merge_round_records(records: list[dict], case: Any, config: Any, baselines: Any, hardware: str) -> dict:
     """One perf row's record from its rounds (harness.runner runs each round in a fresh process): the rounds'
     timings merged (harness.timing.merge_rounds) and judged once against the baselines on `hardware`. A round
-    that did not end timed (FAIL, CRASH, TIMEOUT, ERROR) decides the row as it is, saying which round it was."""
+    that did not end timed and passing (FAIL, also after its timed calls; CRASH, TIMEOUT, ERROR) decides the row as
+    it is, saying which round it was."""
     from harness.timing import merge_rounds
 
-    untimed = [(i, r) for i, r in enumerate(records, 1) if not r.get("timing")]
-    if untimed:
-        i, rec = untimed[0]
+    decided = [(i, r) for i, r in enumerate(records, 1) if not r.get("timing") or r.get("verdict") != "PASS"]
+    if decided:
+        i, rec = decided[0]
         if len(records) > 1:
             rec["reason"] = f"round {i}: {rec.get('reason', '')}"
         return rec

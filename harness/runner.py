@@ -189,7 +189,7 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
             return
         key = f"{Path(rec['table']).name}::{rec['case_name']}"
         taken[key].append(rec)
-        if not rec.get("timing"):
+        if not rec.get("timing") or rec["verdict"] != "PASS":  # a row checked wrong after timing ends here too
             finish(key)
     todo = list(perf)
     for r in range(rounds):

@@ -99,8 +99,8 @@ class AscendCpuBackend(CpuBackend):
         info["device"] = f"ascend-cpu (arch35 kernels on the CPU emulator, {self.cores} emulated cube cores)"
         return info
 
-    def alloc(self, nbytes: int) -> int:
-        addr = super().alloc(nbytes)
+    def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
+        addr = super().alloc(nbytes, name, span)
         self.lib.aclblasAscendCpuMapBuffer(addr, nbytes)
         return addr
 
