@@ -97,12 +97,12 @@ class SelectError(ValueError):
 
 def check_select(expr: str) -> None:
     """Raise SelectError unless `expr` is a pytest keyword expression (identifiers, and/or/not, parentheses)."""
-    from _pytest.mark.expression import Expression, ParseError
+    from _pytest.mark.expression import Expression
 
     try:
         Expression.compile(expr)
-    except ParseError as exc:
-        raise SelectError(f"-k {expr!r}: {exc}") from None
+    except (SyntaxError, ValueError) as exc:  # pytest raises its ParseError, or SyntaxError since pytest 8
+        raise SelectError(f"-k {expr!r}: {getattr(exc, 'msg', None) or exc}") from None
 
 
 def read_bytes(path: str) -> bytes:

@@ -321,9 +321,20 @@ def _subreaper() -> Iterator[None]:
 def check_backend(settings: Settings) -> dict[str, Any]:
     """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
-    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 30.0))
+    if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
+        _build_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 10.0))
     with _subreaper():
         return _probe(settings, limit)
+
+
+def _build_twin() -> None:
+    from harness.backends.build import BuildError, build_twin
+
+    try:
+        build_twin()
+    except BuildError as exc:
+        raise BackendUnavailable(f"cpu backend: {exc}") from exc
 
 
 def _probe(settings: Settings, limit: float) -> dict[str, Any]:
