@@ -323,7 +323,7 @@ def check_backend(settings: Settings) -> dict[str, Any]:
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
         _build_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
-    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 10.0))
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
     with _subreaper():
         return _probe(settings, limit)
 

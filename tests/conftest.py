@@ -14,16 +14,26 @@ from harness.backends.build import build_twin
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="session")
-def toy_lib(tmp_path_factory) -> Path:
-    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+def _native_lib(tmp_path_factory, source: str) -> Path:
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp("toy") / "libtoy_ops.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(ROOT / "tests/native/toy_ops.c")],
+    out = tmp_path_factory.mktemp(source) / f"lib{source}.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(ROOT / f"tests/native/{source}.c")],
                    check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def toy_lib(tmp_path_factory) -> Path:
+    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+    return _native_lib(tmp_path_factory, "toy_ops")
+
+
+@pytest.fixture(scope="session")
+def hostile_lib(tmp_path_factory) -> Path:
+    """tests/native/hostile_proc.c built as an --operator-lib: correct results, and a fault per row picked by m."""
+    return _native_lib(tmp_path_factory, "hostile_proc")
 
 
 @pytest.fixture(scope="module")
