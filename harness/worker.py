@@ -1,7 +1,7 @@
 """The worker side of the trust boundary: the only kind of process that loads the operator library.
 
-A worker owns nothing of the harness's but its pipe: every other descriptor is pointed at /dev/null and every shared
-file mapping (the history database's -shm) is unmapped before the library is loaded, so whatever the operator
+A worker owns nothing of the harness's but its pipe: every other descriptor is pointed at /dev/null and the history
+database's shared memory (its -shm mapping) is unmapped before the library is loaded, so whatever the operator
 writes to descriptors or memory cannot reach a file the harness keeps. It dies with the harness (parent-death
 signal, and a lifeline pipe whose end of file makes it kill its whole tree), it is a subreaper so processes the
 operator forks cannot slip away, and after every row it puts back what the operator changed in the process (timers,
@@ -139,7 +139,7 @@ def restore(before: ProcessState) -> list[str]:
 
 def _isolate_descriptors(keep: set[int]) -> None:
     """Point every descriptor but `keep` at /dev/null (closing them would let a stale Python file object close a
-    reused number later) and unmap every shared file mapping inherited from the harness."""
+    reused number later) and unmap the history database's shared memory inherited from the harness."""
     devnull = os.open(os.devnull, os.O_RDWR)
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
@@ -152,10 +152,16 @@ def _isolate_descriptors(keep: set[int]) -> None:
     os.close(devnull)
     _libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     with open("/proc/self/maps") as maps:
-        shared = [line.split()[0] for line in maps if len(line.split()) >= 6 and line.split()[1][3] == "s"]
-    for span in shared:
+        spans = [line.split()[0] for line in maps if _is_sqlite_shm(line.split())]
+    for span in spans:
         lo, hi = (int(x, 16) for x in span.split("-"))
         _libc.munmap(lo, hi - lo)
+
+
+def _is_sqlite_shm(fields: list[str]) -> bool:
+    """A shared mapping of an SQLite WAL index (`*-shm`): the history database's shared memory, which a stray
+    write would corrupt. Other shared mappings stay (libffi maps its ctypes trampolines shared)."""
+    return len(fields) >= 6 and fields[1][3] == "s" and fields[5].endswith("-shm")
 
 
 def _die_with_tree() -> NoReturn:

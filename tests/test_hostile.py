@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import proctree
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,6 +147,10 @@ def test_sigkill_of_the_harness_leaves_no_process_and_keeps_finished_rows(tmp_pa
     mark = uuid.uuid4().hex
     proc, stream = _run_until_rows_done(tmp_path, hostile_lib, mark, done=4)
     assert len(survivors(mark)) >= 3  # the harness, its worker and the operator's busy child
+    (worker,) = proctree.children(proc.pid)
+    held = [os.readlink(f"/proc/{worker}/fd/{fd}") for fd in os.listdir(f"/proc/{worker}/fd")]
+    assert [h for h in held if "h.sqlite" in h or "results.jsonl" in h] == [], held  # the harness's files
+    assert "h.sqlite-shm" not in Path(f"/proc/{worker}/maps").read_text()  # nor its shared memory
     proc.kill()
     proc.communicate()
     assert gone(mark), "a worker or the operator's child outlived the harness"
