@@ -45,6 +45,17 @@ def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str],
 
 
 positive_float = number(float, 0, inclusive=False)
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (a false-discovery rate)."""
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be below 1")
+    return value
+
+
+
 positive_int = number(int, 1)
 non_negative_int = number(int, 0)
 
@@ -71,8 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from harness.cases import TableError
+
     try:
         return int(args.func(args))
+    except TableError as exc:  # a file that cannot be a case table, named with its line, for every command
+        print(str(exc), file=sys.stderr)
+        return EXIT_ENV
     except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (loading tables, building the twin)
         print(f"harness {args.command}: interrupted", file=sys.stderr)
         return exit_interrupted(signal.SIGINT)

@@ -20,7 +20,8 @@ from pathlib import Path
 from harness import ops, provenance
 from harness.backends import BackendUnavailable
 from harness.cases import TableError
-from harness.cli import EXIT_ENV, exit_interrupted, keyword_expression, non_negative_int, positive_float, positive_int
+from harness.cli import (EXIT_ENV, exit_interrupted, keyword_expression, non_negative_int, number, positive_float,
+                         positive_int)
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import FAILING, Record, summarize
 
@@ -55,7 +56,7 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
                    help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
     p.add_argument("--warmup", type=non_negative_int, default=10)
-    p.add_argument("--min-samples", type=positive_int, default=50)
+    p.add_argument("--min-samples", type=number(int, 2), default=50, help="at least 2 (a spread needs two)")
     p.add_argument("--max-time", type=positive_float, default=None,
                    help="time cap in seconds for one perf row's samples (default 0.4 on cpu, 10 on devices); "
                         "warm-up gets a quarter of it")
@@ -107,10 +108,14 @@ def run(args: argparse.Namespace) -> int:
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)
         return EXIT_ENV
-    settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
-                               timeout_s=args.timeout, poison=not args.no_poison,
-                               memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                               baselines=baselines_for)
+    try:
+        settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
+                                   timeout_s=args.timeout, poison=not args.no_poison,
+                                   memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
+                                   baselines=baselines_for)
+    except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
+        print(f"harness run: {exc}", file=sys.stderr)
+        return EXIT_ENV
     try:
         cases = load_cases(tables, args.select)
         history = _open_history(args.history)
