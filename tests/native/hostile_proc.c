@@ -10,14 +10,14 @@
  *   m = 106 umask(0)                             m = 114 double-fork a daemon that leaves the process group
  *   m = 107 setitimer(ITIMER_REAL, 30 s)         m = 115 lower RLIMIT_NOFILE
  *   m = 108 fork (child sleeps holding every descriptor), then abort()
- * The library itself misbehaves on load and on handle management through the environment:
+ * The arithmetic is toy_ops.c's (included, its own entry points renamed). The library itself misbehaves on load
+ * and on handle management through the environment:
  *   HOSTILE_CTOR=exit0|segv|hang     in a constructor, i.e. while the library is being loaded
  *   HOSTILE_CREATE=exit0|segv|hang|fail   in aclblasCreate
  *   HOSTILE_DESTROY=exit0|segv|hang  in aclblasDestroy
  */
 #define _GNU_SOURCE
 #include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -25,7 +25,13 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-typedef struct { float re, im; } cpx;
+#define aclblasCreate toy_create
+#define aclblasDestroy toy_destroy
+#define aclblasCsymm toy_csymm
+#include "toy_ops.c"
+#undef aclblasCreate
+#undef aclblasDestroy
+#undef aclblasCsymm
 
 static void misbehave(const char *var)
 {
@@ -46,14 +52,10 @@ int aclblasCreate(void **handle)
     misbehave("HOSTILE_CREATE");
     const char *how = getenv("HOSTILE_CREATE");
     if (how && !strcmp(how, "fail")) return 6;  /* ACLBLAS_STATUS_INTERNAL_ERROR */
-    if (!handle) return 9;
-    *handle = calloc(1, 16);
-    return 0;
+    return toy_create(handle);
 }
 
-int aclblasDestroy(void *handle) { misbehave("HOSTILE_DESTROY"); free(handle); return 0; }
-int aclblasSetStream(void *handle, void *stream) { (void)stream; return handle ? 0 : 9; }
-int aclblasSetWorkspace(void *handle, void *ws, size_t size) { (void)ws; (void)size; return handle ? 0 : 9; }
+int aclblasDestroy(void *handle) { misbehave("HOSTILE_DESTROY"); return toy_destroy(handle); }
 
 static void attack(int m)
 {
@@ -87,49 +89,9 @@ static void attack(int m)
     }
 }
 
-static cpx cmul(cpx a, cpx b) { cpx r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; return r; }
-
-static cpx sym_at(const cpx *A, int lda, int upper, int i, int k)
-{
-    if ((upper && i > k) || (!upper && i < k)) { int t = i; i = k; k = t; }
-    return A[i + (int64_t)k * lda];
-}
-
 int aclblasCsymm(void *handle, int side, int uplo, int m, int n, const cpx *alpha, const cpx *A, int lda,
                  const cpx *B, int ldb, const cpx *beta, cpx *C, int ldc)
 {
-    if (!handle) return 9;
-    if ((side != 141 && side != 142) || (uplo != 121 && uplo != 122)) return 10;
-    if (m < 0 || n < 0 || !alpha || !beta) return 3;
-    int ka = side == 141 ? m : n;
-    if (lda < (ka > 1 ? ka : 1) || ldb < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1)) return 3;
-    if (m == 0 || n == 0) return 0;
-    attack(m);
-    int upper = uplo == 121;
-    for (int j = 0; j < n; ++j) {
-        for (int i = 0; i < m; ++i) {
-            cpx acc = {0, 0};
-            for (int p = 0; p < ka; ++p) {
-                cpx t = side == 141 ? cmul(sym_at(A, lda, upper, i, p), B[p + (int64_t)j * ldb])
-                                    : cmul(B[i + (int64_t)p * ldb], sym_at(A, lda, upper, p, j));
-                acc.re += t.re; acc.im += t.im;
-            }
-            cpx out = cmul(*alpha, acc);
-            if (beta->re != 0 || beta->im != 0) {
-                cpx old = cmul(*beta, C[i + (int64_t)j * ldc]);
-                out.re += old.re; out.im += old.im;
-            }
-            C[i + (int64_t)j * ldc] = out;
-        }
-    }
-    return 0;
-}
-
-int aclblasSgemmStridedBatched(void *handle, int ta, int tb, int m, int n, int k, const float *alpha,
-                               const float *A, int lda, int64_t sa, const float *B, int ldb, int64_t sb,
-                               const float *beta, float *C, int ldc, int64_t sc, int batch)
-{
-    (void)ta; (void)tb; (void)m; (void)n; (void)k; (void)alpha; (void)A; (void)lda; (void)sa; (void)B; (void)ldb;
-    (void)sb; (void)beta; (void)C; (void)ldc; (void)sc; (void)batch;
-    return handle ? 7 : 9;  /* ACLBLAS_STATUS_NOT_SUPPORTED: only csymm rows are hostile */
+    if (handle && m > 100) attack(m);
+    return toy_csymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
 }
