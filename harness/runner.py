@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
@@ -85,8 +85,6 @@ class _Worker:
             self.conn.send_bytes(pickle.dumps(settings))
         self.case: Case | None = None
         self.since = time.monotonic()
-        self.ready = False
-        self.info: dict = {}
         self.status: int | None = None
         self.killed = False
 
@@ -173,7 +171,7 @@ class _Worker:
         if code == -signal.SIGKILL and not self.killed:
             return ("signal SIGKILL, which the harness did not send: possibly the kernel's out-of-memory killer "
                     f"({_oom_note()})")
-        return f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return f"signal {worker.signal_name(-code)}" if code < 0 else f"exit code {code}"
 
 
 def _oom_note() -> str:
@@ -265,12 +263,10 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
                 try:
                     if w.conn in ready:
                         kind, payload = w.receive()
-                        if kind == "ready":
-                            w.ready, w.info = True, payload if isinstance(payload, dict) else {}
-                        elif kind == "record":
+                        if kind == "record":
                             w.case = None
                             on_record(_checked(case, payload))
-                        else:
+                        elif kind != "ready":  # "ready" only says the library loaded: the record follows
                             rec = case.new_record()
                             rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {payload}")
                             finish(w, rec)

@@ -54,7 +54,7 @@ def _disposition(raw: bytes) -> tuple[bytes, int]:
     return raw[:16], int.from_bytes(raw[136:140], sys.byteorder) & ~_SA_RESTORER
 
 
-def _signal_name(signum: int) -> str:
+def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name
     except ValueError:
@@ -109,7 +109,7 @@ def restore(before: ProcessState) -> list[str]:
     for s in moved:
         _sigaction(s, before.sigactions[s])
     if moved:
-        changed.append(f"changed the disposition of {', '.join(map(_signal_name, moved))}")
+        changed.append(f"changed the disposition of {', '.join(map(signal_name, moved))}")
     mask = signal.pthread_sigmask(signal.SIG_SETMASK, before.sigmask)
     if mask != before.sigmask:
         changed.append(f"changed the signal mask ({', '.join(sorted(s.name for s in mask ^ before.sigmask))})")

@@ -12,6 +12,7 @@ import argparse
 import errno
 import json
 import os
+import signal
 import sqlite3
 import sys
 from functools import lru_cache
@@ -242,7 +243,7 @@ class _Session:
         finally:
             self._close_stream()
         if interrupted:
-            print(f"\nharness run: interrupted by {_signal_name(interrupted)}: {summary['total']} of "
+            print(f"\nharness run: interrupted by {signal.Signals(interrupted).name}: {summary['total']} of "
                   f"{len(self.cases)} rows finished; reports in {self.out_dir}", file=sys.stderr)
             return exit_interrupted(interrupted)
         print(f"\n{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
@@ -279,12 +280,6 @@ def append_line(fd: int, line: str) -> None:
     except OSError:
         os.ftruncate(fd, start)
         raise
-
-
-def _signal_name(signum: int) -> str:
-    import signal
-
-    return signal.Signals(signum).name
 
 
 def _golden_info() -> dict:
