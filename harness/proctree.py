@@ -58,19 +58,36 @@ def parents() -> dict[int, tuple[int, str]]:
     return out
 
 
+def children(pid: int) -> list[int]:
+    """Direct children of `pid`, zombies included (they still need reaping). Read from the kernel's per-thread
+    children lists, which cost what the tree costs; a full /proc scan where the kernel lacks them."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # the thread ended meanwhile
+            return [child for child, (ppid, _) in parents().items() if ppid == pid]
+        except OSError:
+            continue
+    return out
+
+
 def descendants(pid: int, live_only: bool = True) -> list[int]:
     """Every process below `pid` (children first); zombies (already dead, waiting to be reaped) only when asked."""
-    table = parents()
-    children: dict[int, list[int]] = {}
-    for child, (ppid, state) in table.items():
-        if live_only and state in "ZX":
-            continue
-        children.setdefault(ppid, []).append(child)
     out, frontier = [], [pid]
     while frontier:
-        nxt = [c for p in frontier for c in children.get(p, [])]
+        nxt = [c for p in frontier for c in children(p)]
         out.extend(nxt)
         frontier = nxt
+    if live_only:
+        out = [p for p in out if (info := _stat(p)) is not None and info[1] not in "ZX"]
     return out
 
 
@@ -124,7 +141,3 @@ def reap(pid: int) -> None:
             return
         time.sleep(0.005)
 
-
-def children(pid: int) -> list[int]:
-    """Direct children of `pid`, zombies included (they still need reaping)."""
-    return [child for child, (ppid, _) in parents().items() if ppid == pid]
