@@ -192,3 +192,35 @@ def test_provenance_names_the_harness_commit_the_library_and_the_tables(tmp_path
     assert report["commit"] == provenance.git_state(ROOT)["commit"] != "unknown"
     assert report["operator_lib"] == {"path": str(toy_lib), "sha256": provenance.sha256(toy_lib)}
     assert report["inputs"] == [{"path": str(table), "sha256": provenance.sha256(table)}]
+
+
+def test_results_line_cut_short_by_a_full_disk_is_taken_back_whole(tmp_path):
+    script = f"""
+import os, resource, signal
+from harness.commands.run import append_line
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+fd = os.open({str(tmp_path / 'r.jsonl')!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+append_line(fd, '{{"row": 1, "pad": "{'x' * 40}"}}')
+try:
+    append_line(fd, '{{"row": 2, "pad": "{'y' * 40}"}}')
+except OSError as exc:
+    print(exc.strerror)
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "No space left on device", result.stderr
+    assert strict_lines(tmp_path / "r.jsonl") == [{"row": 1, "pad": "x" * 40}]  # the half line is gone
+
+
+def test_results_jsonl_is_strict_json(tmp_path):
+    from harness.commands.run import _Session
+    from harness.history import History
+    from harness.record import new_record
+
+    session = _Session(History(tmp_path / "h.sqlite"), tmp_path / "out", {"run_id": "r1"}, [])
+    session.start()
+    rec = new_record("TC_L0_nan", "csymm", "t.csv", 2, 0)
+    rec["precision"] = {"max_abs_error": float("inf"), "mere": {"real": float("nan"), "imag": -float("inf")}}
+    session.record(rec)
+    (line,) = strict_lines(tmp_path / "out" / "results.jsonl")
+    assert line["precision"] == {"max_abs_error": "Infinity", "mere": {"real": "NaN", "imag": "-Infinity"}}
