@@ -125,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
     except (TableError, BackendUnavailable, _Unusable) as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_ENV
+    except OSError as exc:  # a table that vanished or cannot be read after the first check
+        print(f"harness run: {_why(exc)}", file=sys.stderr)
+        return EXIT_ENV
     meta = _meta(args, tables, settings, backend_info)
     session = _Session(history, out_dir / meta["run_id"], meta, cases)
     try:
