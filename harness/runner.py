@@ -171,6 +171,8 @@ class _Worker:
         if code == -signal.SIGKILL and not self.killed:
             return ("signal SIGKILL, which the harness did not send: possibly the kernel's out-of-memory killer "
                     f"({_oom_note()})")
+        if code == worker.BROKEN:
+            return f"exit code {code}: the worker itself failed, e.g. the operator closed or broke its pipe"
         return f"signal {worker.signal_name(-code)}" if code < 0 else f"exit code {code}"
 
 

@@ -27,6 +27,8 @@ from harness import proctree
 
 #: The largest message a worker may send (a perf row's samples are well under 1 MiB).
 MAX_MESSAGE = 64 << 20
+#: Exit status of a worker whose own code failed (its pipe closed under it, an interpreter error): EX_SOFTWARE.
+BROKEN = 70
 _SIGNALS = [s for s in range(1, signal.NSIG) if s not in (signal.SIGKILL, signal.SIGSTOP, 32, 33)]
 _TIMERS = {"ITIMER_REAL": signal.ITIMER_REAL, "ITIMER_VIRTUAL": signal.ITIMER_VIRTUAL,
            "ITIMER_PROF": signal.ITIMER_PROF}
@@ -249,7 +251,7 @@ def run_forked(conn: Connection, lifeline: int, parent: int, settings: Any) -> N
         enter(conn, lifeline, parent)
         serve(conn, settings)
     except BaseException:  # noqa: BLE001 - the parent reports a dead worker; nothing may unwind into its code
-        code = 70
+        code = BROKEN
     os._exit(code)
 
 
@@ -263,7 +265,7 @@ def exec_fresh(conn: Connection, lifeline: int, parent: int) -> NoReturn:
         os.execv(sys.executable, [sys.executable, "-m", "harness.worker", str(conn.fileno()), str(lifeline),
                                   str(parent)])
     finally:
-        os._exit(70)
+        os._exit(BROKEN)
 
 
 def main(argv: list[str]) -> NoReturn:
@@ -275,7 +277,7 @@ def main(argv: list[str]) -> NoReturn:
         enter(conn, lifeline, parent)
         serve(conn, pickle.loads(conn.recv_bytes()))
     except BaseException:  # noqa: BLE001
-        code = 70
+        code = BROKEN
     os._exit(code)
 
 
