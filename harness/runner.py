@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import sys
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -84,13 +85,14 @@ class _Worker:
         if settings.backend != "cpu":
             self.conn.send_bytes(pickle.dumps(settings))
         self.case: Case | None = None
+        self.last = ""
         self.since = time.monotonic()
         self.status: int | None = None
         self.killed = False
 
     def submit(self, case: Case) -> None:
         """Hand over a case; a worker already dead takes it down with it (its pidfd reports the crash)."""
-        self.case, self.since = case, time.monotonic()
+        self.case, self.since, self.last = case, time.monotonic(), case.id
         try:
             self.conn.send(case)
         except OSError:
@@ -248,7 +250,9 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
 
     try:
         while (pending or any(w.case for w in pool)) and not stop.signum:
-            for w in [w for w in pool if w.case is None and w.dead()]:  # died between rows: nobody's fault
+            for w in [w for w in pool if w.case is None and w.dead()]:  # died after its row was recorded
+                print(f"\nwarning: the worker that ran {w.last} died after that row finished "
+                      f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
                 finish(w, None)
             for w in pool:
                 if w.case is None and pending:
