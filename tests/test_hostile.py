@@ -174,6 +174,7 @@ def test_interrupt_ends_within_2_s_with_reports_marked_interrupted(tmp_path, hos
     report = json.loads((stream.parent / "report.json").read_text())
     assert report["interrupted"] is True and report["summary"]["total"] == 3
     assert all((stream.parent / f).is_file() for f in ("report.md", "report.html", "results.csv"))
+    assert "运行被中断" in (stream.parent / "report.md").read_text()
     db = check_history(tmp_path / "h.sqlite", runs=1)
     finished, summary = db.execute("SELECT finished, summary FROM runs").fetchone()
     assert finished and json.loads(summary)["interrupted"] is True
