@@ -89,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     except TableError as exc:  # a file that cannot be a case table, named with its line, for every command
         print(str(exc), file=sys.stderr)
         return EXIT_ENV
-    except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (loading tables, building the twin)
-        print(f"harness {args.command}: interrupted", file=sys.stderr)
-        return exit_interrupted(signal.SIGINT)
+    except KeyboardInterrupt as exc:  # Ctrl-C outside a run's own handling (loading tables, mutants)
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(f"harness {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return exit_interrupted(signum)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ class Settings:
     baselines: Callable[[Case], list] | None = None
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived: dispatching stopped and the rows in flight were killed (not recorded)."""
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: dispatching stopped and the rows in flight were killed (not recorded). A
+    KeyboardInterrupt, so commands without reports of their own (mutants) end like any Ctrl-C."""
 
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
