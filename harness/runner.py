@@ -212,14 +212,15 @@ def _checked(case: Case, payload: Any) -> Record:
     return payload
 
 
-class _Stop:
-    """SIGINT/SIGTERM handlers for the length of a run: remember the signal; the loop acts on it."""
+class StopSignals:
+    """SIGINT/SIGTERM handlers for the length of a run: remember the signal; the loop acts on it (and report
+    writing, which must not be cut in half, simply finishes)."""
 
     def __init__(self) -> None:
         self.signum = 0
         self._old: dict[int, Any] = {}
 
-    def __enter__(self) -> _Stop:
+    def __enter__(self) -> StopSignals:
         for signum in (signal.SIGINT, signal.SIGTERM):
             try:
                 self._old[signum] = signal.signal(signum, self._note)
@@ -236,7 +237,7 @@ class _Stop:
 
 
 def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None],
-               stop: _Stop) -> None:
+               stop: StopSignals) -> None:
     pending = deque(cases)
     pool: list[_Worker] = []
 
@@ -302,7 +303,7 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
     Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
-    with _subreaper(), _Stop() as stop:
+    with _subreaper(), StopSignals() as stop:
         if precision:
             _run_phase(precision, settings, max(1, settings.workers), on_record, stop)
         if perf:

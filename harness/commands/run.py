@@ -134,10 +134,12 @@ def run(args: argparse.Namespace) -> int:
         session.start()
         runner.run(cases, settings, session.record)
     except runner.Interrupted as exc:
-        return session.end(interrupted=exc.signum)
+        with runner.StopSignals():
+            return session.end(interrupted=exc.signum)
     except (OSError, sqlite3.Error) as exc:
         return session.fail(exc)
-    return session.end()
+    with runner.StopSignals():  # a Ctrl-C now would only cut a report in half
+        return session.end()
 
 
 class _Unusable(Exception):
