@@ -5,8 +5,9 @@ The operator library is loaded only in workers (harness/worker.py), never here: 
 probe worker with a time limit. Each worker runs cases sent over its pipe. A worker that dies mid-case (segfault,
 abort, exit, a SIGKILL we did not send) yields CRASH for that row; one that exceeds the per-row limit is killed and
 yields TIMEOUT; one that sends something that is not a well-formed record yields CRASH; either way its whole process
-tree is killed and a fresh worker takes the next row. Death is seen through a pidfd, so a child the operator forked
-holding the pipe open cannot turn a crash into a timeout. Precision rows run on `workers` processes in parallel;
+tree is killed and a fresh worker takes the next row. Death is seen through a pidfd (or waitpid polling on kernels
+before 5.3), never through the pipe, so a child the operator forked holding the pipe open cannot turn a crash into a
+timeout. Precision rows run on `workers` processes in parallel;
 perf rows afterwards, alone, on one worker, so timing never shares the machine with other rows. Every finished
 record goes to `on_record` at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interrupted.
 """
@@ -81,7 +82,7 @@ class _Worker:
             worker.exec_fresh(child, life_r, parent)  # device runtimes want a fresh interpreter
         child.close()
         os.close(life_r)
-        self.pidfd = os.pidfd_open(self.pid)
+        self.pidfd = _pidfd_open(self.pid)
         _LIVE.add(self.pid)
         if settings.backend != "cpu":
             self.conn.send_bytes(pickle.dumps(settings))
@@ -104,8 +105,7 @@ class _Worker:
         try:
             message = json.loads(self.conn.recv_bytes(worker.MAX_MESSAGE))
         except (EOFError, OSError, ValueError) as exc:
-            if wait([self.pidfd], timeout=0.5):  # the pipe ended because the worker died: that is the story
-                self.dead()
+            self.exited(0.5)  # the pipe ended because the worker died: then that is the story
             raise _Garbage(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
         if not isinstance(message, list) or len(message) != 2:
             raise _Garbage(f"not a message: {str(message)[:40]!r}")
@@ -113,6 +113,19 @@ class _Worker:
         if kind not in ("ready", "unavailable", "record", "closed"):
             raise _Garbage(f"unknown message {str(kind)[:40]!r}")
         return kind, payload
+
+    def waitables(self) -> list:
+        return [self.conn] + [self.pidfd] * (self.pidfd >= 0)
+
+    def exited(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the worker to end; whether it did."""
+        end = time.monotonic() + timeout
+        while not self.dead() and (left := end - time.monotonic()) > 0:
+            if self.pidfd >= 0:
+                wait([self.pidfd], timeout=left)
+            else:
+                time.sleep(min(left, 0.02))
+        return self.dead()
 
     def dead(self) -> bool:
         if self.status is None:
@@ -149,10 +162,8 @@ class _Worker:
 
     def release(self) -> None:
         for fd in (self.pidfd, self.lifeline):
-            try:
+            if fd >= 0:
                 os.close(fd)
-            except OSError:
-                pass
         self.pidfd = self.lifeline = -1
         self.conn.close()
 
@@ -162,8 +173,7 @@ class _Worker:
             self.conn.send(None)
         except OSError:
             pass
-        if wait([self.pidfd], timeout=_CLOSE_LIMIT_S):
-            self.dead()
+        self.exited(_CLOSE_LIMIT_S)
         self.kill()
 
     def how_it_died(self) -> str:
@@ -177,6 +187,14 @@ class _Worker:
         if code == worker.BROKEN:
             return f"exit code {code}: the worker itself failed, e.g. the operator closed or broke its pipe"
         return f"signal {worker.signal_name(-code)}" if code < 0 else f"exit code {code}"
+
+
+def _pidfd_open(pid: int) -> int:
+    """A descriptor that becomes readable when `pid` ends (Linux >= 5.3); -1 where the kernel has none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
 
 
 def _oom_note() -> str:
@@ -264,7 +282,7 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
                 pool.append(w)
                 w.submit(pending.popleft())
             busy = [w for w in pool if w.case is not None]
-            ready = wait([x for w in busy for x in (w.conn, w.pidfd)], timeout=0.2)
+            ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
             now = time.monotonic()
             for w in busy:
                 case = w.case
@@ -278,7 +296,7 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
                             rec = case.new_record()
                             rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {payload}")
                             finish(w, rec)
-                    elif w.pidfd in ready or w.dead():
+                    elif w.dead():
                         finish(w, _crash(case, f"the operator killed its worker process ({w.how_it_died()})"))
                     elif now - w.since > settings.timeout_s:
                         finish(w, _timed_out(case, settings.timeout_s))
@@ -353,8 +371,8 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
             if left <= 0:
                 raise BackendUnavailable(f"{settings.backend} backend: the operator library did not finish "
                                          f"{stage} within {limit:g} s")
-            if w.conn not in wait([w.conn, w.pidfd], timeout=left):
-                if w.pidfd in wait([w.pidfd], timeout=0):
+            if w.conn not in wait(w.waitables(), timeout=min(left, 0.2)):
+                if w.dead():
                     raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
                                              f"worker while {stage} ({w.how_it_died()})")
                 continue
