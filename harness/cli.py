@@ -11,6 +11,7 @@ import importlib
 import math
 import pkgutil
 import signal
+import sqlite3
 import sys
 from typing import Callable
 
@@ -88,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except TableError as exc:  # a file that cannot be a case table, named with its line, for every command
         print(str(exc), file=sys.stderr)
+        return EXIT_ENV
+    except sqlite3.Error as exc:  # --history naming a directory, a file that is no database, a locked one
+        print(f"harness {args.command}: history database {getattr(args, 'history', '')}: {exc}", file=sys.stderr)
         return EXIT_ENV
     except KeyboardInterrupt as exc:  # Ctrl-C outside a run's own handling (loading tables, mutants)
         signum = getattr(exc, "signum", signal.SIGINT)

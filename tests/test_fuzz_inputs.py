@@ -96,16 +96,18 @@ def _argv(rng: random.Random, files: dict[str, str]) -> list[str]:
         "--no-poison": [None], "--bogus-option": [None, "1"],
     }
     tables = [files["table"], files["missing"], files["dir"], files["empty"], files["binary"], files["fifo"]]
-    command = rng.choice(["run", "run", "run", "lint", "history", "mutants", "ab", "baseline", "nonsense"])
+    command = rng.choice(["run", "run", "run", "lint", "history", "compare", "mutants", "ab", "baseline",
+                          "nonsense"])
     allowed = {"run": ["-k", "--timeout", "--memory-cap", "--warmup", "--min-samples", "--max-time", "-n",
                        "--timing-mode", "--history", "--report-dir", "--no-poison", "--bogus-option"],
                "lint": ["--bogus-option"], "history": ["--history", "--case", "--bogus-option"],
+               "compare": ["--history", "--threshold", "--alpha"],
                "mutants": ["-k", "--every", "-n", "--timeout"], "ab": ["-k", "--threshold", "--alpha", "--warmup",
                                                                         "--max-time", "--min-samples"],
                "baseline": ["-k", "--warmup", "--min-samples", "--max-time", "--timing-mode"], "nonsense": []}
     argv = [command]
-    if command in ("ab",):
-        argv += ["HEAD", "HEAD"]
+    if command in ("ab", "compare"):
+        argv += [pick(["HEAD", "no-such-run", "", "..", "-"]) for _ in range(2)]
     if command in ("run", "lint", "mutants", "ab", "baseline"):
         argv += [pick(tables, 0.15) for _ in range(1 if command == "baseline" else rng.randint(1, 2))]
     for option in rng.sample(allowed[command], k=min(len(allowed[command]), rng.randint(0, 2))):
