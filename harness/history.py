@@ -4,8 +4,8 @@ and the raw timing samples, so `compare` and `history` work long after the repor
 Only the harness's own process writes (workers run untrusted operators and hold no handle of it). Several runs and
 readers may share the file: the database runs in WAL mode with a busy timeout, each write is its own `BEGIN
 IMMEDIATE` transaction retried on contention, and each record commits on its own, so a run killed halfway keeps every
-row it finished. Rows are keyed by run, table and line (plus name): a duplicated case name or a table given twice adds
-rows, never overwrites one; a database from before that key is migrated on open.
+row it finished. Rows are keyed by run, table and line (plus name): a duplicated case name adds a row, never
+overwrites one; a database from before that key is migrated on open.
 """
 from __future__ import annotations
 
@@ -56,10 +56,14 @@ def _create_schema(db: sqlite3.Connection) -> None:
     if db.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
         return
     _migrate(db)
+    _create_tables(db)
+    db.execute(f"PRAGMA user_version = {_VERSION}")
+
+
+def _create_tables(db: sqlite3.Connection) -> None:
     for statement in _SCHEMA.split(";"):  # executescript would commit the surrounding transaction
         if statement.strip():
             db.execute(statement)
-    db.execute(f"PRAGMA user_version = {_VERSION}")
 
 
 def _migrate(db: sqlite3.Connection) -> None:
@@ -70,9 +74,7 @@ def _migrate(db: sqlite3.Connection) -> None:
     db.execute("DROP INDEX IF EXISTS results_case")
     for name in ("results", "samples"):
         db.execute(f"ALTER TABLE {name} RENAME TO {name}_v0")
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            db.execute(statement)
+    _create_tables(db)
     db.execute("INSERT INTO results SELECT * FROM results_v0")
     db.execute("INSERT INTO samples SELECT s.run_id, s.table_name, s.case_name, s.samples_us, r.line FROM samples_v0 s"
                " JOIN results_v0 r USING (run_id, table_name, case_name)")
