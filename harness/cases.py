@@ -9,8 +9,11 @@ so in a warning; where the harness cannot run the row as written, we record an e
 """
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +86,54 @@ class Table:
 EXTENSIONS_KEY = "harness-extensions"
 
 
+class TableError(Exception):
+    """A file that cannot be a case table at all (empty, binary, no data rows...); the message is the one line
+    `harness` prints, `file:line:column: error: reason` (exit 3)."""
+
+
+class SelectError(ValueError):
+    """A `-k` expression that does not compile."""
+
+
+def check_select(expr: str) -> None:
+    """Raise SelectError unless `expr` is a pytest keyword expression (identifiers, and/or/not, parentheses)."""
+    from _pytest.mark.expression import Expression
+
+    try:
+        Expression.compile(expr)
+    except (SyntaxError, ValueError) as exc:  # pytest raises its ParseError, or SyntaxError since pytest 8
+        raise SelectError(f"-k {expr!r}: {getattr(exc, 'msg', None) or exc}") from None
+
+
+def read_bytes(path: str) -> bytes:
+    """A table file's bytes; opened without blocking so a FIFO or device is refused instead of waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a case table must be one)", path)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _unusable(path: str, raw: bytes, text: str) -> Diagnostic | None:
+    """Why a file cannot be a table at all, before any line is read; None when it may be one."""
+    def error(line: int, message: str) -> Diagnostic:
+        return Diagnostic(path, line, 1, ERROR, message)
+
+    if b"\0" in raw:
+        return error(raw.count(b"\n", 0, raw.index(b"\0")) + 1, "binary file (NUL byte): not a CSV case table")
+    if not text.strip(_TRIM):
+        return error(1, "empty file: no header, no rows")
+    if "\n" not in text and "\r" in text.strip(_TRIM):
+        return error(1, "lines end in CR only: the C++ frame's getline reads the whole file as one line "
+                        "(save it with LF or CRLF line ends)")
+    return None
+
+
 def split_fields(line: str) -> tuple[list[str], bool]:
     """`CsvSplitLine`: split on commas outside quotes, drop the quotes, trim each field; also whether a quote was
     left open (the C++ then swallows every later comma into one field)."""
@@ -118,11 +169,15 @@ def _decode(raw: bytes, path: str, diags: list[Diagnostic]) -> str:
 
 
 def read_table(path: str) -> Table:
-    """Load a case table with the C++ frame's semantics; problems become diagnostics, not exceptions (a missing
-    file still raises OSError)."""
-    raw = Path(path).read_bytes()
+    """Load a case table with the C++ frame's semantics; problems with cells and rows become diagnostics. A file
+    that cannot be a table at all (empty, binary, comments only, header only, CR line ends, an unreadable header)
+    raises TableError naming it; a missing or non-regular file raises OSError."""
+    raw = read_bytes(path)
     diags: list[Diagnostic] = []
-    lines = _decode(raw, path, diags).split("\n")  # std::getline splits on '\n' only; '\r' is trimmed per field
+    text = _decode(raw, path, diags)
+    if (problem := _unusable(path, raw, text)) is not None:
+        raise TableError(str(problem))
+    lines = text.split("\n")  # std::getline splits on '\n' only; '\r' is trimmed per field
     table = Table(path, [], [], diags, hashlib.sha256(raw).hexdigest())
     numbered = iter(enumerate(lines, start=1))
     for number, line in numbered:
@@ -133,16 +188,17 @@ def read_table(path: str) -> Table:
             _check_header(table, number, open_quote)
             break
     else:
-        diags.append(Diagnostic(path, 1, 1, ERROR, "no header line (the C++ frame throws 'CSV file has no header')"))
-        return table
+        raise TableError(str(Diagnostic(path, 1, 1, ERROR, "comments only: no header line (the C++ frame throws "
+                                                           "'CSV file has no header')")))
     first_line_of: dict[str, int] = {}
     for number, line in numbered:
         if _is_skipped(line):
             continue
         row = _make_row(table, number, line)
-        if row is not None:
-            _check_case_name(table, row, first_line_of)
-            table.rows.append(row)
+        _check_case_name(table, row, first_line_of)
+        table.rows.append(row)
+    if not table.rows:
+        raise TableError(str(Diagnostic(path, table.header_line, 1, ERROR, "header only: no data rows")))
     return table
 
 
@@ -169,19 +225,20 @@ def _check_header(table: Table, line: int, open_quote: bool) -> None:
                                                 f"{seen[name]}; the C++ frame keeps the last non-empty cell"))
         seen.setdefault(name, col)
     if open_quote:
-        table.diagnostics.append(Diagnostic(table.path, line, 1, WARNING, "unbalanced quote in the header"))
+        raise TableError(str(Diagnostic(table.path, line, 1, ERROR, "unbalanced quote in the header: every later "
+                                        "comma is part of one column name, so no column can be found")))
 
 
-def _make_row(table: Table, line: int, text: str) -> Row | None:
+def _make_row(table: Table, line: int, text: str) -> Row:
     fields, open_quote = split_fields(text)
     width = len(table.header)
     if open_quote:
         table.diagnostics.append(Diagnostic(table.path, line, 1, WARNING,
                                             "unbalanced quote: every later comma on this line is part of one field"))
-    if len(fields) < width:
-        table.diagnostics.append(Diagnostic(table.path, line, 1, WARNING, f"row has {len(fields)} fields, the "
-                                            f"header has {width}: the C++ frame drops this row silently"))
-        return None
+    if len(fields) < width:  # the C++ frame drops it silently; here it stays, as an ERROR row
+        table.diagnostics.append(Diagnostic(table.path, line, len(fields) + 1, ERROR, f"row has {len(fields)} fields, "
+                                            f"the header has {width} (the C++ frame drops this row silently)"))
+        fields += [""] * (width - len(fields))
     extra = [col for col in range(width + 1, len(fields) + 1) if fields[col - 1]]
     if extra:
         table.diagnostics.append(Diagnostic(table.path, line, extra[0], WARNING, f"field {extra[0]} is beyond the "

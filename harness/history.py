@@ -1,9 +1,11 @@
 """Run history in SQLite (`reports/history.sqlite` by default): every run's provenance, every row's result record,
 and the raw timing samples, so `compare` and `history` work long after the report files are gone.
 
-Writers are parallel worker processes: the database runs in WAL mode with a busy timeout, each write is its own
-`BEGIN IMMEDIATE` transaction retried on contention, and each record commits on its own, so a run killed halfway
-keeps every row it finished. A History opened in one process reconnects after a fork instead of sharing the handle.
+Only the harness's own process writes (workers run untrusted operators and hold no handle of it). Several runs and
+readers may share the file: the database runs in WAL mode with a busy timeout, each write is its own `BEGIN
+IMMEDIATE` transaction retried on contention, and each record commits on its own, so a run killed halfway keeps every
+row it finished. Rows are keyed by run, table and line (plus name): a duplicated case name adds a row, never
+overwrites one; a database from before that key is migrated on open.
 """
 from __future__ import annotations
 
@@ -28,12 +30,14 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, op TEXT, line INTEGER,
     verdict TEXT, is_perf INTEGER, n INTEGER, mean_us REAL, median_us REAL, min_us REAL, converged INTEGER,
-    record TEXT NOT NULL, PRIMARY KEY (run_id, table_name, case_name));
+    record TEXT NOT NULL, PRIMARY KEY (run_id, table_name, line, case_name));
 CREATE TABLE IF NOT EXISTS samples (
     run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, samples_us TEXT NOT NULL,
-    PRIMARY KEY (run_id, table_name, case_name));
+    line INTEGER, PRIMARY KEY (run_id, table_name, line, case_name));
 CREATE INDEX IF NOT EXISTS results_case ON results (case_name);
 """
+#: PRAGMA user_version of the schema above; older databases are migrated by _migrate.
+_VERSION = 1
 
 _RETRIES = 20
 
@@ -49,9 +53,33 @@ def _json(value: Any) -> str:
 
 
 def _create_schema(db: sqlite3.Connection) -> None:
+    if db.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
+        return
+    _migrate(db)
+    _create_tables(db)
+    db.execute(f"PRAGMA user_version = {_VERSION}")
+
+
+def _create_tables(db: sqlite3.Connection) -> None:
     for statement in _SCHEMA.split(";"):  # executescript would commit the surrounding transaction
         if statement.strip():
             db.execute(statement)
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Version 0 keyed rows by (run, table, case name), so a duplicated name overwrote a row: re-key by line."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "results" not in tables:
+        return
+    db.execute("DROP INDEX IF EXISTS results_case")
+    for name in ("results", "samples"):
+        db.execute(f"ALTER TABLE {name} RENAME TO {name}_v0")
+    _create_tables(db)
+    db.execute("INSERT INTO results SELECT * FROM results_v0")
+    db.execute("INSERT INTO samples SELECT s.run_id, s.table_name, s.case_name, s.samples_us, r.line FROM samples_v0 s"
+               " JOIN results_v0 r USING (run_id, table_name, case_name)")
+    db.execute("DROP TABLE results_v0")
+    db.execute("DROP TABLE samples_v0")
 
 
 class History:
@@ -115,7 +143,7 @@ class History:
                meta.get("backend"), str(meta.get("device", "")), host if isinstance(host, str) else _json(host),
                meta.get("started"), _json(meta))
         self._write(lambda c: c.execute(
-            "INSERT OR REPLACE INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta)"
+            "INSERT INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row))
 
     def record(self, run_id: str, record: dict) -> None:
@@ -131,11 +159,9 @@ class History:
                      None if not timing else int(bool(timing.get("converged"))), _json(slim))
 
         def body(c: sqlite3.Connection) -> None:
-            c.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            c.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             if samples is not None:
-                c.execute("INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?)", key + (_json(samples),))
-            else:
-                c.execute("DELETE FROM samples WHERE run_id = ? AND table_name = ? AND case_name = ?", key)
+                c.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?)", key + (_json(samples), record.get("line")))
         self._write(body)
 
     def finish_run(self, run_id: str, summary: dict) -> None:
@@ -202,7 +228,7 @@ class History:
         meta = json.loads(row[0])
         meta.update(summary=json.loads(row[1]) if row[1] else None, finished=row[2])
         rows = self._retry(lambda: self.db.execute(
-            "SELECT r.record, s.samples_us FROM results r LEFT JOIN samples s USING (run_id, table_name, case_name)"
+            "SELECT r.record, s.samples_us FROM results r LEFT JOIN samples s USING (run_id, table_name, line, case_name)"
             " WHERE r.run_id = ? ORDER BY r.table_name, r.line, r.case_name", (run_id,)).fetchall())
         records = []
         for rec_json, samples_json in rows:

@@ -1,4 +1,5 @@
-"""Where a run came from: commit, dirty flag, branch, host. Recorded with every run so numbers stay attributable."""
+"""Where a run came from: the harness's commit, dirty flag and branch, the host, file hashes. Recorded with every run
+so numbers stay attributable."""
 from __future__ import annotations
 
 import datetime as dt
@@ -25,6 +26,12 @@ def git_state(cwd: Path | None = None) -> dict[str, object]:
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", cwd=cwd)) if commit else False,
         "branch": _git("rev-parse", "--abbrev-ref", "HEAD", cwd=cwd) or "unknown",
     }
+
+
+def harness_git_state() -> dict[str, object]:
+    """The commit of the checkout this harness package runs from (an editable install's repository), whatever the
+    current directory is; "unknown" when the package is not in a git checkout."""
+    return git_state(Path(__file__).resolve().parent)
 
 
 def host() -> dict[str, object]:

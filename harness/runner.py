@@ -1,33 +1,44 @@
-"""Runs many cases in isolated worker processes, so one crashing or hanging operator costs one row, not the run.
+"""Runs many cases in isolated worker processes, so one crashing, hanging or hostile operator costs one row, not the
+run, and never the harness's own files.
 
-Each worker opens the backend once and runs cases sent over a pipe. A worker that dies mid-case (segfault, abort)
-yields CRASH for that row; one that exceeds the per-row limit is killed and yields TIMEOUT; either way a fresh
-worker takes the next row. Precision rows run on `workers` processes in parallel; perf rows afterwards, alone, on one
-worker, so timing never shares the machine with other rows. Every finished record goes to `on_record` at once.
+The operator library is loaded only in workers (harness/worker.py), never here: even the backend check runs in a
+probe worker with a time limit. Each worker runs cases sent over its pipe. A worker that dies mid-case (segfault,
+abort, exit, a SIGKILL we did not send) yields CRASH for that row; one that exceeds the per-row limit is killed and
+yields TIMEOUT; one that sends something that is not a well-formed record yields CRASH; either way its whole process
+tree is killed and a fresh worker takes the next row. Death is seen through a pidfd (or waitpid polling on kernels
+before 5.3), never through the pipe, so a child the operator forked holding the pipe open cannot turn a crash into a
+timeout. Precision rows run on `workers` processes in parallel;
+perf rows afterwards, alone, on one worker, so timing never shares the machine with other rows. Every finished
+record goes to `on_record` at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interrupted.
 """
 from __future__ import annotations
 
-import faulthandler
+import json
 import multiprocessing as mp
+import os
+import pickle
 import signal
+import sys
 import time
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import ops
-from harness.backends import BackendUnavailable, fence, open_backend
-from harness.engine import DEFAULT_MEMORY_CAP, Case, run_case
-from harness.record import Record
+from harness import ops, proctree, worker
+from harness.backends import BackendUnavailable, fence
+from harness.engine import DEFAULT_MEMORY_CAP, Case
+from harness.record import VERDICTS, Record
 
-
-
-def _context(backend: str):
-    """fork for the CPU twin (cheap, nothing device-side to inherit); spawn for device backends, whose runtimes
-    (CUDA, ACL) cannot be used in a child forked after the parent initialised them."""
-    return mp.get_context("fork" if backend == "cpu" else "spawn")
+#: How long the backend check may take to load the library, create a handle and destroy it.
+PROBE_LIMIT_S = 120.0
+_CLOSE_LIMIT_S = 5.0
+#: Live worker pids, and the harness's children that are none of ours (left alone when orphans are swept).
+_LIVE: set[int] = set()
+_KEEP: set[int] = set()
 
 
 @dataclass
@@ -43,64 +54,167 @@ class Settings:
     hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
 
 
-def _worker(conn: Connection, settings: Settings) -> None:
-    """Worker loop: open the backend once, then run whatever case arrives until told to stop (None)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    faulthandler.disable()  # a crashing operator is reported as CRASH by the parent, not dumped by the child
-    try:
-        backend = open_backend(settings.backend, **settings.backend_options)
-    except BackendUnavailable as exc:
-        conn.send(("unavailable", str(exc)))
-        return
-    conn.send(("ready", None))
-    while (case := conn.recv()) is not None:
-        conn.send(("record", run_case(case, backend, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                                      timing_config=settings.timing, baselines=settings.baselines)))
-    backend.close()
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: dispatching stopped and the rows in flight were killed (not recorded). A
+    KeyboardInterrupt, so commands without reports of their own (mutants) end like any Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
-class _Slot:
-    """One worker process and the case it is running (state: which case, since when)."""
+class _Garbage(Exception):
+    """A worker sent something that is not a message of the protocol."""
+
+
+class _Worker:
+    """One worker process (state: its pid, pidfd, pipe, and the case it runs since when)."""
 
     def __init__(self, settings: Settings):
-        ctx = _context(settings.backend)
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, settings), daemon=True)
-        self.proc.start()
+        self.conn, child = mp.Pipe()
+        life_r, self.lifeline = os.pipe()
+        parent = os.getpid()
+        self.pid = os.fork()
+        if self.pid == 0:
+            self.conn.close()
+            os.close(self.lifeline)
+            if settings.backend == "cpu":  # the CPU twin: nothing device-side to inherit, fork is enough
+                worker.run_forked(child, life_r, parent, settings)
+            worker.exec_fresh(child, life_r, parent)  # device runtimes want a fresh interpreter
         child.close()
-        kind, message = self.conn.recv() if self.conn.poll(300) else ("unavailable", "worker did not start")
-        if kind != "ready":
-            self.stop()
-            raise BackendUnavailable(message)
+        os.close(life_r)
+        self.pidfd = _pidfd_open(self.pid)
+        _LIVE.add(self.pid)
+        if settings.backend != "cpu":
+            self.conn.send_bytes(pickle.dumps(settings))
         self.case: Case | None = None
-        self.since = 0.0
+        self.last = ""
+        self.since = time.monotonic()
+        self.status: int | None = None
+        self.killed = False
 
     def submit(self, case: Case) -> None:
-        self.case, self.since = case, time.monotonic()
-        self.conn.send(case)
+        """Hand over a case; a worker already dead takes it down with it (its pidfd reports the crash)."""
+        self.case, self.since, self.last = case, time.monotonic(), case.id
+        try:
+            self.conn.send(case)
+        except OSError:
+            pass
 
-    def stop(self) -> None:
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join()
+    def receive(self) -> tuple[str, Any]:
+        """The next message; _Garbage for anything that is not [kind, payload] JSON within the size limit."""
+        try:
+            message = json.loads(self.conn.recv_bytes(worker.MAX_MESSAGE))
+        except (EOFError, OSError, ValueError) as exc:
+            self.exited(0.5)  # the pipe ended because the worker died: then that is the story
+            raise _Garbage(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
+        if not isinstance(message, list) or len(message) != 2:
+            raise _Garbage(f"not a message: {str(message)[:40]!r}")
+        kind, payload = message
+        if kind not in ("ready", "unavailable", "record", "closed"):
+            raise _Garbage(f"unknown message {str(kind)[:40]!r}")
+        return kind, payload
+
+    def waitables(self) -> list:
+        return [self.conn] + [self.pidfd] * (self.pidfd >= 0)
+
+    def exited(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the worker to end; whether it did."""
+        end = time.monotonic() + timeout
+        while not self.dead() and (left := end - time.monotonic()) > 0:
+            if self.pidfd >= 0:
+                wait([self.pidfd], timeout=left)
+            else:
+                time.sleep(min(left, 0.02))
+        return self.dead()
+
+    def dead(self) -> bool:
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = os.waitstatus_to_exitcode(status)
+        return self.status is not None
+
+    def kill(self) -> None:
+        """SIGKILL the worker and everything below it: its tree, its process group, and processes of a dead
+        worker that re-parented to the harness (a subreaper while it runs cases)."""
+        alive = self.status is None  # once reaped, the pid may belong to someone else
+        self.killed = self.killed or alive
+        tree = proctree.descendants(self.pid) if alive else []
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in [self.pid] * alive + tree:
+            proctree.kill(pid)
+        self.wait()
+        _LIVE.discard(self.pid)
+        for pid in proctree.children(os.getpid()):
+            if pid not in _LIVE and pid not in _KEEP:
+                proctree.kill_descendants(pid)
+                proctree.kill(pid)
+                proctree.reap(pid)
+
+    def wait(self) -> None:
+        if self.status is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.status = os.waitstatus_to_exitcode(status)
+        self.release()
+
+    def release(self) -> None:
+        for fd in (self.pidfd, self.lifeline):
+            if fd >= 0:
+                os.close(fd)
+        self.pidfd = self.lifeline = -1
         self.conn.close()
 
     def close(self) -> None:
+        """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
         try:
             self.conn.send(None)
-            self.proc.join(timeout=10)
-        except (BrokenPipeError, OSError):
+        except OSError:
             pass
-        self.stop()
+        self.exited(_CLOSE_LIMIT_S)
+        self.kill()
+
+    def how_it_died(self) -> str:
+        self.dead()
+        code = self.status
+        if code is None:
+            return "it is still running"
+        if code == -signal.SIGKILL and not self.killed:
+            return ("signal SIGKILL, which the harness did not send: possibly the kernel's out-of-memory killer "
+                    f"({_oom_note()})")
+        if code == worker.BROKEN:
+            return f"exit code {code}: the worker itself failed, e.g. the operator closed or broke its pipe"
+        if code >= 0:
+            return f"exit code {code}"
+        note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
+        return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
 
 
-def _died(case: Case, proc: mp.Process) -> Record:
+def _pidfd_open(pid: int) -> int:
+    """A descriptor that becomes readable when `pid` ends (Linux >= 5.3); -1 where the kernel has none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _oom_note() -> str:
+    """What the cgroup says about out-of-memory kills, where it can tell."""
+    try:
+        cgroup = Path("/proc/self/cgroup").read_text().strip().splitlines()[-1].split(":", 2)[2]
+        events = Path(f"/sys/fs/cgroup{cgroup}/memory.events").read_text()
+    except (OSError, IndexError):
+        return "check the kernel log"
+    kills = dict(line.split() for line in events.splitlines() if line.strip()).get("oom_kill", "?")
+    return f"this cgroup has seen {kills} OOM kill(s); check the kernel log"
+
+
+def _crash(case: Case, why: str) -> Record:
     rec = case.new_record()
-    code = proc.exitcode
-    how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
-    note = fence.fault_note(proc.pid)  # what the cpu backend's guard pages saw, naming the buffer
-    rec.update(verdict="CRASH",
-               reason=f"the operator killed its worker process ({how})" + (f": {note}" if note else ""))
+    rec.update(verdict="CRASH", reason=why)
     return rec
 
 
@@ -111,58 +225,127 @@ def _timed_out(case: Case, limit: float) -> Record:
     return rec
 
 
-def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None]) -> None:
+def _checked(case: Case, payload: Any) -> Record:
+    """A record from a worker, if it is one for this case; _Garbage otherwise."""
+    if not isinstance(payload, dict) or payload.get("verdict") not in VERDICTS \
+            or (payload.get("case_name"), payload.get("table"), payload.get("line")) != (case.name, case.table,
+                                                                                         case.line):
+        raise _Garbage("a record that is not this row's")
+    return payload
+
+
+class StopSignals:
+    """SIGINT/SIGTERM handlers for the length of a run: remember the signal; the loop acts on it (and report
+    writing, which must not be cut in half, simply finishes)."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old[signum] = signal.signal(signum, self._note)
+            except ValueError:  # not the main thread: the caller keeps its own handling
+                pass
+        return self
+
+    def _note(self, signum: int, _frame: Any) -> None:
+        self.signum = self.signum or signum
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+
+
+def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None],
+               stop: StopSignals) -> None:
     pending = deque(cases)
-    slots = [_Slot(settings) for _ in range(min(workers, len(pending)))]
+    pool: list[_Worker] = []
+
+    def finish(w: _Worker, record: Record | None) -> None:
+        pool.remove(w)
+        if w.status is None:
+            w.kill()
+        else:
+            w.release()
+        if record is not None:
+            on_record(record)
+
     try:
-        while pending or any(s.case for s in slots):
-            for slot in slots:
-                if slot.case is None and pending:
-                    slot.submit(pending.popleft())
-            busy = [s for s in slots if s.case is not None]
-            ready = wait([s.conn for s in busy], timeout=0.5)
+        while (pending or any(w.case for w in pool)) and not stop.signum:
+            for w in [w for w in pool if w.case is None and w.dead()]:  # died after its row was recorded
+                print(f"\nwarning: the worker that ran {w.last} died after that row finished "
+                      f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
+                finish(w, None)
+            for w in pool:
+                if w.case is None and pending:
+                    w.submit(pending.popleft())
+            while pending and len(pool) < workers:
+                w = _Worker(settings)
+                pool.append(w)
+                w.submit(pending.popleft())
+            busy = [w for w in pool if w.case is not None]
+            ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
             now = time.monotonic()
-            for i, slot in enumerate(slots):
-                if slot.case is None:
-                    continue
-                if slot.conn in ready:
-                    try:
-                        _, record = slot.conn.recv()
-                    except (EOFError, OSError):
-                        slot.proc.join(timeout=5)
-                        on_record(_died(slot.case, slot.proc))
-                        slot.stop()
-                        slots[i] = _Slot(settings) if pending else _idle(slot)
-                        continue
-                    slot.case = None
-                    on_record(record)
-                elif now - slot.since > settings.timeout_s:
-                    on_record(_timed_out(slot.case, settings.timeout_s))
-                    slot.stop()
-                    slots[i] = _Slot(settings) if pending else _idle(slot)
+            for w in busy:
+                case = w.case
+                try:
+                    if w.conn in ready:
+                        kind, payload = w.receive()
+                        if kind == "record":
+                            w.case = None
+                            on_record(_checked(case, payload))
+                        elif kind != "ready":  # "ready" only says the library loaded: the record follows
+                            rec = case.new_record()
+                            rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {payload}")
+                            finish(w, rec)
+                    elif w.dead():
+                        finish(w, _crash(case, f"the operator killed its worker process ({w.how_it_died()})"))
+                    elif now - w.since > settings.timeout_s:
+                        finish(w, _timed_out(case, settings.timeout_s))
+                except _Garbage as exc:
+                    if w.status is not None:  # the pipe broke because the worker died: that is the story
+                        finish(w, _crash(case, f"the operator killed its worker process ({w.how_it_died()})"))
+                    else:
+                        finish(w, _crash(case, f"the worker sent protocol garbage ({exc}); the operator wrote to "
+                                               "descriptors it does not own"))
     finally:
-        for slot in slots:
-            if slot.proc.is_alive():
-                slot.close()
-
-
-def _idle(slot: _Slot) -> _Slot:
-    """A stopped slot with nothing left to run: keep it in the list, marked free, so the loop can end."""
-    slot.case = None
-    return slot
+        for w in pool:
+            if stop.signum or w.case is not None:
+                w.kill()
+            else:
+                w.close()
+    if stop.signum:
+        raise Interrupted(stop.signum)
 
 
 def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
-    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish."""
+    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish.
+    Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
-    if precision:
-        _run_phase(precision, settings, max(1, settings.workers), on_record)
-    if perf:
-        _run_perf(perf, settings, on_record)
+    with _subreaper(), StopSignals() as stop:
+        if precision:
+            _run_phase(precision, settings, max(1, settings.workers), on_record, stop)
+        if perf:
+            _run_perf(perf, settings, on_record, stop)
 
 
-def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+@contextmanager
+def _subreaper() -> Iterator[None]:
+    """While workers run, orphans of a dead worker re-parent to the harness, where _Worker.kill finds them."""
+    _KEEP.update(proctree.children(os.getpid()))
+    was = proctree.set_subreaper(True)
+    try:
+        yield
+    finally:
+        proctree.set_subreaper(was)
+        _KEEP.clear()
+
+
+def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None],
+              stop: StopSignals) -> None:
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
     order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
     (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
@@ -200,7 +383,7 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
         settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
                                           ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
         settling = True
-        _run_phase([settle, *todo], per_round, 1, collect)
+        _run_phase([settle, *todo], per_round, 1, collect, stop)
         for case in [c for c in todo if c.id in taken]:
             spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
             if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
@@ -209,9 +392,53 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
 
 
 def check_backend(settings: Settings) -> dict[str, Any]:
-    """Open and close the backend once in this process: fails fast (exit 3) and builds the twin before forking."""
-    backend = open_backend(settings.backend, **settings.backend_options)
+    """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
+    crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
+    if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
+        _build_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
+    with _subreaper():
+        return _probe(settings, limit)
+
+
+def _build_twin() -> None:
+    from harness.backends.build import BuildError, build_twin
+
     try:
-        return backend.describe()
+        build_twin()
+    except BuildError as exc:
+        raise BackendUnavailable(f"cpu backend: {exc}") from exc
+
+
+def _probe(settings: Settings, limit: float) -> dict[str, Any]:
+    w = _Worker(settings)
+    stage = "loading the library and creating a handle"
+    try:
+        deadline = time.monotonic() + limit
+        w.conn.send(None)  # after "ready": close the backend (aclblasDestroy) and report "closed"
+        info: dict = {}
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BackendUnavailable(f"{settings.backend} backend: the operator library did not finish "
+                                         f"{stage} within {limit:g} s")
+            if w.conn not in wait(w.waitables(), timeout=min(left, 0.2)):
+                if w.dead():
+                    raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
+                                             f"worker while {stage} ({w.how_it_died()})")
+                continue
+            try:
+                kind, payload = w.receive()
+            except _Garbage as exc:
+                why = w.how_it_died() if w.status is not None else f"protocol garbage: {exc}"
+                raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
+                                         f"worker while {stage} ({why})") from None
+            if kind == "unavailable":
+                raise BackendUnavailable(str(payload))
+            if kind == "ready":
+                info = payload if isinstance(payload, dict) else {}
+                stage = "destroying its handle (aclblasDestroy)"
+            elif kind == "closed":
+                return info
     finally:
-        backend.close()
+        w.kill()

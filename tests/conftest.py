@@ -32,9 +32,15 @@ def toy_lib(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hostile_lib(tmp_path_factory) -> Path:
+def hostile_mem_lib(tmp_path_factory) -> Path:
     """tests/native/hostile_mem.c: toy_ops.c plus memory faults armed per row by HOSTILE_<FAULT>_M=<m>."""
     return _native_lib(tmp_path_factory, "hostile_mem.c")
+
+
+@pytest.fixture(scope="session")
+def hostile_proc_lib(tmp_path_factory) -> Path:
+    """tests/native/hostile_proc.c built as an --operator-lib: correct results, and a fault per row picked by m."""
+    return _native_lib(tmp_path_factory, "hostile_proc.c")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """harness.cases: tables read with the C++ frame's csv_loader.h semantics, typed cells with the C++ defaults."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -8,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness import abi
-from harness.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, base_fields, op_for_table,
-                           read_table, seed_of, split_fields)
+from harness.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
+                           op_for_table, read_table, seed_of, split_fields)
 
 SHARED = Path("/work/shared/data/ops-blas-csv")
 
@@ -49,12 +50,12 @@ def test_header_comments_blank_lines_and_crlf(tmp_path):
     assert len(table.sha256) == 64
 
 
-def test_short_rows_dropped_with_warning_and_extra_fields_warned(tmp_path):
+def test_short_rows_kept_as_errors_and_extra_fields_warned(tmp_path):
     path = write(tmp_path, "case_name,m,n\nok,1,2\nshort,1\nlong,1,2,3\ntrailing,1,2,\n")
     table = read_table(path)
-    assert [r.cells["case_name"] for r in table.rows] == ["ok", "long", "trailing"]
+    assert [r.cells["case_name"] for r in table.rows] == ["ok", "short", "long", "trailing"]
     assert [str(d) for d in table.diagnostics] == [
-        f"{path}:3:1: warning: row has 2 fields, the header has 3: the C++ frame drops this row silently",
+        f"{path}:3:3: error: row has 2 fields, the header has 3 (the C++ frame drops this row silently)",
         f"{path}:4:4: warning: field 4 is beyond the header's 3 columns; the C++ frame ignores it",
     ]
 
@@ -73,10 +74,33 @@ def test_duplicate_and_empty_case_names_are_errors(tmp_path):
     assert "duplicate case_name 'c1' (first on line 2)" in diags[0].message
 
 
-def test_no_header_and_unbalanced_quote(tmp_path):
-    assert read_table(write(tmp_path, "# only comments\n\n")).diagnostics[0].severity == "error"
-    table = read_table(write(tmp_path, 'case_name,m,n\nc1,"1,2\n', "q_test.csv"))
-    assert table.rows == [] and any("unbalanced quote" in m for m in messages(table.diagnostics))
+@pytest.mark.parametrize("content,reason", [
+    ("", "1:1: error: empty file"), ("  \n\n", "1:1: error: empty file"),
+    ("# only comments\n\n", "1:1: error: comments only: no header line"),
+    ("# note\ncase_name,m,n\n# no rows\n", "2:1: error: header only: no data rows"),
+    (b"case_name,m\nc1,1\n\x00\x01\x02", "3:1: error: binary file (NUL byte)"),
+    ("case_name,m\rc1,1\rc2,2\r", "1:1: error: lines end in CR only"),
+    ('"case_name,m,n\nc1,1,2\n', "1:1: error: unbalanced quote in the header"),
+])
+def test_files_that_cannot_be_tables_name_the_file_line_and_reason(tmp_path, content, reason):
+    path = write(tmp_path, content)
+    with pytest.raises(TableError) as err:
+        read_table(path)
+    assert str(err.value).startswith(f"{path}:{reason}")
+
+
+def test_fifo_is_refused_without_blocking(tmp_path):
+    path = tmp_path / "fifo_test.csv"
+    os.mkfifo(path)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_table(str(path))
+
+
+def test_unbalanced_quote_in_a_row_makes_it_short_and_an_error(tmp_path):
+    table = read_table(write(tmp_path, 'case_name,m,n\nc1,"1,2\nc2,1,2\n', "q_test.csv"))
+    assert [r.cells["case_name"] for r in table.rows] == ["c1", "c2"]
+    assert any("unbalanced quote" in m for m in messages(table.diagnostics))
+    assert [(d.line, d.severity) for d in table.diagnostics if d.severity == "error"] == [(2, "error")]
 
 
 def test_duplicate_header_column_keeps_last_non_empty(tmp_path):
@@ -95,7 +119,7 @@ def test_op_for_table(tmp_path):
     for name, op in [("csymm_test.csv", "csymm"), ("sgemm_strided_batched_test.csv", "sgemm_strided_batched"),
                      ("ssymm_test.csv", "ssymm"), ("cgemm_batched_test.csv", "cgemm_batched"),
                      ("notes.csv", None), ("_test.csv", None)]:
-        assert op_for_table(read_table(write(tmp_path, "case_name\n", name))) == op
+        assert op_for_table(read_table(write(tmp_path, "case_name\nc1\n", name))) == op
 
 
 @pytest.mark.parametrize("name,rows,header_len", [("cgemm_batched_test.csv", 165, 22),

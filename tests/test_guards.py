@@ -65,11 +65,11 @@ def _run(tmp_path: Path, table: Path, *extra: str) -> tuple[int, dict[str, dict]
     return code, {c["case_name"]: c for c in json.loads(report.read_text())["cases"]}
 
 
-def test_every_hostile_fault_is_judged_and_named_and_the_good_rows_pass(tmp_path, hostile_lib, monkeypatch,
+def test_every_hostile_fault_is_judged_and_named_and_the_good_rows_pass(tmp_path, hostile_mem_lib, monkeypatch,
                                                                        capfd):
     for fault in {f for _, f in FAULTS.values()}:
         monkeypatch.setenv(f"HOSTILE_{fault}_M", ",".join(str(m) for m, f in FAULTS.values() if f == fault))
-    code, cases = _run(tmp_path, _table(tmp_path / "csymm_test.csv"), "--operator-lib", str(hostile_lib), "-n", "2")
+    code, cases = _run(tmp_path, _table(tmp_path / "csymm_test.csv"), "--operator-lib", str(hostile_mem_lib), "-n", "2")
     assert code == 1
     for name, (verdict, reason) in EXPECTED.items():
         assert (cases[name]["verdict"], reason in cases[name]["reason"]) == (verdict, True), cases[name]["reason"]

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.cli import EXIT_ENV
+from harness.cli import (EXIT_ENV, keyword_expression, non_negative_int, number, positive_float, positive_int,
+                         probability)
 from harness.compare import MIN_EFFECT
 
 
@@ -18,19 +19,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("rev_a", help="git revision of side A (the base)")
     p.add_argument("rev_b", help="git revision of side B (the head)")
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
-    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
+    p.add_argument("-k", dest="select", type=keyword_expression,
+                   help="pytest-style keyword expression over case names")
     p.add_argument("--define-a", action="append", default=[], metavar="NAME=VALUE", help="build define, side A")
     p.add_argument("--define-b", action="append", default=[], metavar="NAME=VALUE", help="build define, side B")
-    p.add_argument("--threshold", type=float, default=0.05, help="relative change that matters (default 0.05)")
-    p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
-    p.add_argument("--min-effect", type=float, default=MIN_EFFECT,
+    p.add_argument("--threshold", type=positive_float, default=0.05,
+                   help="relative change that matters (default 0.05)")
+    p.add_argument("--alpha", type=probability, default=0.05, help="false-discovery rate across rows (default 0.05)")
+    p.add_argument("--min-effect", type=number(float, 0), default=MIN_EFFECT,
                    help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"))
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--min-samples", type=int, default=50)
-    p.add_argument("--max-samples", type=int, default=1000)
-    p.add_argument("--max-time", type=float, default=2.0, help="time cap in seconds per row, both sides together")
+    p.add_argument("--warmup", type=non_negative_int, default=10)
+    p.add_argument("--min-samples", type=number(int, 2), default=50)
+    p.add_argument("--max-samples", type=positive_int, default=1000)
+    p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
     p.set_defaults(func=run)
 
 

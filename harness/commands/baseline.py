@@ -17,7 +17,7 @@ from typing import Any
 
 from harness import engine, ops
 from harness.backends import BackendUnavailable, open_backend
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK
+from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, keyword_expression
 from harness.commands.run import add_backend_options, add_timing_options, backend_options, timing_config
 
 
@@ -26,7 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     p.add_argument("csv", help="one case table")
     add_backend_options(p)
-    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
+    p.add_argument("-k", dest="select", type=keyword_expression,
+                   help="pytest-style keyword expression over case names")
     p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
     add_timing_options(p)
     p.set_defaults(func=run, backend="cuda")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -31,7 +32,11 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.history).is_file():
         print(f"harness history: no history database at {args.history}", file=sys.stderr)
         return EXIT_ENV
-    df = History(args.history).trend(args.case)
+    try:
+        df = History(args.history).trend(args.case)
+    except sqlite3.Error as exc:
+        print(f"harness history: --history {args.history}: {exc}", file=sys.stderr)
+        return EXIT_ENV
     if df.empty:
         print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {args.history}")
         return EXIT_INSUFFICIENT

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from harness import ops
-from harness.cases import ERROR, op_for_table, read_table
+from harness.cases import ERROR, TableError, op_for_table, read_table
 from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK
 from harness.lint import lint_rows
 
@@ -31,6 +31,10 @@ def run(args: argparse.Namespace) -> int:
             table = read_table(path)
         except OSError as exc:
             print(f"harness lint: {path}: {exc.strerror or exc}", file=sys.stderr)
+            missing = True
+            continue
+        except TableError as exc:  # not a table at all (empty, binary...): named, and the other files still checked
+            print(exc, file=sys.stderr)
             missing = True
             continue
         files += 1

@@ -10,18 +10,19 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK
+from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK, keyword_expression, positive_float, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mutants", help="run the tables against deliberately broken twins", description=__doc__)
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
     p.add_argument("--mutant", action="append", help="only this mutant (repeatable; default: all)")
-    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
-    p.add_argument("--every", type=int, default=10,
+    p.add_argument("-k", dest="select", type=keyword_expression,
+                   help="pytest-style keyword expression over case names")
+    p.add_argument("--every", type=positive_int, default=10,
                    help="rows used: every TC_L0 row plus every EVERY-th other precision row (1 = all)")
-    p.add_argument("-n", "--workers", type=int, default=2)
-    p.add_argument("--timeout", type=float, default=60.0, help="per-row limit in seconds")
+    p.add_argument("-n", "--workers", type=positive_int, default=2)
+    p.add_argument("--timeout", type=positive_float, default=60.0, help="per-row limit in seconds")
     p.set_defaults(func=run)
 
 

@@ -1,19 +1,28 @@
 """`harness run [CSV ...]`: the front door. Runs case tables on a backend and writes the acceptance report.
 
-Without CSV arguments it runs every `*_test.csv` in `cases/`. Records are appended to `results.jsonl` and the
-history database as each row finishes, so an interrupted run loses nothing it completed.
+Without CSV arguments it runs every `*_test.csv` in `cases/`. Records are appended to `results.jsonl` (strict JSON,
+whole lines only) and the history database as each row finishes, so an interrupted run loses nothing it completed.
+Ctrl-C or SIGTERM stops dispatching, kills the rows in flight, writes every report for what finished (marked
+`interrupted`), closes the history run and exits 128+signal (130, 143). A history or report path that cannot be
+written (disk full, not a directory, not a database) is one line and exit 3; what was written stays consistent.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import signal
+import sqlite3
 import sys
 from functools import lru_cache
 from pathlib import Path
 
 from harness import ops, perf, provenance
 from harness.backends import NAMES, BackendUnavailable
-from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT
+from harness.cases import TableError
+from harness.cli import (EXIT_ENV, EXIT_INSUFFICIENT, exit_interrupted, keyword_expression, non_negative_int, number,
+                         positive_float, positive_int)
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
 from harness.record import FAILING, Record, summarize
 
@@ -22,14 +31,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run case tables and write a report", description=__doc__)
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
     add_backend_options(p)
-    p.add_argument("-n", "--workers", type=int, default=2, help="parallel workers for precision rows (default 2)")
-    p.add_argument("-k", dest="select", help="pytest-style keyword expression over case names")
+    p.add_argument("-n", "--workers", type=positive_int, default=2,
+                   help="parallel workers for precision rows (default 2)")
+    p.add_argument("-k", dest="select", type=keyword_expression,
+                   help="pytest-style keyword expression over case names")
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
-    p.add_argument("--timeout", type=float, default=600.0, help="per-row limit in seconds (TIMEOUT beyond it)")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="per-row limit in seconds (TIMEOUT beyond it)")
     p.add_argument("--no-poison", action="store_true",
                    help="do not poison never-read regions (byte parity with the C++ frame's inputs)")
-    p.add_argument("--memory-cap", type=float, default=DEFAULT_MEMORY_CAP / 2**30,
+    p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB (default 8)")
     add_timing_options(p)
     p.set_defaults(func=run)
@@ -51,12 +63,12 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
 def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
                    help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
-    p.add_argument("--warmup", type=int, default=10)
-    p.add_argument("--min-samples", type=int, default=50)
-    p.add_argument("--max-time", type=float, default=None,
+    p.add_argument("--warmup", type=non_negative_int, default=10)
+    p.add_argument("--min-samples", type=number(int, 2), default=50, help="at least 2 (a spread needs two)")
+    p.add_argument("--max-time", type=positive_float, default=None,
                    help="time cap in seconds for one perf row's samples (default 0.4 on cpu, 10 on devices); "
                         "warm-up gets a quarter of it")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=positive_int, default=None,
                    help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
                         f"out over them (default {DEFAULT_ROUNDS})")
 
@@ -102,68 +114,195 @@ def baselines_for(case: Case) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import reports, runner
-    from harness.history import History
+    from harness import runner
 
     tables = args.csv or default_tables()
-    missing = [t for t in tables if not Path(t).is_file()]
-    if not tables or missing:
-        print(f"harness run: no such case table: {', '.join(missing) or 'cases/*_test.csv'}", file=sys.stderr)
+    if problem := _tables_problem(tables):
+        print(f"harness run: {problem}", file=sys.stderr)
         return EXIT_ENV
-    settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
-                               timeout_s=args.timeout, poison=not args.no_poison,
-                               memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                               baselines=baselines_for)
     try:
+        settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
+                                   timeout_s=args.timeout, poison=not args.no_poison,
+                                   memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
+                                   baselines=baselines_for)
+    except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
+        print(f"harness run: {exc}", file=sys.stderr)
+        return EXIT_ENV
+    try:
+        cases = load_cases(tables, args.select)
+        history = _open_history(args.history)
+        out_dir = _report_dir(Path(args.report_dir))
         backend_info = runner.check_backend(settings)
-    except BackendUnavailable as exc:
+    except (TableError, BackendUnavailable, _Unusable) as exc:
         print(str(exc), file=sys.stderr)
+        return EXIT_ENV
+    except OSError as exc:  # a table that vanished or cannot be read after the first check
+        print(f"harness run: {_why(exc)}", file=sys.stderr)
         return EXIT_ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
     settings.hardware = hardware["name"]
-    cases = load_cases(tables, args.select)
-    git = provenance.git_state()
-    run_id = provenance.new_run_id(str(git["commit"]))
-    out_dir = Path(args.report_dir) / run_id
-    out_dir.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "run_id": run_id, **git, "backend": args.backend, "device": backend_info.get("device", ""),
-        "host": provenance.host(), "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
+    meta = _meta(args, tables, settings, backend_info, hardware)
+    session = _Session(history, out_dir / meta["run_id"], meta, cases)
+    try:
+        session.start()
+        runner.run(cases, settings, session.record)
+    except runner.Interrupted as exc:
+        with runner.StopSignals():
+            return session.end(interrupted=exc.signum)
+    except (OSError, sqlite3.Error) as exc:
+        return session.fail(exc)
+    with runner.StopSignals():  # a Ctrl-C now would only cut a report in half
+        return session.end()
+
+
+class _Unusable(Exception):
+    """A history or report path that cannot be used; the message is the one line printed (exit 3)."""
+
+
+def _tables_problem(tables: list[str]) -> str:
+    """Why the given tables cannot be run at all ("" when they can): missing, not files, or one given twice."""
+    if not tables:
+        return "no case tables given and none in cases/*_test.csv"
+    seen: dict[str, str] = {}
+    for t in tables:
+        if not Path(t).exists():
+            return f"no such case table: {t}"
+        if not Path(t).is_file():
+            return f"{t}: not a regular file (a case table must be one)"
+        key = os.path.realpath(t)
+        if key in seen:
+            return f"{t}: the same table as {seen[key]} (given twice)"
+        seen[key] = t
+    return ""
+
+
+def _open_history(path: str):
+    """The history database, opened and checked now, so a bad --history is one line before anything runs."""
+    from harness.history import History
+
+    try:
+        history = History(path)
+        history.db.execute("SELECT COUNT(*) FROM runs").fetchone()
+    except (OSError, sqlite3.Error) as exc:
+        raise _Unusable(f"harness run: --history {path}: {_why(exc)}") from None
+    return history
+
+
+def _report_dir(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe.{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        raise _Unusable(f"harness run: --report-dir {path}: {_why(exc)}") from None
+    return path
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+    return str(exc) or type(exc).__name__
+
+
+def _meta(args: argparse.Namespace, tables: list[str], settings, backend_info: dict, hardware: dict) -> dict:
+    """Provenance: the harness's own commit (of the checkout it runs from, not the cwd), the operator library
+    and its sha256, each table's sha256, the settings, the hardware perf rows are judged on."""
+    git = provenance.harness_git_state()
+    return {
+        "run_id": provenance.new_run_id(str(git["commit"])), **git, "backend": args.backend,
+        "device": backend_info.get("device", ""), "host": provenance.host(),
+        "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
+        "operator_lib": {"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
         "settings": {"select": args.select, "workers": args.workers, "timeout_s": args.timeout,
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
         "started": provenance.now(), "backend_info": backend_info, "golden_blas": _golden_info(),
-        "hardware": hardware,
+        "hardware": hardware, "interrupted": False,
     }
-    history = History(args.history)
-    history.start_run(meta)
-    records: list[Record] = []
-    progress = _Progress(len(cases))
-    with (out_dir / "results.jsonl").open("a") as stream:
-        def on_record(rec: Record) -> None:
-            records.append(rec)
-            stream.write(json.dumps(rec, default=str) + "\n")
-            stream.flush()
-            history.record(run_id, rec)
-            progress.update(rec)
 
-        runner.run(cases, settings, on_record)
-    meta["finished"] = provenance.now()
-    summary = summarize(records)
-    history.finish_run(run_id, summary)
-    order = {c.id: i for i, c in enumerate(cases)}
-    records.sort(key=lambda r: order.get(f"{Path(r['table']).name}::{r['case_name']}", 0))
-    paths = reports.write_all(out_dir, meta, records)
-    print(f"\n{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
-          f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
-          f"{summary['skipped']} skipped")
-    print(f"report: {paths.get('md', out_dir)}")
-    code = reports.exit_code(records)
-    unjudged = perf.unjudged_device_run(records, args.backend, hardware["name"])
-    if unjudged and code == 0:
-        print(unjudged)
-        return EXIT_INSUFFICIENT
-    return code
+
+class _Session:
+    """One run's outputs (state: the records so far, the open results.jsonl): only this process writes them."""
+
+    def __init__(self, history, out_dir: Path, meta: dict, cases: list[Case]):
+        self.history, self.out_dir, self.meta, self.cases = history, out_dir, meta, cases
+        self.records: list[Record] = []
+        self.progress = _Progress(len(cases))
+        self.stream = -1
+
+    def start(self) -> None:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.stream = os.open(self.out_dir / "results.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                              0o644)
+        self.history.start_run(self.meta)
+
+    def record(self, rec: Record) -> None:
+        from harness.reports.json_csv import strict
+
+        self.records.append(rec)
+        append_line(self.stream, json.dumps(strict(rec), allow_nan=False, ensure_ascii=False))
+        self.history.record(self.meta["run_id"], rec)
+        self.progress.update(rec)
+
+    def end(self, interrupted: int = 0) -> int:
+        """Reports for what finished, the history run closed; the exit code."""
+        from harness import reports
+
+        self.meta.update(finished=provenance.now(), interrupted=bool(interrupted))
+        summary = summarize(self.records)
+        try:
+            self.history.finish_run(self.meta["run_id"], {**summary, "interrupted": bool(interrupted)})
+            order = {(c.table, c.line): i for i, c in enumerate(self.cases)}
+            self.records.sort(key=lambda r: order.get((r["table"], r["line"]), 0))
+            paths = reports.write_all(self.out_dir, self.meta, self.records)
+        except (OSError, sqlite3.Error) as exc:
+            return self.fail(exc)
+        finally:
+            self._close_stream()
+        if interrupted:
+            print(f"\nharness run: interrupted by {signal.Signals(interrupted).name}: {summary['total']} of "
+                  f"{len(self.cases)} rows finished; reports in {self.out_dir}", file=sys.stderr)
+            return exit_interrupted(interrupted)
+        print(f"\n{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
+              f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
+              f"{summary['skipped']} skipped")
+        print(f"report: {paths.get('md', self.out_dir)}")
+        code = reports.exit_code(self.records)
+        unjudged = perf.unjudged_device_run(self.records, self.meta["backend"], self.meta["hardware"]["name"])
+        if unjudged and code == 0:
+            print(unjudged)
+            return EXIT_INSUFFICIENT
+        return code
+
+    def fail(self, exc: BaseException) -> int:
+        """A file the run must write cannot be written: one line, exit 3; no temporary file stays behind."""
+        self._close_stream()
+        for tmp in self.out_dir.glob(".*.tmp"):
+            tmp.unlink(missing_ok=True)
+        where = getattr(exc, "filename", None) or (self.history.path if isinstance(exc, sqlite3.Error)
+                                                   else self.out_dir)
+        print(f"\nharness run: cannot write {where}: {_why(exc)}; {len(self.records)} finished rows are kept",
+              file=sys.stderr)
+        return EXIT_ENV
+
+    def _close_stream(self) -> None:
+        if self.stream >= 0:
+            os.close(self.stream)
+            self.stream = -1
+
+
+def append_line(fd: int, line: str) -> None:
+    """Append one line to an O_APPEND file, all of it or nothing: a short write (disk full) is cut back off."""
+    data = (line + "\n").encode()
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    except OSError:
+        os.ftruncate(fd, start)
+        raise
 
 
 def _golden_info() -> dict:

@@ -189,6 +189,8 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _status(meta: dict[str, Any], records: list[Record]) -> Section:
     code = exit_code(records)
     icon = "✅ 通过" if code == 0 else "❌ 未通过"
+    if meta.get("interrupted"):  # Ctrl-C / SIGTERM: the report covers only the rows that finished
+        icon = f"⚠️ 运行被中断，只含已完成的用例；{icon}"
     dirty = "（工作区有未提交修改）" if meta.get("dirty") else ""
     return Section("状态", [
         f"**{icon}** — {EXIT_MEANING[code]}",

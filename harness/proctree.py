@@ -1,0 +1,143 @@
+"""Process trees on Linux: who descends from whom, killing a whole tree, and the prctl switches that keep an
+operator's processes from outliving the run (parent-death signal, child subreaper).
+
+Read from /proc rather than tracked, because the processes that matter are the ones an untrusted operator started
+behind the harness's back (forked children, double-forked daemons that left the process group).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> int:
+    return _libc.prctl(ctypes.c_int(option), ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0))
+
+
+def set_parent_death_signal(signum: int) -> None:
+    """The kernel sends `signum` to this process when the thread that forked it exits (even by SIGKILL)."""
+    prctl(_PR_SET_PDEATHSIG, signum)
+
+
+def set_subreaper(on: bool) -> bool:
+    """Orphaned descendants re-parent to this process instead of init, so they can still be found and killed;
+    returns the previous setting."""
+    was = ctypes.c_int(0)
+    _libc.prctl(ctypes.c_int(_PR_GET_CHILD_SUBREAPER), ctypes.byref(was), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                ctypes.c_ulong(0))
+    prctl(_PR_SET_CHILD_SUBREAPER, int(on))
+    return bool(was.value)
+
+
+def _stat(pid: int) -> tuple[int, str] | None:
+    """(ppid, state letter) of a live process; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(b")") + 2:].split()  # the command name may contain spaces and parentheses
+    return int(fields[1]), fields[0].decode()
+
+
+def parents() -> dict[int, tuple[int, str]]:
+    """pid -> (ppid, state) of every process visible in /proc."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (info := _stat(int(entry))) is not None:
+            out[int(entry)] = info
+    return out
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of `pid`, zombies included (they still need reaping). Read from the kernel's per-thread
+    children lists, which cost what the tree costs; a full /proc scan where the kernel lacks them."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # the thread ended meanwhile
+            return [child for child, (ppid, _) in parents().items() if ppid == pid]
+        except OSError:
+            continue
+    return out
+
+
+def descendants(pid: int, live_only: bool = True) -> list[int]:
+    """Every process below `pid` (children first); zombies (already dead, waiting to be reaped) only when asked."""
+    out, frontier = [], [pid]
+    while frontier:
+        nxt = [c for p in frontier for c in children(p)]
+        out.extend(nxt)
+        frontier = nxt
+    if live_only:
+        out = [p for p in out if (info := _stat(p)) is not None and info[1] not in "ZX"]
+    return out
+
+
+def kill(pid: int, signum: int = signal.SIGKILL) -> None:
+    try:
+        os.kill(pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_descendants(pid: int, passes: int = 5) -> int:
+    """SIGKILL everything below `pid`, repeating while new processes appear (a forking loop); returns how many
+    live processes were found on the first pass."""
+    first = None
+    for _ in range(passes):
+        found = descendants(pid)
+        if first is None:
+            first = len(found)
+        if not found:
+            break
+        for p in found:
+            kill(p, signal.SIGSTOP)  # stopped processes cannot fork while the rest are being killed
+        for p in found:
+            kill(p)
+    return first or 0
+
+
+def reap_children(deadline_s: float = 1.0) -> None:
+    """Collect every exited child of this process (call only where this process has no child it waits for
+    elsewhere: the worker, between rows)."""
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if not descendants(os.getpid(), live_only=False) or time.monotonic() > end:
+                return
+            time.sleep(0.005)
+
+
+def reap(pid: int) -> None:
+    """Collect one killed child without blocking for long (it may belong to a subprocess that already reaped)."""
+    for _ in range(200):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.005)
+
