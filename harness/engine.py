@@ -255,7 +255,7 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
             out_c = split_guards(after["C"], bufs["C"].nbytes)[1].view(bufs["C"].host.dtype)
             judgement = judge_output(case, bufs, out_c, expected, truth)
             rec["precision"] = judgement.to_dict()
-            rec.update(verdict="PASS" if judgement.passed else "FAIL", reason=judgement.reason)
+            rec.update(verdict=judgement.verdict, reason=judgement.reason)
         else:
             rec.update(verdict="PASS", reason="status only" if case.is_perf else "status matches")
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \

@@ -15,7 +15,7 @@ from harness import ops, provenance
 from harness.backends import BackendUnavailable
 from harness.cli import EXIT_ENV
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
-from harness.record import FAILING, Record, summarize
+from harness.record import DISPUTED, FAILING, Record, accept_disputed, summarize
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="per-row limit in seconds (TIMEOUT beyond it)")
     p.add_argument("--no-poison", action="store_true",
                    help="do not poison never-read regions (byte parity with the C++ frame's inputs)")
+    p.add_argument("--accept-disputed", action="store_true",
+                   help="DISPUTED precision rows (official gate failed, diagnosis clears the output) do not fail the "
+                        "run; they stay DISPUTED in every report, and the acceptance is recorded in the settings")
     p.add_argument("--memory-cap", type=float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB (default 8)")
     add_timing_options(p)
@@ -118,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         "host": provenance.host(), "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
         "settings": {"select": args.select, "workers": args.workers, "timeout_s": args.timeout,
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
+                     "accept_disputed": args.accept_disputed,
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
         "started": provenance.now(), "backend_info": backend_info, "golden_blas": _golden_info(),
     }
@@ -127,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(len(cases))
     with (out_dir / "results.jsonl").open("a") as stream:
         def on_record(rec: Record) -> None:
+            if args.accept_disputed:
+                accept_disputed(rec)
             records.append(rec)
             stream.write(json.dumps(rec, default=str) + "\n")
             stream.flush()
@@ -142,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     paths = reports.write_all(out_dir, meta, records)
     print(f"\n{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
           f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
-          f"{summary['skipped']} skipped")
+          f"{summary['skipped']} skipped, {summary['disputed']} disputed"
+          + (" (accepted)" if args.accept_disputed and summary["disputed"] else ""))
     print(f"report: {paths.get('md', out_dir)}")
     return reports.exit_code(records)
 
@@ -161,7 +168,7 @@ class _Progress:
 
     def update(self, rec: Record) -> None:
         self.done += 1
-        if rec["verdict"] in FAILING:
+        if rec["verdict"] in FAILING or rec["verdict"] == DISPUTED:
             print(f"\n[{rec['verdict']}] {Path(rec['table']).name}::{rec['case_name']}: {rec['reason']}",
                   flush=True)
         elif self.done % 50 == 0 or self.done == self.total:
