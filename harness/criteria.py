@@ -259,7 +259,8 @@ class Judgement:
         them; the verdict itself is the record's."""
         d = asdict(self)
         d.pop("verdict")
-        return {**d.pop("metrics"), **d.pop("criteria"), **d, **d.pop("diagnosis"), "official_passed": self.passed}
+        metrics, criteria, diagnosis = d.pop("metrics"), d.pop("criteria"), d.pop("diagnosis")
+        return {**metrics, **criteria, **d, **diagnosis, "official_passed": self.passed}
 
 
 _METRICS = ("matched_ratio", "max_abs_error", "mere", "mare", "count", "fail_count", "cap_violations",
@@ -529,3 +530,41 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     params.update(rtol=rtol, atol=atol, max_abs_error_limit=f"max({fixed:g}, 32 ulp)")
     return Judgement(verdict_name == PASS, gate, metrics, reason, diagnosis["golden_trusted"], "; ".join(evidence),
                      via or "golden", params, verdict_name, diagnosis)
+
+
+def bound_ratio(golden: np.ndarray, scale: np.ndarray, gate: str, *, threshold: float = 0.0,
+                multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None) -> float:
+    """How close Netlib's float32 forward error bound 16 * 2^-24 * G comes to what the gate tolerates, as one
+    ratio per row: below 1, every output within that bound of the truth passes the official gate, so the row is
+    decided by the gate for any correct float32 implementation (whatever its summation order).
+
+    MIXED_TOLERANCE: the larger of max(bound / max(fixed, 32 ulp(|g|))) (the per-element cap) and the number of
+    elements whose bound exceeds atol + rtol*|g| over the 1% the matched ratio allows. MERE_MARE: the larger of
+    max(rel) / (multiplier*threshold) and mean(rel) / threshold with rel = bound / the gate's denominator. EXACT
+    rows (quick returns, no arithmetic to round) are 0. A finite G beyond FLT_MAX (finite inputs whose float32
+    terms overflow) makes the ratio Inf: whether such an element ends up finite, Inf or NaN depends on the
+    summation order. Elements whose G is NaN/Inf (an Inf or NaN input reaches them) or whose golden is NaN/Inf are
+    left out: their kind is compared, not their size.
+    """
+    if gate == "exact":
+        return 0.0
+    t, m = effective_thresholds(threshold, multiplier)
+    G = np.abs(np.asarray(scale, dtype=np.float64)).ravel()
+    if (np.isfinite(G) & (G > FLT32_MAX)).any():
+        return math.inf
+    worst = 0.0
+    for g in components(golden).values():
+        g64 = g.astype(np.float64)
+        finite = np.isfinite(g64) & np.isfinite(G)
+        g64, b = g64[finite], FORWARD_ERROR_THRESHOLD * UNIT_ROUNDOFF_F32 * G[finite]
+        if not b.size:
+            continue
+        if gate == "mixed_tolerance":
+            rtol, atol, fixed, mant, emin = MIXED_DEFAULTS[_dtype_name(g.dtype)]
+            cap = np.maximum(fixed, 32 * ulp(g64, mant, emin))
+            soft = int((b > atol + rtol * np.abs(g64)).sum()) / (0.01 * g.size)
+            worst = max(worst, float((b / cap).max()), soft)
+        else:
+            rel = b / (np.abs(g64) + eps if atol_floor is None else np.maximum(np.abs(g64), atol_floor))
+            worst = max(worst, float(rel.max()) / (m * t), float(rel.mean()) / t)
+    return worst

@@ -357,3 +357,30 @@ def test_ill_conditioned_elements_of_a_trusted_golden_fall_back_to_the_forward_e
     assert j.verdict == "FAIL" and "cap" in j.reason
     # and the exact gate is never cleared
     assert cr.judge(out, g, truth, "exact", scale=lambda: ill).verdict == "FAIL"
+
+
+def test_precision_object_is_flat():
+    """Reports tabulate every precision value: the diagnosis is merged in, never a nested object of strings."""
+    g = np.linspace(1, 2, 10).astype(f32)
+    o = g.copy()
+    o[0] = 9.0
+    d = cr.judge(o, g, g.astype(np.float64), "mixed_tolerance").to_dict()
+    assert d["official_passed"] is False and d["official_reason"].startswith("mixed_tolerance: 1 element")
+    assert "diagnosis" not in d and "verdict" not in d and d["truth_check"] is None
+
+
+def test_bound_ratio_is_under_one_exactly_where_every_fp32_result_passes_the_gate():
+    g = np.array([1.0, 2.0, 3.0], dtype=f32)
+    well = np.array([1.0, 2.0, 3.0])  # no cancellation: G = |g|
+    assert cr.bound_ratio(g, well, "mixed_tolerance") < 1e-2
+    assert cr.bound_ratio(g, well, "mere_mare", atol_floor=2.0 ** -13) < 1e-2
+    # a result of 3 out of terms of 1e5: the bound 16 * 2^-24 * 1e5 = 0.095 is over the 0.01 cap
+    ill = np.array([1.0, 2.0, 1e5])
+    assert cr.bound_ratio(g, ill, "mixed_tolerance") > 1
+    # G within the cap (6000 * 2^-20 = 0.0057 < 0.01) but over atol + rtol*|g| on one of three elements (> 1%)
+    assert 1 < cr.bound_ratio(g, np.array([1.0, 2.0, 6000.0]), "mixed_tolerance") < 1e3
+    # float32 terms overflowing on finite inputs: order decides Inf, NaN or finite
+    assert cr.bound_ratio(g, np.array([1.0, 2.0, 1e39]), "mixed_tolerance") == np.inf
+    # an Inf input (G Inf) or a NaN/Inf golden is judged by kind, not size; EXACT rows have nothing to round
+    assert cr.bound_ratio(np.array([np.nan, 2.0], f32), np.array([np.inf, 2.0]), "mixed_tolerance") < 1
+    assert cr.bound_ratio(g, ill, "exact") == 0.0
