@@ -536,7 +536,9 @@ def bound_ratio(golden: np.ndarray, scale: np.ndarray, gate: str, *, threshold: 
                 multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None) -> float:
     """How close Netlib's float32 forward error bound 16 * 2^-24 * G comes to what the gate tolerates, as one
     ratio per row: below 1, every output within that bound of the truth passes the official gate, so the row is
-    decided by the gate for any correct float32 implementation (whatever its summation order).
+    decided by the gate for any correct float32 implementation (whatever its summation order). Long sums that do
+    not cancel can exceed 16 * 2^-24 * G (rounding grows like sqrt(K) there): the generator keeps their results
+    under MIXED_TOLERANCE's absolute cap, and two implementations of different orders check it empirically.
 
     MIXED_TOLERANCE: the larger of max(bound / max(fixed, 32 ulp(|g|))) (the per-element cap) and the number of
     elements whose bound exceeds atol + rtol*|g| over the 1% the matched ratio allows. MERE_MARE: the larger of

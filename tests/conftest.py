@@ -14,16 +14,26 @@ from harness.backends.build import build_twin
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="session")
-def toy_lib(tmp_path_factory) -> Path:
-    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+def _native_lib(tmp_path_factory, name: str, *flags: str) -> Path:
+    """tests/native/<name>.c built as a shared library (skips without a C compiler)."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp("toy") / "libtoy_ops.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(out), str(ROOT / "tests/native/toy_ops.c")],
-                   check=True)
+    out = tmp_path_factory.mktemp(name) / f"lib{name}.so"
+    subprocess.run([cc, "-shared", "-fPIC", *flags, "-o", str(out), str(ROOT / f"tests/native/{name}.c")], check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def toy_lib(tmp_path_factory) -> Path:
+    """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
+    return _native_lib(tmp_path_factory, "toy_ops", "-O1")
+
+
+@pytest.fixture(scope="session")
+def plain_lib(tmp_path_factory) -> Path:
+    """tests/native/plain_ops.c: the whole ABI in plain loops, another summation order than the twin's (no FMA)."""
+    return _native_lib(tmp_path_factory, "plain_ops", "-O2", "-ffp-contract=off")
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,7 @@ by the gate for independent correct implementations; a real defect is never resc
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from harness.cli import main
 from harness.engine import load_table
@@ -18,18 +14,6 @@ from harness.runner import Settings, run
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"
           "c_fill,ldc,expect_result,mere_threshold,mare_multiplier,random_seed")
-
-
-@pytest.fixture(scope="module")
-def plain_lib(tmp_path_factory) -> Path:
-    """tests/native/plain_ops.c: the whole ABI in plain loops (another summation order than the twin's)."""
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp("plain") / "libplain_ops.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-ffp-contract=off", "-o", str(out),
-                    str(ROOT / "tests/native/plain_ops.c")], check=True)
-    return out
 
 
 def _table(path: Path, rows: list[tuple]) -> Path:

@@ -1,6 +1,6 @@
 """Officially decidable rows: a generated precision row is kept only when Netlib's float32 forward error bound
-16 * 2^-24 * G stays under what the seed's gate tolerates (`harness.criteria.bound_ratio` < 1), so that any correct
-float32 implementation passes it under the official gate, whatever its summation order; otherwise the generator
+16 * 2^-24 * G stays under what the seed's gate tolerates (`criteria.bound_ratio` < 1), so that any correct float32
+implementation passes it under the official gate, whatever its summation order; otherwise the generator
 replaces it by the first of its operator's `variants` (same shape, scalar classes and coverage tags, inputs chosen
 so the result is well-conditioned) that is.
 
