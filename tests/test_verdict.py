@@ -27,9 +27,14 @@ def _table(path: Path, rows: list[tuple]) -> Path:
 
 
 def _records(cases, lib: Path | None = None) -> dict[str, dict]:
+    """`table::case_name` -> record (case names repeat across tables); `case_name` alone for a single table."""
     out: dict[str, dict] = {}
     options = {"operator_lib": str(lib)} if lib else {}
-    run(cases, Settings(backend_options=options, workers=2, timeout_s=300), lambda r: out.setdefault(r["case_name"], r))
+    several = len({c.table for c in cases}) > 1
+
+    def keep(rec: dict) -> None:
+        out[f"{Path(rec['table']).name}::{rec['case_name']}" if several else rec["case_name"]] = rec
+    run(cases, Settings(backend_options=options, workers=2, timeout_s=300), keep)
     return out
 
 
