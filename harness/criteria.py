@@ -226,23 +226,41 @@ def components(arr: np.ndarray) -> dict[str, np.ndarray]:
     return {"value": a}
 
 
+#: A precision row's verdicts: the official gate passed; it failed but the diagnosis shows the operator is as
+#: accurate as float32 allows (the golden or the gate cannot decide the row); it failed.
+PASS, DISPUTED, FAIL = "PASS", "DISPUTED", "FAIL"
+
+
 @dataclass
 class Judgement:
+    """`verdict` is the official one (the gate against the golden, as ops-blas `verify.h` applies it) except that a
+    failed gate becomes DISPUTED when the diagnosis clears the output; `passed` is True only for PASS."""
+
     passed: bool
     gate: str
     metrics: dict[str, Any]
     reason: str = ""
     golden_trusted: bool = True
     evidence: str = ""
-    #: "golden", or "truth" when an untrusted golden was overruled by the truth rounded to the op precision.
+    #: What cleared a DISPUTED row: "truth" (the gate against the truth rounded to the op precision) or
+    #: "forward_error" (Netlib's float32 forward error test); "golden" when the official gate decided.
     reference: str = "golden"
     #: The thresholds applied (flat numbers and strings, so reports can tabulate them).
     criteria: dict[str, Any] = field(default_factory=dict)
+    verdict: str = PASS
+    #: The harness's own findings, never the verdict: golden_trusted, truth_check ("pass"/"fail"/None when not
+    #: run), forward_error_ratio (None when not run), ill_conditioned (elements outside the gate whose float32
+    #: forward error bound exceeds the gate's tolerance), official_reason (why the gate failed, "" when it passed).
+    diagnosis: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The record's `precision` object: metric names at top level (record.py contract)."""
+        """The record's `precision` object: metric names at top level (record.py contract), then the official
+        outcome (`official_passed`, `official_reason`) and the diagnosis keys, flat so every report can tabulate
+        them; the verdict itself is the record's."""
         d = asdict(self)
-        return {**d.pop("metrics"), **d.pop("criteria"), **d}
+        d.pop("verdict")
+        metrics, criteria, diagnosis = d.pop("metrics"), d.pop("criteria"), d.pop("diagnosis")
+        return {**metrics, **criteria, **d, **diagnosis, "official_passed": self.passed}
 
 
 _METRICS = ("matched_ratio", "max_abs_error", "mere", "mare", "count", "fail_count", "cap_violations",
@@ -392,23 +410,56 @@ def _ill_conditioned_failures(o: np.ndarray, g: np.ndarray, G: np.ndarray, gate:
     return int(bad.sum()) if bad.any() and bool(ill[bad].all()) else 0
 
 
+def _diagnose(o: np.ndarray, g: np.ndarray, truth: np.ndarray, truth_rounded: np.ndarray, untrusted: bool,
+              check: Check, gate: str, dtype: str, t: float, m: float, atol_floor: float | None,
+              scales: Callable[[], np.ndarray] | None) -> dict[str, Any]:
+    """Why one component failed the official gate, as far as the harness can tell: whether it meets the gate
+    against the truth rounded to the op precision (untrusted golden), how many of the elements outside the gate
+    are ill-conditioned, and Netlib's forward error ratio. `cleared` says the output is as accurate as float32
+    allows; the EXACT gate is a semantic check and is never cleared."""
+    out: dict[str, Any] = {"truth_check": None, "forward_error_ratio": None, "ill_conditioned": 0, "cleared": False,
+                           "via": "", "detail": ""}
+    if gate == "exact" and not untrusted:
+        return out
+    if untrusted:
+        against_truth = check(o, truth_rounded)
+        out["truth_check"] = "pass" if against_truth.passed else "fail"
+        if against_truth.passed:
+            out.update(cleared=True, via="truth")
+            return out
+        out["detail"] = f"{against_truth.reason} (against the truth rounded to {g.dtype})"
+    if scales is None:
+        return out
+    if not untrusted:
+        out["ill_conditioned"] = _ill_conditioned_failures(o, g, scales(), gate, dtype, t, m, atol_floor)
+        if not out["ill_conditioned"]:
+            return out
+    bound = forward_error(o, g, truth, scales())
+    out["forward_error_ratio"] = bound.ratio
+    if bound.passed:
+        out.update(cleared=True, via="forward_error")
+    else:
+        out["detail"] = "; ".join(x for x in (out["detail"], bound.reason) if x)
+    return out
+
+
 def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, threshold: float = 0.0,
           multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None,
           scale: Callable[[], np.ndarray] | None = None) -> Judgement:
-    """Judge an operator's written region: every metric for every component, then the gate.
+    """Judge an operator's written region: every metric for every component, the official gate, a diagnosis.
 
     out and golden are 1-D arrays in the op precision (float32 or complex64), truth the float64/complex128
     result from the same inputs. threshold/multiplier <= 0 mean the FP32 MERE/MARE defaults. `scale`, when given,
-    returns G (see `forward_error`) for the same elements; it is only called for rows with an untrusted golden.
+    returns G (see `forward_error`) for the same elements; it is only called for rows the gate fails.
 
-    Golden trust rule: a component's golden is untrusted when, against the truth rounded to the op precision, it
-    fails the gate (for the exact gate: mixed tolerance, since no fp32 BLAS is bit-exact to a rounded truth) or
-    is NaN/Inf where the truth is finite (overflow). For an untrusted component the operator passes if its
-    output meets the gate against the golden OR against the truth rounded to the op precision OR (given `scale`)
-    Netlib's forward error bound (`forward_error`): it is never failed only because it disagrees with an untrusted
-    golden. Ill-conditioned elements: when a trusted golden is broken only at elements whose float32 forward error
-    bound exceeds the gate's tolerance (`_ill_conditioned_failures`), the forward error test decides as well. `golden_trusted` is False when any component's
-    golden is untrusted, and `evidence` says which elements and values showed it.
+    The verdict is the gate against the golden on every component, nothing else (what acceptance computes with
+    ops-blas `verify.h`). Where it fails, the diagnosis looks for evidence that the output is nevertheless as
+    accurate as float32 allows: the golden is untrusted (it fails the gate - for EXACT, mixed tolerance - against
+    the truth rounded to the op precision, or is NaN/Inf where the truth is finite) and the output meets the gate
+    against that rounded truth or Netlib's forward error bound; or the golden is trusted but every element outside
+    the gate is ill-conditioned (`_ill_conditioned_failures`) and the forward error bound holds. When every failing
+    component is cleared so, the verdict is DISPUTED, never PASS; otherwise FAIL. `golden_trusted` is False when
+    any component's golden is untrusted, and `evidence` says which elements and values showed it.
     """
     if gate not in GATES:
         raise ValueError(f"unknown gate {gate!r}; choose one of {', '.join(GATES)}")
@@ -418,8 +469,10 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     t, m = effective_thresholds(threshold, multiplier)
     scales = _once(lambda: {name: np.abs(scale()) for name in outs}) if scale is not None else None
     per: dict[str, dict[str, Any]] = {}
-    reasons, evidence = [], []
-    trusted_all, via = True, ""
+    official, cleared, blocked, evidence = [], [], [], []
+    diagnosis: dict[str, Any] = {"golden_trusted": True, "truth_check": None, "forward_error_ratio": None,
+                                 "ill_conditioned": 0}
+    via = ""
     dtype = ""
     for name, o in outs.items():
         g = golds[name]
@@ -432,42 +485,88 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
         per[name], results = _all_metrics(o, g, dtype, t, m, eps, atol_floor)
         verdict = results[gate]
         doubt = _untrusted_evidence(name, g, truths[name], truth_rounded, trust_gate, trust_check)
-        label = f"{gate}" if name == "value" else f"{gate} {name}"
         if doubt:
-            trusted_all = False
+            diagnosis["golden_trusted"] = False
             evidence.append(doubt)
-            if not verdict.passed:
-                against_truth = check(o, truth_rounded)
-                bound = forward_error(o, g, truths[name], scales()[name]) if scale is not None else None
-                if against_truth.passed:
-                    via = via or "truth"
-                elif bound is not None and bound.passed:
-                    via = "forward_error"
-                else:
-                    reasons.append(f"{label}: {verdict.reason} (against the untrusted golden); "
-                                   f"{against_truth.reason} (against the truth rounded to {g.dtype})"
-                                   + (f"; {bound.reason}" if bound is not None else ""))
-        elif not verdict.passed:
-            ill = _ill_conditioned_failures(o, g, scales()[name], gate, dtype, t, m, atol_floor) \
-                if scale is not None and gate != "exact" else 0
-            bound = forward_error(o, g, truths[name], scales()[name]) if ill else None
-            if bound is not None and bound.passed:
-                via = "forward_error"
-                evidence.append(f"{name}: {ill} element(s) outside the gate are ill-conditioned in float32 "
-                                "(16 * 2^-24 * G exceeds the gate's tolerance there)")
-            else:
-                reasons.append(f"{label}: {verdict.reason}" + (f"; {bound.reason}" if bound is not None else ""))
+        if verdict.passed:
+            continue
+        label = f"{gate}" if name == "value" else f"{gate} {name}"
+        official.append(f"{label}: {verdict.reason}")
+        component_scale = (lambda n=name: scales()[n]) if scales is not None else None
+        found = _diagnose(o, g, truths[name], truth_rounded, bool(doubt), check, gate, dtype, t, m, atol_floor,
+                          component_scale)
+        diagnosis["truth_check"] = diagnosis["truth_check"] if found["truth_check"] is None else found["truth_check"]
+        if found["forward_error_ratio"] is not None:
+            diagnosis["forward_error_ratio"] = max(diagnosis["forward_error_ratio"] or 0.0,
+                                                   found["forward_error_ratio"])
+        diagnosis["ill_conditioned"] += found["ill_conditioned"]
+        if found["ill_conditioned"]:
+            evidence.append(f"{name}: {found['ill_conditioned']} element(s) outside the gate are ill-conditioned in "
+                            "float32 (16 * 2^-24 * G exceeds the gate's tolerance there)")
+        if found["cleared"]:
+            cleared.append(label)
+            via = "forward_error" if found["via"] == "forward_error" or via == "forward_error" else found["via"]
+        else:
+            blocked.append(found["detail"])
     metrics = {k: per["value"][k] if "value" in per else {c: per[c][k] for c in per} for k in _METRICS}
-    passed = not reasons
-    reason = "; ".join(reasons)
-    if passed and via == "truth":
-        reason = "golden untrusted; output meets the gate against the truth rounded to the op precision"
-    elif passed and via == "forward_error":
-        reason = ("golden untrusted; output's error against the float64 truth is within Netlib's float32 forward "
-                  "error bound (ratio < 16)")
+    official_reason = "; ".join(official)
+    diagnosis["official_reason"] = official_reason
+    if not official:
+        verdict_name, reason = PASS, ""
+    elif not blocked:
+        verdict_name = DISPUTED
+        why = ("the output meets the gate against the truth rounded to the op precision" if via == "truth" else
+               "the output's error against the float64 truth is within Netlib's float32 forward error bound "
+               f"(ratio {diagnosis['forward_error_ratio']:.3g} < 16)")
+        doubt_text = "golden untrusted" if not diagnosis["golden_trusted"] else "elements ill-conditioned in float32"
+        reason = f"official gate fails against the golden ({official_reason}); {doubt_text}: {why}"
+    else:
+        verdict_name = FAIL
+        against = "" if diagnosis["golden_trusted"] else " (against the untrusted golden)"
+        reason = "; ".join([official_reason + against] + [b for b in blocked if b])
     params = {"dtype": dtype, "required_ratio": 0.99, "mere_threshold": t, "mare_multiplier": m, "eps": eps,
               "atol_floor": atol_floor}
     rtol, atol, fixed, _, _ = MIXED_DEFAULTS[dtype]
     params.update(rtol=rtol, atol=atol, max_abs_error_limit=f"max({fixed:g}, 32 ulp)")
-    return Judgement(passed, gate, metrics, reason, trusted_all, "; ".join(evidence),
-                     via or "golden", params)
+    return Judgement(verdict_name == PASS, gate, metrics, reason, diagnosis["golden_trusted"], "; ".join(evidence),
+                     via or "golden", params, verdict_name, diagnosis)
+
+
+def bound_ratio(golden: np.ndarray, scale: np.ndarray, gate: str, *, threshold: float = 0.0,
+                multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None) -> float:
+    """How close Netlib's float32 forward error bound 16 * 2^-24 * G comes to what the gate tolerates, as one
+    ratio per row: below 1, every output within that bound of the truth passes the official gate, so the row is
+    decided by the gate for any correct float32 implementation (whatever its summation order). Long sums that do
+    not cancel can exceed 16 * 2^-24 * G (rounding grows like sqrt(K) there): the generator keeps their results
+    under MIXED_TOLERANCE's absolute cap, and two implementations of different orders check it empirically.
+
+    MIXED_TOLERANCE: the larger of max(bound / max(fixed, 32 ulp(|g|))) (the per-element cap) and the number of
+    elements whose bound exceeds atol + rtol*|g| over the 1% the matched ratio allows. MERE_MARE: the larger of
+    max(rel) / (multiplier*threshold) and mean(rel) / threshold with rel = bound / the gate's denominator. EXACT
+    rows (quick returns, no arithmetic to round) are 0. A finite G beyond FLT_MAX (finite inputs whose float32
+    terms overflow) makes the ratio Inf: whether such an element ends up finite, Inf or NaN depends on the
+    summation order. Elements whose G is NaN/Inf (an Inf or NaN input reaches them) or whose golden is NaN/Inf are
+    left out: their kind is compared, not their size.
+    """
+    if gate == "exact":
+        return 0.0
+    t, m = effective_thresholds(threshold, multiplier)
+    G = np.abs(np.asarray(scale, dtype=np.float64)).ravel()
+    if (np.isfinite(G) & (G > FLT32_MAX)).any():
+        return math.inf
+    worst = 0.0
+    for g in components(golden).values():
+        g64 = g.astype(np.float64)
+        finite = np.isfinite(g64) & np.isfinite(G)
+        g64, b = g64[finite], FORWARD_ERROR_THRESHOLD * UNIT_ROUNDOFF_F32 * G[finite]
+        if not b.size:
+            continue
+        if gate == "mixed_tolerance":
+            rtol, atol, fixed, mant, emin = MIXED_DEFAULTS[_dtype_name(g.dtype)]
+            cap = np.maximum(fixed, 32 * ulp(g64, mant, emin))
+            soft = int((b > atol + rtol * np.abs(g64)).sum()) / (0.01 * g.size)
+            worst = max(worst, float((b / cap).max()), soft)
+        else:
+            rel = b / (np.abs(g64) + eps if atol_floor is None else np.maximum(np.abs(g64), atol_floor))
+            worst = max(worst, float(rel.max()) / (m * t), float(rel.mean()) / t)
+    return worst

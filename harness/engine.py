@@ -311,7 +311,7 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
             out_c = split_guards(after["C"], bufs["C"].nbytes, prepared.zones["C"][0])[1].view(bufs["C"].host.dtype)
             judgement = golden.judge(out_c)
             rec["precision"] = judgement.to_dict()
-            rec.update(verdict="PASS" if judgement.passed else "FAIL", reason=judgement.reason)
+            rec.update(verdict=judgement.verdict, reason=judgement.reason)
         else:
             rec.update(verdict="PASS", reason="status matches")
         if golden is not None and golden.index is not None and rec["precision"] is not None:

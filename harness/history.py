@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.record import FAILING
+from harness.record import DISPUTED, FAILING
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
 
@@ -299,6 +299,7 @@ def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
             "first_started": g["first_started"].iloc[0], "runs": g["runs"].iloc[0], "rows": len(g),
             "passed": int((g["verdict"] == "PASS").sum()),
             "failed": int(g["verdict"].isin(FAILING).sum()),
+            "disputed": int((g["verdict"] == DISPUTED).sum()),
             "perf_rows": len(perf),
             "perf_geomean_us": math.exp(perf.map(math.log).mean()) if len(perf) else None,
         })

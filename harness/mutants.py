@@ -2,7 +2,7 @@
 tables against it, and report which rows caught it (Netlib's testers check their checker first; so do we).
 
 A mutant is caught by a row when that row PASSes on the clean twin and does not PASS on the mutant (FAIL, CRASH or
-TIMEOUT). A mutant no row catches has survived: the tables or the checks have a hole.
+TIMEOUT, or DISPUTED). A mutant no row catches has survived: the tables or the checks have a hole.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from harness.engine import Case
 from harness.record import Record
 from harness.runner import Settings, run
 
-CAUGHT_BY = {"FAIL", "CRASH", "TIMEOUT"}
+#: DISPUTED counts: the official gate failed, which is what acceptance sees.
+CAUGHT_BY = {"FAIL", "DISPUTED", "CRASH", "TIMEOUT"}
 
 
 @dataclass

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-VERDICTS = ("PASS", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
-#: The verdicts that fail a run (exit code 1).
+VERDICTS = ("PASS", "DISPUTED", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
+#: The verdicts that fail a run (exit code 1) whatever the user accepts.
 FAILING = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
+#: The official precision gate failed, but the diagnosis shows the output is as accurate as float32 allows
+#: (harness.criteria.judge). Never a PASS: it fails the run unless the user accepts disputed rows explicitly.
+DISPUTED = "DISPUTED"
 PERF_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")
 
 Record = dict[str, Any]
@@ -43,5 +46,18 @@ def summarize(records: list[Record]) -> dict[str, int]:
     return {
         "total": len(records), "passed": count["PASS"], "failed": count["FAIL"],
         "errors": count["ERROR"], "crashed": count["CRASH"], "timeouts": count["TIMEOUT"],
-        "skipped": count["SKIP"],
+        "skipped": count["SKIP"], "disputed": count[DISPUTED],
+        "disputed_accepted": sum(1 for r in records if r["verdict"] == DISPUTED and r.get("disputed_accepted")),
     }
+
+
+def accept_disputed(rec: Record) -> Record:
+    """Mark a DISPUTED row as accepted by the user (`--accept-disputed`); its verdict stays DISPUTED."""
+    if rec["verdict"] == DISPUTED:
+        rec["disputed_accepted"] = True
+    return rec
+
+
+def fails_run(rec: Record) -> bool:
+    """Whether this row makes the run exit 1: a failing verdict, or a DISPUTED one the user has not accepted."""
+    return rec["verdict"] in FAILING or (rec["verdict"] == DISPUTED and not rec.get("disputed_accepted"))

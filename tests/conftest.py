@@ -14,33 +14,38 @@ from harness.backends.build import build_twin
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _native_lib(tmp_path_factory, source: str) -> Path:
-    """tests/native/<source> built with the system C compiler as a shared library."""
+def _native_lib(tmp_path_factory, name: str, *flags: str) -> Path:
+    """tests/native/<name>.c built as a shared library (skips without a C compiler)."""
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("requires a C compiler")
-    out = tmp_path_factory.mktemp(Path(source).stem) / f"lib{Path(source).stem}.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out), str(ROOT / "tests/native" / source)],
-                   check=True)
+    out = tmp_path_factory.mktemp(name) / f"lib{name}.so"
+    subprocess.run([cc, "-shared", "-fPIC", *flags, "-o", str(out), str(ROOT / f"tests/native/{name}.c")], check=True)
     return out
 
 
 @pytest.fixture(scope="session")
 def toy_lib(tmp_path_factory) -> Path:
     """tests/native/toy_ops.c built as an --operator-lib (an independent, deliberately simple ABI implementation)."""
-    return _native_lib(tmp_path_factory, "toy_ops.c")
+    return _native_lib(tmp_path_factory, "toy_ops", "-O1")
 
 
 @pytest.fixture(scope="session")
 def hostile_mem_lib(tmp_path_factory) -> Path:
     """tests/native/hostile_mem.c: toy_ops.c plus memory faults armed per row by HOSTILE_<FAULT>_M=<m>."""
-    return _native_lib(tmp_path_factory, "hostile_mem.c")
+    return _native_lib(tmp_path_factory, "hostile_mem", "-O1", "-pthread")
 
 
 @pytest.fixture(scope="session")
 def hostile_proc_lib(tmp_path_factory) -> Path:
     """tests/native/hostile_proc.c built as an --operator-lib: correct results, and a fault per row picked by m."""
-    return _native_lib(tmp_path_factory, "hostile_proc.c")
+    return _native_lib(tmp_path_factory, "hostile_proc", "-O1", "-pthread")
+
+
+@pytest.fixture(scope="session")
+def plain_lib(tmp_path_factory) -> Path:
+    """tests/native/plain_ops.c: the whole ABI in plain loops, another summation order than the twin's (no FMA)."""
+    return _native_lib(tmp_path_factory, "plain_ops", "-O2", "-ffp-contract=off")
 
 
 @pytest.fixture(scope="module")

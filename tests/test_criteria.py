@@ -221,7 +221,7 @@ def test_judge_overflow_beyond_flt_max():
     truth = np.array([3.5e38, 1.0])
     g = np.array([np.inf, 1.0], dtype=f32)
     j = cr.judge(g.copy(), g, truth, "mixed_tolerance")
-    assert j.passed and not j.golden_trusted
+    assert j.passed and j.verdict == "PASS" and not j.golden_trusted  # the official gate decides: it agrees
     assert "overflow" in j.evidence and "worst index 0" in j.evidence and "3.5e+38" in j.evidence
     # FLT_MAX is not the float32 rounding of 3.5e38 either: untrusted golden or not, this output fails.
     j = cr.judge(np.array([np.finfo(f32).max, 1.0], dtype=f32), g, truth, "mixed_tolerance")
@@ -234,13 +234,14 @@ def test_judge_intermediate_overflow_untrusted_golden():
     g = np.array([np.inf, 2.0, 3.0], dtype=f32)
     right = truth.astype(f32)
     j = cr.judge(right, g, truth, "mixed_tolerance")
-    assert j.passed and not j.golden_trusted and j.reference == "truth"
-    assert "golden untrusted" in j.reason and "overflow: 1 element" in j.evidence
+    assert not j.passed and j.verdict == "DISPUTED" and not j.golden_trusted and j.reference == "truth"
+    assert j.reason.startswith("official gate fails against the golden") and "golden untrusted" in j.reason
+    assert "overflow: 1 element" in j.evidence and j.diagnosis["truth_check"] == "pass"
     assert cr.judge(g.copy(), g, truth, "mixed_tolerance").passed  # agreeing with the golden passes too
     wrong = right.copy()
     wrong[0] = f32(2e38)
     j = cr.judge(wrong, g, truth, "mixed_tolerance")
-    assert not j.passed and not j.golden_trusted and "NaN/Inf" in j.reason and "cap" in j.reason
+    assert j.verdict == "FAIL" and not j.golden_trusted and "NaN/Inf" in j.reason and "cap" in j.reason
 
 
 @pytest.mark.parametrize("gate", ["mixed_tolerance", "mere_mare"])
@@ -250,13 +251,13 @@ def test_judge_cancellation_untrusted_golden(gate):
     g = truth.astype(f32)
     g[0] = 0.0
     j = cr.judge(truth.astype(f32), g, truth, gate)
-    assert j.passed and not j.golden_trusted and j.reference == "truth"
+    assert j.verdict == "DISPUTED" and not j.passed and not j.golden_trusted and j.reference == "truth"
     assert "worst index 0: golden 0 vs truth 1.0" in j.evidence and f"golden fails {gate}" in j.evidence
     assert cr.judge(g.copy(), g, truth, gate).passed
     wrong = truth.astype(f32)
     wrong[0] = 5.0
     j = cr.judge(wrong, g, truth, gate)
-    assert not j.passed and "untrusted golden" in j.reason and "truth rounded to float32" in j.reason
+    assert j.verdict == "FAIL" and "untrusted golden" in j.reason and "truth rounded to float32" in j.reason
 
 
 def test_judge_mere_mare_defaults_and_floor():
@@ -286,7 +287,7 @@ def test_judge_exact_gate():
     # A golden far off the truth is untrusted (judged by mixed tolerance); the exact truth then passes.
     g1[0] = 1.5
     j = cr.judge(g, g1, truth, "exact")
-    assert j.passed and not j.golden_trusted and "golden fails mixed_tolerance" in j.evidence
+    assert j.verdict == "DISPUTED" and not j.golden_trusted and "golden fails mixed_tolerance" in j.evidence
 
 
 def test_judge_empty_region():
@@ -310,14 +311,15 @@ def test_forward_error_accepts_an_fp32_result_within_netlibs_bound_when_the_gold
     g = (truth + np.array([4e-5, -3e-5, 2e-5, 0.0])).astype(f32)
     close = (truth + np.array([-5e-5, 2e-5, 3e-5, 0.0])).astype(f32)
     j = cr.judge(close, g, truth, "mere_mare", atol_floor=2.0 ** -13, scale=lambda: scale)
-    assert j.passed and not j.golden_trusted and j.reference == "forward_error"
+    assert j.verdict == "DISPUTED" and not j.golden_trusted and j.reference == "forward_error"
+    assert j.diagnosis["forward_error_ratio"] < 16 and j.to_dict()["official_passed"] is False
     # negative control: an error of 16 * 2^-24 * G on one element is over Netlib's threshold
     far = close.copy()
     far[0] = f32(truth[0] + 16 * 2.0 ** -24 * 1e4 * 1.01)
     j = cr.judge(far, g, truth, "mere_mare", atol_floor=2.0 ** -13, scale=lambda: scale)
-    assert not j.passed and "forward error ratio" in j.reason and "element 0" in j.reason
+    assert j.verdict == "FAIL" and "forward error ratio" in j.reason and "element 0" in j.reason
     # without a scale the fallback is not available: the same output fails against both references
-    assert not cr.judge(close, g, truth, "mere_mare", atol_floor=2.0 ** -13).passed
+    assert cr.judge(close, g, truth, "mere_mare", atol_floor=2.0 ** -13).verdict == "FAIL"
 
 
 def test_forward_error_requires_non_finite_truth_to_stay_non_finite():
@@ -347,10 +349,38 @@ def test_ill_conditioned_elements_of_a_trusted_golden_fall_back_to_the_forward_e
     out[0] = f32(truth[0] + 0.04)  # over max(0.01, 32 ulp(9474) = 0.03125)
     ill = np.array([2e6, 1.0, 2.0])
     j = cr.judge(out, g, truth, "mixed_tolerance", scale=lambda: ill)
-    assert j.passed and j.golden_trusted and j.reference == "forward_error" and "ill-conditioned" in j.evidence
+    assert j.verdict == "DISPUTED" and j.golden_trusted and j.reference == "forward_error"
+    assert "ill-conditioned" in j.evidence and j.diagnosis["ill_conditioned"] == 1
     # negative control: the same miss on a well-conditioned element (G of the result's own size) fails
     well = np.array([9474.75, 1.0, 2.0])
     j = cr.judge(out, g, truth, "mixed_tolerance", scale=lambda: well)
-    assert not j.passed and "cap" in j.reason
-    # and the exact gate never falls back
-    assert not cr.judge(out, g, truth, "exact", scale=lambda: ill).passed
+    assert j.verdict == "FAIL" and "cap" in j.reason
+    # and the exact gate is never cleared
+    assert cr.judge(out, g, truth, "exact", scale=lambda: ill).verdict == "FAIL"
+
+
+def test_precision_object_is_flat():
+    """Reports tabulate every precision value: the diagnosis is merged in, never a nested object of strings."""
+    g = np.linspace(1, 2, 10).astype(f32)
+    o = g.copy()
+    o[0] = 9.0
+    d = cr.judge(o, g, g.astype(np.float64), "mixed_tolerance").to_dict()
+    assert d["official_passed"] is False and d["official_reason"].startswith("mixed_tolerance: 1 element")
+    assert "diagnosis" not in d and "verdict" not in d and d["truth_check"] is None
+
+
+def test_bound_ratio_is_under_one_exactly_where_every_fp32_result_passes_the_gate():
+    g = np.array([1.0, 2.0, 3.0], dtype=f32)
+    well = np.array([1.0, 2.0, 3.0])  # no cancellation: G = |g|
+    assert cr.bound_ratio(g, well, "mixed_tolerance") < 1e-2
+    assert cr.bound_ratio(g, well, "mere_mare", atol_floor=2.0 ** -13) < 1e-2
+    # a result of 3 out of terms of 1e5: the bound 16 * 2^-24 * 1e5 = 0.095 is over the 0.01 cap
+    ill = np.array([1.0, 2.0, 1e5])
+    assert cr.bound_ratio(g, ill, "mixed_tolerance") > 1
+    # G within the cap (6000 * 2^-20 = 0.0057 < 0.01) but over atol + rtol*|g| on one of three elements (> 1%)
+    assert 1 < cr.bound_ratio(g, np.array([1.0, 2.0, 6000.0]), "mixed_tolerance") < 1e3
+    # float32 terms overflowing on finite inputs: order decides Inf, NaN or finite
+    assert cr.bound_ratio(g, np.array([1.0, 2.0, 1e39]), "mixed_tolerance") == np.inf
+    # an Inf input (G Inf) or a NaN/Inf golden is judged by kind, not size; EXACT rows have nothing to round
+    assert cr.bound_ratio(np.array([np.nan, 2.0], f32), np.array([np.inf, 2.0]), "mixed_tolerance") < 1
+    assert cr.bound_ratio(g, ill, "exact") == 0.0

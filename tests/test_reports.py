@@ -88,7 +88,7 @@ def test_json_has_every_contract_key_and_is_strict(tmp_path: Path) -> None:
     for key in ("run_id", "commit", "dirty", "backend", "inputs", "summary", "cases"):
         assert key in doc
     assert doc["summary"] == {"total": 6, "passed": 4, "failed": 0, "errors": 0, "crashed": 0, "timeouts": 0,
-                              "skipped": 2}
+                              "skipped": 2, "disputed": 0, "disputed_accepted": 0}
     for case in doc["cases"]:
         for key in ("case_name", "op", "verdict", "expected_status", "status", "reason", "precision", "timing",
                     "baseline", "memory"):

@@ -24,7 +24,7 @@ from harness.cases import TableError
 from harness.cli import (EXIT_ENV, EXIT_INSUFFICIENT, exit_interrupted, keyword_expression, non_negative_int, number,
                          positive_float, positive_int)
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
-from harness.record import FAILING, Record, summarize
+from harness.record import DISPUTED, FAILING, Record, accept_disputed, summarize
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,6 +41,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="per-row limit in seconds (TIMEOUT beyond it)")
     p.add_argument("--no-poison", action="store_true",
                    help="do not poison never-read regions (byte parity with the C++ frame's inputs)")
+    p.add_argument("--accept-disputed", action="store_true",
+                   help="DISPUTED precision rows (official gate failed, diagnosis clears the output) do not fail the "
+                        "run; they stay DISPUTED in every report, and the acceptance is recorded in the settings")
     p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB (default 8)")
     add_timing_options(p)
@@ -216,6 +219,7 @@ def _meta(args: argparse.Namespace, tables: list[str], settings, backend_info: d
         "operator_lib": {"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
         "settings": {"select": args.select, "workers": args.workers, "timeout_s": args.timeout,
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
+                     "accept_disputed": args.accept_disputed,
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
         "started": provenance.now(), "backend_info": backend_info, "golden_blas": _golden_info(),
         "hardware": hardware, "interrupted": False,
@@ -240,6 +244,8 @@ class _Session:
     def record(self, rec: Record) -> None:
         from harness.reports.json_csv import strict
 
+        if self.meta["settings"]["accept_disputed"]:
+            accept_disputed(rec)
         self.records.append(rec)
         append_line(self.stream, json.dumps(strict(rec), allow_nan=False, ensure_ascii=False))
         self.history.record(self.meta["run_id"], rec)
@@ -266,7 +272,8 @@ class _Session:
             return exit_interrupted(interrupted)
         print(f"\n{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
               f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
-              f"{summary['skipped']} skipped")
+              f"{summary['skipped']} skipped, {summary['disputed']} disputed"
+              + (" (accepted)" if self.meta["settings"]["accept_disputed"] and summary["disputed"] else ""))
         print(f"report: {paths.get('md', self.out_dir)}")
         code = reports.exit_code(self.records)
         unjudged = perf.unjudged_device_run(self.records, self.meta["backend"], self.meta["hardware"]["name"])
@@ -319,7 +326,7 @@ class _Progress:
 
     def update(self, rec: Record) -> None:
         self.done += 1
-        if rec["verdict"] in FAILING:
+        if rec["verdict"] in FAILING or rec["verdict"] == DISPUTED:
             print(f"\n[{rec['verdict']}] {Path(rec['table']).name}::{rec['case_name']}: {rec['reason']}",
                   flush=True)
         elif self.done % 50 == 0 or self.done == self.total:

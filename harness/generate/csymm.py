@@ -12,12 +12,15 @@ the seed is the design the operator is built and judged against (see cases/basel
 """
 from __future__ import annotations
 
+import dataclasses
 import random
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from harness import abi
 from harness.abi import Status
-from harness.generate import cells
+from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
 
 OP = "csymm"
@@ -154,6 +157,10 @@ def _lds(side: int, m: int, n: int, pattern: int, rng: random.Random, big: bool 
     return cells.padded_lds((max(1, ka), max(1, m), max(1, m)), pattern, rng, big)
 
 
+#: Alpha, beta and inputs of the large precision rows: aligned inputs and alpha*A*B turned onto beta*C, with a
+#: small |alpha*A*B| so that results of 512-2048-term sums stay under 4096, where MIXED_TOLERANCE's cap is the
+#: absolute 0.01 (above it, 32 ulp: a relative 2-4e-6 that a plain loop's rounding over 2048 terms can exceed).
+LONG_SUM = (complex(0.5, -0.5), complex(0.5, 0.5 / 64), ("NORMAL_0.3_0.1", "NORMAL_0.3_0.1", "NORMAL_0.3_0.1"))
 SQUARES = (1, 2, 3, 4, 5, 7, 8, 9, 11, 13, 16, 17, 23, 31, 32, 33, 37, 64, 65, 97, 100, 127, 128, 129, 150,
            255, 256, 257)
 RECTS = ((1, 7), (7, 1), (2, 64), (64, 2), (3, 100), (100, 3), (8, 200), (200, 8), (16, 256), (256, 16),
@@ -325,8 +332,7 @@ def _coverage(rng: random.Random, count: int) -> list[dict[str, str]]:
                                tag="dist"))
     for m, n, combo in LARGE:
         side, uplo = COMBOS[combo]
-        specs.append(_spec(side, uplo, m, n, scalar("general", rng), scalar("general", rng), _fills(rng),
-                           tag="large"))
+        specs.append(_spec(side, uplo, m, n, *LONG_SUM, tag="large"))
     i = 0
     while len(specs) < count:
         side, uplo = COMBOS[i % 4]
@@ -375,5 +381,79 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
     return rows + [_render(s) for s in specs]
 
 
+# ---------------------------------------------------------------- official decidability (generate.conditioning)
+#: Aligned inputs: real and imaginary parts from one positive normal (sigma 0.1, the task book's smallest), so the
+#: elements of A and B point near 45 degrees (within ~5 degrees at mean 4-5) and the products of a sum point the
+#: same way: no cancellation, each component of the result holds about half of G or more. The small means keep
+#: long sums under MIXED_TOLERANCE's absolute cap (|g| < 4096) at a wider angle, which long sums average out.
+ALIGNED = (("4.0", "0.1"), ("5.0", "0.1"), ("1.0", "0.1"), ("0.3", "0.1"))
+ALIGNED_FILL = "NORMAL_5.0_0.1"
+#: Signed uniform inputs of smaller magnitude: the same coverage with a smaller G.
+SMALL_UNIFORM = ("RANDOM_1_1", "RANDOM_0.25_0.25")
+
+
+def _diagonal(z: complex) -> list[complex]:
+    """A general or large scalar turned to 45 degrees (each sign pattern), keeping its class; others as they are."""
+    if z in (0, 1, -1) or z.real == 0:
+        return [z]
+    sizes = [max(abs(z.real), abs(z.imag))]
+    if sizes[0] > 0.5 and abs(z) < 1e3:
+        sizes.append(0.5)  # still general: long sums need a small |alpha*A*B| to stay under the absolute cap
+    return [complex(sr * x, si * x) for x in sizes for sr, si in ((1, 1), (1, -1), (-1, 1), (-1, -1))]
+
+
+def _on_axis(z: complex) -> list[complex]:
+    """A beta that keeps beta * C on the diagonal of aligned C: its class on (or within a degree of) an axis."""
+    if z in (0, 1, -1) or z.real == 0:
+        return [z]
+    if abs(z) >= 1e3:
+        x = abs(z)
+        return [complex(x, 0), complex(-x, 0), complex(0, x), complex(0, -x)]
+    x = abs(z.real) or abs(z.imag)
+    return [complex(x, x / 64), complex(-x, x / 64)]
+
+
+def _with(row: dict[str, str], fills: tuple[str, str, str], alpha: complex, beta: complex) -> dict[str, str]:
+    return {**row, "a_fill": fills[0], "b_fill": fills[1], "c_fill": fills[2],
+            "alpha_real": cells.num(alpha.real), "alpha_imag": cells.num(alpha.imag),
+            "beta_real": cells.num(beta.real), "beta_imag": cells.num(beta.imag)}
+
+
+def variants(row: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Replacements for a row the official gate cannot decide, same shape and scalar classes, in order of
+    preference: smaller signed uniform inputs (for rows without large scalars), then aligned inputs with the scalars
+    turned so that alpha*A*B and beta*C point the same way (each component then holds at least half of G). Special
+    inputs (`cells.SPECIAL_FILLS`) stay; where no such variant is decidable, the operands holding them are left
+    unread (alpha = 0, or beta = 0 / beta = 1 for C), which keeps the input in the table as a not-read check."""
+    p = parse_row(row)
+    alpha, beta = p["alpha"], p["beta"]
+    given = (row["a_fill"], row["b_fill"], row["c_fill"])
+
+    def keep(fills: tuple[str, str, str]) -> tuple[str, str, str]:
+        return tuple(f if f in cells.SPECIAL_FILLS else new for f, new in zip(given, fills))
+
+    large = abs(alpha) >= 1e3 or abs(beta) >= 1e3
+    aligned = [(keep((f"NORMAL_{mean}_{sigma}",) * 2 + (f"NORMAL_{sign}{mean}_{sigma}",)), a, b)
+               for mean, sigma in ALIGNED for a in _diagonal(alpha) for b in _on_axis(beta) for sign in ("", "N")]
+    small = [(keep((fill,) * 3), alpha, beta) for fill in SMALL_UNIFORM]
+    for fills, a, b in (aligned + small if large else small + aligned):
+        yield _with(row, fills, a, b)
+    if any(f in cells.SPECIAL_FILLS for f in given):
+        for a, b in ((0j, beta), (alpha, 0j), (0j, 1 + 0j)):
+            yield _with(row, keep((ALIGNED_FILL,) * 3), a, b)
+
+
+def sample_args(args: Any, flops: float) -> Any:
+    """The same row on a block of C's columns (LEFT) or rows (RIGHT), about `flops` FLOPs: C's elements there are
+    computed from the same inputs (fills are column-major prefixes), so the block measures the row's conditioning."""
+    per_line = 8.0 * args.ka * (args.m if args.side != abi.SIDE_RIGHT else args.n)
+    keep = max(1, int(flops // per_line))
+    if args.side == abi.SIDE_RIGHT:
+        return dataclasses.replace(args, m=min(args.m, keep))
+    return dataclasses.replace(args, n=min(args.n, keep))
+
+
 def generate(seed: int = cells.DEFAULT_SEED) -> list[dict[str, str]]:
-    return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf)
+    with conditioning.single_threaded():
+        return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf,
+                           lambda row: conditioning.decidable(OP, sys.modules[__name__], row))

@@ -10,12 +10,15 @@ Null matrices appear only where every reading of "when there is work" agrees: wi
 """
 from __future__ import annotations
 
+import dataclasses
 import random
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 from harness import abi
 from harness.abi import Status
-from harness.generate import cells
+from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
 
 OP = "sgemm_strided_batched"
@@ -444,5 +447,42 @@ def _perf(rng: random.Random) -> list[dict[str, str]]:
     return rows
 
 
+# ---------------------------------------------------------------- official decidability (generate.conditioning)
+#: Sign-coherent inputs for A and B (uniform and normal, both non-negative): the terms of every sum share a sign,
+#: so no element cancels to near zero, where MERE/MARE's relative error has only the 2^-13 floor to stand on.
+COHERENT = (("RANDOM_0_5", "RANDOM_0_5"), ("NORMAL_3.0_0.5", "RANDOM_0_5"), ("RANDOM_0_1", "RANDOM_0_1"))
+
+
+def variants(row: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Replacements for a row the official gate cannot decide, same shape, scalars and coverage tags: A and B
+    sign-coherent, C signed so that beta*C adds to alpha*A*B instead of cancelling it. Special inputs
+    (`cells.SPECIAL_FILLS`) stay; where no such variant is decidable, the operands holding them are left unread
+    (alpha = 0, or beta = 0 / beta = 1 for C), which keeps the input in the table as a not-read check."""
+    p = parse_row(row)
+    alpha, beta = p["alpha"], p["beta"]
+    given = (row["a_fill"], row["b_fill"], row["c_fill"])
+    c_fill = "RANDOM_0_5" if alpha * beta >= 0 else "RANDOM_5_0"
+
+    def with_(fills: tuple[str, str, str], a: float, b: float) -> dict[str, str]:
+        kept = tuple(f if f in cells.SPECIAL_FILLS else new for f, new in zip(given, fills))
+        return {**row, "a_fill": kept[0], "b_fill": kept[1], "c_fill": kept[2], "alpha": cells.num(a),
+                "beta": cells.num(b)}
+
+    for a_fill, b_fill in COHERENT:
+        yield with_((a_fill, b_fill, c_fill), alpha, beta)
+    if any(f in cells.SPECIAL_FILLS for f in given):
+        for a, b in ((0.0, beta), (alpha, 0.0), (0.0, 1.0)):
+            yield with_(COHERENT[0] + ("RANDOM_0_5",), a, b)
+
+
+def sample_args(args: Any, flops: float) -> Any:
+    """The same row on its first batch and a block of C's columns, about `flops` FLOPs: those elements are computed
+    from the same inputs (fills are column-major prefixes), so the block measures the row's conditioning."""
+    keep = max(1, int(flops // (2.0 * max(1, args.m) * max(1, args.k))))
+    return dataclasses.replace(args, n=min(args.n, keep), batch=min(args.batch, 1))
+
+
 def generate(seed: int = cells.DEFAULT_SEED) -> list[dict[str, str]]:
-    return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf)
+    with conditioning.single_threaded():
+        return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf,
+                           lambda row: conditioning.decidable(OP, sys.modules[__name__], row))

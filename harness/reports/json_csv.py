@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.record import FAILING, Record, summarize
+from harness.record import Record, fails_run, summarize
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
 METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
@@ -79,11 +79,12 @@ def strict(obj: Any) -> Any:
 
 
 def exit_code(records: list[Record]) -> int:
-    """The run's exit code (contract): 1 on any FAIL/ERROR/CRASH/TIMEOUT case or a FAIL baseline verdict; 2 when
-    nothing failed but the evidence is insufficient (no row ran, or a baseline verdict is INCONCLUSIVE); else 0."""
+    """The run's exit code (contract): 1 on any FAIL/ERROR/CRASH/TIMEOUT case, an unaccepted DISPUTED one or a FAIL
+    baseline verdict; 2 when nothing failed but the evidence is insufficient (no row ran, or a baseline verdict
+    is INCONCLUSIVE); else 0."""
     verdicts = {r["verdict"] for r in records}
     perf = {b.get("verdict") for r in records for b in r.get("baseline") or []}
-    if verdicts & set(FAILING) or "FAIL" in perf:
+    if any(fails_run(r) for r in records) or "FAIL" in perf:
         return 1
     if verdicts <= {"SKIP"} or "INCONCLUSIVE" in perf:
         return 2

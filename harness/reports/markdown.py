@@ -16,14 +16,14 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from harness.record import FAILING, VERDICTS, Record, summarize
+from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports.json_csv import METRICS, exit_code, results_frame, write_atomic
 
 HEADINGS = ("状态", "验证摘要", "测试明细", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境")
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
-    1: "退出码 1：存在 FAIL / ERROR / CRASH / TIMEOUT 用例，或基线判定 FAIL",
+    1: "退出码 1：存在 FAIL / ERROR / CRASH / TIMEOUT 用例、未经 --accept-disputed 接受的 DISPUTED 用例，或基线判定 FAIL",
     2: "退出码 2：无失败，但证据不足（无用例运行，或基线判定 INCONCLUSIVE）",
     3: "退出码 3：环境或用法错误",
 }
@@ -38,11 +38,12 @@ GATE_TEXT = {
 }
 NONFINITE_RULE = ("非有限值规则：同一位置的 NaN 视为匹配，同号 Inf 视为匹配；NaN 对有限值、异号 Inf、"
                   "Inf 对有限值均为不匹配。")
-TRUST_RULE = ("标杆可信规则：FP32 CBLAS 标杆与 float64 真值（舍入到算子精度）比较本身不满足门限时（溢出、灾难性抵消），"
-              "该行标记 golden_trusted = false 并附证据；此类用例中算子输出满足「相对标杆」、「相对舍入后真值」或"
-              "「Netlib 前向误差检验」（G = |alpha|·|A|·|B| + |beta|·|C|，max |out - truth| / (2^-24·G + 2^-149) < 16）"
-              "其一即通过，不会仅因与不可信标杆不一致而判失败。标杆可信但超门限的元素若全部为 FP32 病态元素"
-              "（16·2^-24·G 大于该元素的门限），同样由前向误差检验判定。")
+TRUST_RULE = ("官方判定：每个精度用例只按种子门限对 CBLAS 标杆判定（与 ops-blas verify.h 相同），通过即 PASS，"
+              "否则 FAIL。诊断（不改变通过与否）：FP32 标杆与 float64 真值（舍入到算子精度）比较本身不满足门限时"
+              "（溢出、灾难性抵消）标记 golden_trusted = false 并附证据；官方判定失败时，若输出满足「相对舍入后真值」"
+              "或「Netlib 前向误差检验」（G = |alpha|·|A|·|B| + |beta|·|C|，max |out - truth| / (2^-24·G + 2^-149) < 16；"
+              "标杆可信时仅当超门限元素全部为 FP32 病态元素，即 16·2^-24·G 大于该元素门限），该行判为 DISPUTED"
+              "（有争议）而非 PASS：验收按官方判定会判失败，需复核；默认退出码 1，--accept-disputed 可显式接受。")
 PERF_RULE = ("判定口径：任务书基线 —— 均值 <= 限值为 PASS，95% 置信区间整体高于限值为 FAIL，跨越限值为 INCONCLUSIVE；"
              "GPU 基线 —— 比值 gpu_us / 实测 us >= 0.4 为 PASS；无匹配基线或硬件不同为 NO_REF（比值照常显示）；"
              "倍数 = 实测均值 / 可通过的最大均值（> 1 表示需加速的倍数）。")
@@ -201,8 +202,8 @@ def _status(meta: dict[str, Any], records: list[Record]) -> Section:
 
 def _summary(records: list[Record], frame: pd.DataFrame) -> Section:
     s = summarize(records)
-    totals = Table("总体", ["总用例", "通过", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
-        s["total"], s["passed"], s["failed"], s["errors"], s["crashed"], s["timeouts"], s["skipped"],
+    totals = Table("总体", ["总用例", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
+        s["total"], s["passed"], s["disputed"], s["failed"], s["errors"], s["crashed"], s["timeouts"], s["skipped"],
         _rate(s["passed"], s["total"] - s["skipped"])]])
     blocks: list[str | list[str] | Table] = [
         totals, _breakdown("按算子", "算子", frame, "op"), _breakdown("按用例族", "用例族", frame, "family")]
@@ -212,7 +213,7 @@ def _summary(records: list[Record], frame: pd.DataFrame) -> Section:
         rows = [[label, *[int((perf[col] == v).sum()) for v in ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")]]
                 for label, col in kinds.items()]
         blocks.append(Table("性能 / 内存判定", ["判定", "PASS", "FAIL", "INCONCLUSIVE", "NO_REF"], rows))
-    blocks.append("通过率 = 通过 / (总用例 - 跳过)。")
+    blocks.append("通过率 = 通过 / (总用例 - 跳过)；争议（DISPUTED）不计为通过，见「精度说明」。")
     return Section("验证摘要", blocks)
 
 
@@ -222,7 +223,7 @@ def _breakdown(title: str, label: str, frame: pd.DataFrame, by: str) -> Table:
     for key, c in counts.iterrows():
         total = int(c.sum())
         rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"]))])
-    return Table(title, [label, "总数", "通过", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], rows)
+    return Table(title, [label, "总数", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], rows)
 
 
 def _rate(passed: int, judged: int) -> str:
@@ -282,6 +283,7 @@ def _precision(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame)
         blocks.append(Table("精度对比（实部 / 虚部分别）", [
             "算子", "分量", "行数", "最小 matched_ratio", "最大 max_abs_error", "最大 MERE", "最大 MARE"],
             _precision_extremes(judged)))
+    blocks.append(_disputed(records, frame))
     untrusted = frame[frame["golden_trusted"].eq(False)]
     if len(untrusted):
         blocks.append(Table(f"标杆不可信的用例（{len(untrusted)}）", ["用例", "算子", "结果", "证据"], [
@@ -289,6 +291,18 @@ def _precision(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame)
     else:
         blocks.append("本次运行没有标杆不可信的用例。")
     return Section("精度说明", blocks)
+
+
+def _disputed(records: list[Record], frame: pd.DataFrame) -> str | Table:
+    """Every DISPUTED row with the official failure and the diagnosis that clears it."""
+    disputed = frame[frame["verdict"] == DISPUTED]
+    if not len(disputed):
+        return "本次运行没有争议（DISPUTED）用例：每个精度用例都由官方门限直接判定。"
+    accepted = sum(1 for r in records if r["verdict"] == DISPUTED and r.get("disputed_accepted"))
+    title = f"争议用例（DISPUTED，{len(disputed)}，其中 {accepted} 条经 --accept-disputed 接受）"
+    return Table(title, ["用例", "算子", "官方判定失败原因", "标杆可信", "病态元素", "前向误差比", "诊断结论"], [
+        [r["case_name"], r["op"], fmt(r.get("official_reason")), fmt(r.get("golden_trusted")),
+         fmt(r.get("ill_conditioned")), fmt(r.get("forward_error_ratio")), fmt(r["reason"])] for r in _rows(disputed)])
 
 
 def _precision_extremes(judged: pd.DataFrame) -> list[list[Any]]:

@@ -33,7 +33,7 @@ GPU_RATIO_RULE = 0.4
 COMPARE_COLUMNS = ("case_name", "verdict", "change", "ci_lo", "ci_hi")
 MAX_COMPARE_ROWS = 60
 
-COLOURS = {"PASS": "#2e7d32", "FAIL": "#c62828", "ERROR": "#6a1b9a", "CRASH": "#000000", "TIMEOUT": "#ef6c00",
+COLOURS = {"PASS": "#2e7d32", "DISPUTED": "#f57f17", "FAIL": "#c62828", "ERROR": "#6a1b9a", "CRASH": "#000000", "TIMEOUT": "#ef6c00",
            "SKIP": "#9e9e9e", "INCONCLUSIVE": "#f9a825", "NO_REF": "#90a4ae", "REGRESSION": "#c62828",
            "IMPROVEMENT": "#2e7d32", "SAME": "#1565c0"}
 _DPI = 150
