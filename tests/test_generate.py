@@ -73,7 +73,8 @@ def test_cell_conventions(table):
 
 def test_normal_fills_in_range_and_half_of_ordinary_inputs(table):
     _, rows = table
-    fills = [r[c] for r in rows for c in ("a_fill", "b_fill", "c_fill")]
+    # perf rows are left out: the generator gives them sign-coherent inputs, for the official gate (conditioning)
+    fills = [r[c] for r in rows if not r["case_name"].startswith("TC_PF_") for c in ("a_fill", "b_fill", "c_fill")]
     normal = [f for f in fills if f.startswith("NORMAL_")]
     for f in normal:
         mean, sigma = (float(x.replace("N", "-")) for x in f.split("_")[1:])

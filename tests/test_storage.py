@@ -217,7 +217,8 @@ def test_results_jsonl_is_strict_json(tmp_path):
     from harness.history import History
     from harness.record import new_record
 
-    session = _Session(History(tmp_path / "h.sqlite"), tmp_path / "out", {"run_id": "r1"}, [])
+    session = _Session(History(tmp_path / "h.sqlite"), tmp_path / "out",
+                       {"run_id": "r1", "settings": {"accept_disputed": False}}, [])
     session.start()
     rec = new_record("TC_L0_nan", "csymm", "t.csv", 2, 0)
     rec["precision"] = {"max_abs_error": float("inf"), "mere": {"real": float("nan"), "imag": -float("inf")}}
