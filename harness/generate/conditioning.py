@@ -66,10 +66,8 @@ def needs_check(row: dict[str, str]) -> bool:
 
 
 def decidable(op: str, module: ModuleType, row: dict[str, str]) -> dict[str, str]:
-    """The row itself when its ratio is < 1, else its first variant whose ratio is. When none is: a perf row stays
-    as given (its size is the point; the bound is a worst case, and its output is still judged, DISPUTED where the
-    gate fails and the diagnosis clears it); for any other row this raises (the generator would emit a row no
-    correct float32 operator is sure to pass: a bug to fix there)."""
+    """The row itself when its ratio is < 1, else its first variant whose ratio is; raises when none is (the
+    generator then emits a row no correct float32 operator is sure to pass: a bug to fix there)."""
     if not needs_check(row):
         return row
     tried: Iterator[dict[str, str]] = module.variants(row)
@@ -79,7 +77,5 @@ def decidable(op: str, module: ModuleType, row: dict[str, str]) -> dict[str, str
         if r < 1.0:
             return candidate
         best = min(best, (r, candidate["description"]))
-    if row["case_name"].startswith("TC_PF_"):
-        return row  # a size no input makes decidable by the bound (csymm's task-book rows): kept as given, judged
     raise ValueError(f"{op} {row['case_name']} ({row['description']}): no variant is officially decidable "
                      f"(best forward-error-bound/tolerance ratio {best[0]:.3g})")
