@@ -110,6 +110,11 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
     return out
 
 
+def round_decides(rec: dict) -> bool:
+    """A round whose record ends its row: not timed, or not passing (also when checked wrong after its timed calls)."""
+    return not rec.get("timing") or rec.get("verdict") != "PASS"
+
+
 def merge_round_records(records: list[dict], case: Any, config: Any, baselines: Any, hardware: str) -> dict:
     """One perf row's record from its rounds (harness.runner runs each round in a fresh process): the rounds'
     timings merged (harness.timing.merge_rounds) and judged once against the baselines on `hardware`. A round
@@ -117,7 +122,7 @@ def merge_round_records(records: list[dict], case: Any, config: Any, baselines: 
     it is, saying which round it was."""
     from harness.timing import merge_rounds
 
-    decided = [(i, r) for i, r in enumerate(records, 1) if not r.get("timing") or r.get("verdict") != "PASS"]
+    decided = [(i, r) for i, r in enumerate(records, 1) if round_decides(r)]
     if decided:
         i, rec = decided[0]
         if len(records) > 1:

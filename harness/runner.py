@@ -351,7 +351,7 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
     (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
     not). Its record goes out after its last round, rounds merged and judged once
     (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
-    from harness.perf import merge_round_records
+    from harness.perf import merge_round_records, round_decides
     from harness.timing import more_rounds
 
     config = settings.timing
@@ -372,7 +372,7 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
             return
         key = f"{Path(rec['table']).name}::{rec['case_name']}"
         taken[key].append(rec)
-        if not rec.get("timing") or rec["verdict"] != "PASS":  # a row checked wrong after timing ends here too
+        if round_decides(rec):
             finish(key)
     todo = list(perf)
     for r in range(rounds):
