@@ -5,6 +5,10 @@ sample makes any drift hit both sides alike, so what remains is the code. Each r
 BA, AB, ...) so neither side always runs in the other's wake. Each revision's `operators/` is exported with
 `git archive` into a temporary directory (read-only for the repository: nothing to clean up if killed) and the
 CPU twin is built from it; both runs go into the history and are compared with `harness.compare`.
+
+Both libraries are untrusted code: they are loaded only in an isolated worker (harness.worker, through
+harness.runner), probed there first, and a row that crashes, hangs or leaves something behind is that row's CRASH,
+TIMEOUT or note on both sides, never the end of ab.
 """
 from __future__ import annotations
 
@@ -83,13 +87,14 @@ class Side:
     defines: dict[str, str]
     commit: str = ""
     lib: str = ""
-    backend: Any = None
+    info: dict = field(default_factory=dict)  # the backend's describe(), from the probe worker
     run_id: str = ""
     records: list[dict] = field(default_factory=list)
 
 
 def _open_side(side: Side, repo: Path, workdir: Path) -> None:
-    from harness.backends import BackendUnavailable, open_backend
+    from harness import runner
+    from harness.backends import BackendUnavailable
     from harness.backends.build import build_twin
     from harness.compare import git_commit
 
@@ -100,7 +105,7 @@ def _open_side(side: Side, repo: Path, workdir: Path) -> None:
     source = export_operators(commit, workdir / side.label, repo)
     try:
         side.lib = str(build_twin(side.defines, source_dir=source))
-        side.backend = open_backend("cpu", operator_lib=side.lib)
+        side.info = runner.check_backend(runner.Settings(backend_options={"operator_lib": side.lib}))
     except BackendUnavailable as exc:
         raise AbError(f"side {side.label} ({side.rev}): {exc}") from exc
     except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
@@ -112,7 +117,7 @@ def _meta(side: Side, other: Side, tables: list[str], select: str | None, config
 
     return {
         "run_id": side.run_id, "commit": side.commit, "dirty": False, "branch": side.rev, "backend": "cpu",
-        "device": side.backend.describe().get("device", ""), "host": provenance.host(),
+        "device": side.info.get("device", ""), "host": provenance.host(),
         "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
         "settings": {"select": select, "timing": config.as_dict(), "defines": side.defines, "operator_lib": side.lib,
                      "ab": {"side": side.label, "rev": side.rev, "pair": other.run_id}},
@@ -120,24 +125,25 @@ def _meta(side: Side, other: Side, tables: list[str], select: str | None, config
     }
 
 
-def _time_case(case: Any, a: Side, b: Side, config: TimingConfig) -> tuple[dict, dict]:
-    """The pair of records for one perf row: timed only, outputs are not checked (that is `harness run`'s job)."""
+def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, dict]:
+    """The pair of records for one perf row (a and b: open backends): timed only, outputs are not checked (that
+    is `harness run`'s job)."""
     from harness import abi, engine
 
     recs = [case.new_record() for _ in (a, b)]
     prepared = []
     try:
-        for side in (a, b):
-            prepared.append(engine.prepare_call(case, side.backend))
+        for backend in (a, b):
+            prepared.append(engine.prepare_call(case, backend))
         statuses = []
-        for side, p in zip((a, b), prepared):
+        for backend, p in zip((a, b), prepared):
             statuses.append(p.call())
-            side.backend.synchronize()
+            backend.synchronize()
         if any(s != abi.Status.SUCCESS for s in statuses):
             for rec, status in zip(recs, statuses):
                 rec.update(verdict="ERROR", status=status, reason=f"returned {abi.status_name(status)}; not timed")
             return recs[0], recs[1]
-        timings = interleave(prepared[0].call, prepared[1].call, a.backend.timer(), b.backend.timer(), config)
+        timings = interleave(prepared[0].call, prepared[1].call, a.timer(), b.timer(), config)
         for rec, timing in zip(recs, timings):
             rec.update(verdict="SKIP", status=0, timing=timing, reason="timed by harness ab; outputs not checked")
     finally:
@@ -146,34 +152,79 @@ def _time_case(case: Any, a: Side, b: Side, config: TimingConfig) -> tuple[dict,
     return recs[0], recs[1]
 
 
+@dataclass
+class PairService:
+    """What an ab worker does (harness.worker's service protocol): open both twins in the one process, so their
+    samples interleave, and answer each case with one record carrying the pair (`pair`: [A, B])."""
+
+    libs: tuple[str, str]
+    config: TimingConfig
+
+    def open(self, settings: Any) -> dict:
+        from harness.backends import open_backend
+
+        self.backends = [open_backend("cpu", operator_lib=lib) for lib in self.libs]
+        return self.backends[0].describe()
+
+    def run(self, case: Any, settings: Any) -> dict:
+        rec = case.new_record()
+        try:
+            rec.update(verdict="SKIP", pair=list(_time_case(case, *self.backends, self.config)))
+        except Exception as exc:  # a harness bug costs this row on both sides, not the worker
+            rec.update(verdict="ERROR", reason=f"harness error: {type(exc).__name__}: {exc}")
+        return rec
+
+    def close(self) -> None:
+        for backend in self.backends:
+            backend.close()
+
+
+def split_pair(rec: dict) -> tuple[dict, dict]:
+    """A and B's records from a worker's answer. A row the worker did not finish (CRASH, TIMEOUT) or that left
+    something behind is charged to both sides: the fault cannot be told apart within one process."""
+    pair = rec.pop("pair", None)
+    if not isinstance(pair, list) or len(pair) != 2:
+        return dict(rec), dict(rec)
+    if rec.get("reason"):
+        for side in pair:
+            side["reason"] = f"{side['reason']}; {rec['reason']}" if side.get("reason") else rec["reason"]
+            if side["verdict"] == "SKIP" and rec["verdict"] == "FAIL":
+                side["verdict"] = "FAIL"
+    return pair[0], pair[1]
+
+
 def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, defines_a: dict[str, str],
            defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path,
-           progress: Callable[[str], None] = lambda line: None) -> tuple[Side, Side]:
+           progress: Callable[[str], None] = lambda line: None, timeout_s: float = 600.0) -> tuple[Side, Side]:
     """Build, time every perf row of `tables` on both sides, record both runs; returns the sides with records."""
-    from harness import provenance
+    from harness import provenance, runner
     from harness.engine import load_cases
     from harness.record import summarize
 
     a, b = Side("A", rev_a, dict(defines_a)), Side("B", rev_b, dict(defines_b))
     with tempfile.TemporaryDirectory(prefix="harness-ab-") as tmp:
+        for side in (a, b):
+            _open_side(side, repo, Path(tmp))
+            progress(f"side {side.label}: {side.rev} = {side.commit[:12]}, twin {side.lib}")
+        cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]
+        for side in (a, b):
+            side.run_id = f"{provenance.new_run_id(side.commit)}-ab{side.label}"
+        history.start_run(_meta(a, b, tables, select, config))
+        history.start_run(_meta(b, a, tables, select, config))
+
+        def on_record(rec: dict) -> None:
+            for side, side_rec in zip((a, b), split_pair(rec)):
+                side.records.append(side_rec)
+                history.record(side.run_id, side_rec)
+            progress(f"[{len(a.records)}/{len(cases)}] {rec['case_name']}")
+        interrupted = False
         try:
+            runner.run(cases, runner.Settings(service=PairService((a.lib, b.lib), config), timeout_s=timeout_s),
+                       on_record)
+        except runner.Interrupted:
+            interrupted = True
+            raise
+        finally:  # both history runs closed, marked when Ctrl-C cut them short
             for side in (a, b):
-                _open_side(side, repo, Path(tmp))
-                progress(f"side {side.label}: {side.rev} = {side.commit[:12]}, twin {side.lib}")
-            cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]
-            for side in (a, b):
-                side.run_id = f"{provenance.new_run_id(side.commit)}-ab{side.label}"
-            history.start_run(_meta(a, b, tables, select, config))
-            history.start_run(_meta(b, a, tables, select, config))
-            for i, case in enumerate(cases, 1):
-                for side, rec in zip((a, b), _time_case(case, a, b, config)):
-                    side.records.append(rec)
-                    history.record(side.run_id, rec)
-                progress(f"[{i}/{len(cases)}] {case.name}")
-            for side in (a, b):
-                history.finish_run(side.run_id, summarize(side.records))
-        finally:
-            for side in (a, b):
-                if side.backend is not None:
-                    side.backend.close()
+                history.finish_run(side.run_id, {**summarize(side.records), "interrupted": interrupted})
     return a, b

@@ -1,9 +1,10 @@
 """pytest plugin: every row of an ops-blas case table is one test item (`cases/csymm_test.csv::TC_L0_0001`).
 
-`pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same engine
-(`harness.engine.run_case`); what pytest adds is its own selection, reporting and xdist distribution. Perf rows
-are checked for status and untouched memory here; their timing belongs to `harness run`, which times them alone.
-A crashing operator takes down the pytest worker (xdist replaces it); `harness run` isolates every row.
+`pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same isolated
+worker processes (harness.runner, harness.worker): the operator library is never loaded into pytest's process, so
+a crashing, hanging or hostile operator is that item's CRASH or TIMEOUT failure and the session goes on. What pytest
+adds is its own selection, reporting and xdist distribution. Perf rows are checked like precision rows here; their
+timing belongs to `harness run`, which times them alone.
 
 The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm_test.csv::TC_L0_0001'`), and
 skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine import Case, load_table, run_case
+from harness.engine import Case, load_table
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -23,6 +24,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-backend", default="cpu", help="backend for case-table items (cpu, npu, cuda)")
     group.addoption("--harness-operator-lib", default=None, help="library exporting the ops-blas C ABI")
     group.addoption("--harness-no-poison", action="store_true", help="do not poison never-read regions")
+    group.addoption("--harness-timeout", type=float, default=600.0,
+                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path):
@@ -47,8 +50,12 @@ class CaseItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        record = run_case(self.case, _backend(self.config),
-                          use_poison=not self.config.getoption("harness_no_poison"))
+        from harness import runner
+
+        settings = _settings(self.config)
+        records: list[dict] = []
+        runner.run_in_order([self.case], settings, records.append)
+        (record,) = records
         self.user_properties.append(("verdict", record["verdict"]))
         if record["verdict"] == "SKIP":
             pytest.skip(record["reason"])
@@ -75,19 +82,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = (str(item.path), item.case.line, report.longrepr[2])
 
 
-def _backend(config: pytest.Config):
-    """One backend per pytest process, opened on first use and closed with the session."""
-    backend = getattr(config, "_harness_backend", None)
-    if backend is None:
-        from harness.backends import BackendUnavailable, open_backend
+def _settings(config: pytest.Config):
+    """The run settings of this pytest process, its backend checked once in a probe worker (harness.runner). A
+    backend whose runtime this machine lacks skips every item with the reason; an operator library given with
+    --harness-operator-lib that cannot be loaded, created or destroyed fails every item: it is the thing under
+    test, and a broken one must not read as a green session."""
+    cached = getattr(config, "_harness_settings", None)
+    if cached is None:
+        from harness import runner
+        from harness.backends import BackendUnavailable
 
         options = {}
         if config.getoption("harness_operator_lib"):
             options["operator_lib"] = config.getoption("harness_operator_lib")
+        cached = runner.Settings(backend=config.getoption("harness_backend"), backend_options=options,
+                                 poison=not config.getoption("harness_no_poison"),
+                                 timeout_s=config.getoption("harness_timeout"))
         try:
-            backend = open_backend(config.getoption("harness_backend"), **options)
+            runner.check_backend(cached)
         except BackendUnavailable as exc:
-            pytest.skip(str(exc))
-        config._harness_backend = backend
-        config.add_cleanup(backend.close)
-    return backend
+            cached = str(exc)
+        config._harness_settings = cached
+    if isinstance(cached, str):
+        if config.getoption("harness_operator_lib"):
+            raise CaseFailed(cached)
+        pytest.skip(cached)
+    return cached

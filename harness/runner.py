@@ -52,6 +52,7 @@ class Settings:
     timing: Any = None  # harness.timing.TimingConfig for perf rows; None skips timing
     baselines: Callable[[Case], list] | None = None
     hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
+    service: Any = None  # what a worker does with each case (harness.worker.Rows when None); picklable
 
 
 class Interrupted(KeyboardInterrupt):
@@ -330,6 +331,13 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
             _run_phase(precision, settings, max(1, settings.workers), on_record, stop)
         if perf:
             _run_perf(perf, settings, on_record, stop)
+
+
+def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+    """Each case once, in order, on one isolated worker, perf rows included and not in rounds: for callers that
+    time nothing here (the pytest plugin runs one item at a time)."""
+    with _subreaper(), StopSignals() as stop:
+        _run_phase(cases, settings, 1, on_record, stop)
 
 
 @contextmanager

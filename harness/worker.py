@@ -209,25 +209,46 @@ def enter(conn: Connection, lifeline: int, parent: int) -> None:
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
 
 
-def serve(conn: Connection, settings: Any) -> None:
-    """Open the backend, say "ready" with its description, then run cases until told to stop (None)."""
-    from harness.backends import BackendUnavailable, open_backend
-    from harness.engine import run_case
+class Rows:
+    """The worker's usual service: one backend, each case run through the engine (what `harness run`, `harness
+    baseline` and the pytest plugin ask for). Another service (`harness ab` times two libraries side by side) comes
+    in `settings.service` with the same three methods, so it gets the same isolation."""
 
+    def open(self, settings: Any) -> dict:
+        from harness.backends import open_backend
+
+        self.backend = open_backend(settings.backend, **settings.backend_options)
+        return self.backend.describe()
+
+    def run(self, case: Any, settings: Any) -> dict:
+        from harness.engine import run_case
+
+        return run_case(case, self.backend, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                        timing_config=settings.timing, baselines=settings.baselines)
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def serve(conn: Connection, settings: Any) -> None:
+    """Open the service's backend(s), say "ready" with their description, then run cases until told to stop
+    (None)."""
+    from harness.backends import BackendUnavailable
+
+    service = getattr(settings, "service", None) or Rows()
     try:
-        backend = open_backend(settings.backend, **settings.backend_options)
+        info = service.open(settings)
     except BackendUnavailable as exc:
         send(conn, "unavailable", str(exc))
         return
     baseline = snapshot()
-    send(conn, "ready", backend.describe())
+    send(conn, "ready", info)
     while (case := conn.recv()) is not None:
-        record = run_case(case, backend, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                          timing_config=settings.timing, baselines=settings.baselines)
+        record = service.run(case, settings)
         _charge_leftovers(record, restore(baseline), proctree.kill_descendants(os.getpid()))
         proctree.reap_children()
         send(conn, "record", record)
-    backend.close()
+    service.close()
     send(conn, "closed", None)
 
 

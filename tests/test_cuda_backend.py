@@ -15,7 +15,7 @@ import pytest
 
 import golden
 import harness
-from harness import abi
+from harness import abi, runner
 from harness.backends import BackendUnavailable, cuda, open_backend
 from harness.commands import baseline
 from harness.ops import csymm
@@ -356,8 +356,15 @@ def table(tmp_path):
     return path
 
 
-def test_baseline_defaults_to_cuda_and_exits_3_with_one_line_without_cupy(monkeypatch, table, capsys):
-    without_cupy(monkeypatch)
+def test_baseline_defaults_to_cuda_and_exits_3_with_one_line_without_cupy(table, capsys):
+    """The backend is probed in a fresh interpreter (an isolated worker), so only a machine without CuPy shows
+    this path; the stub of the other tests cannot reach it."""
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("requires a machine without CuPy")
+    except ImportError:
+        pass
+    table.write_text(HEADER + PERF_ROW)
     args = parse([str(table)])
     assert args.backend == "cuda"
     assert args.func(args) == 3
@@ -370,55 +377,49 @@ def test_baseline_exits_3_for_a_missing_table(tmp_path, capsys):
     assert "no such case table" in capsys.readouterr().err
 
 
-class FakeBackend:
-    name = "cuda"
-
-    def __init__(self):
-        self.closed = False
-
-    def describe(self):
-        return {"device": "Fake H200", "driver": "570.1", "driver_cuda_version": "12.8",
-                "cuda_runtime_version": "12.6", "cublas_version": "12.8.3"}
-
-    def close(self):
-        self.closed = True
+INFO = {"device": "Fake H200", "driver": "570.1", "driver_cuda_version": "12.8", "cuda_runtime_version": "12.6",
+        "cublas_version": "12.8.3"}
 
 
-def perf_case(name: str, m: int):
+def perf_case(name: str, m: int, line: int):
     args = csymm.Args(side=abi.SIDE_LEFT, uplo=abi.UPPER, m=m, n=m, alpha=1 + 0j, beta=0j, a_fill="", b_fill="",
                       c_fill="", lda=m, ldb=m, ldc=m)
-    return SimpleNamespace(name=name, op="csymm", is_perf=name.startswith("TC_PF_"), args=args)
+    return SimpleNamespace(name=name, op="csymm", is_perf=name.startswith("TC_PF_"), args=args, table="t.csv",
+                           line=line)
 
 
 @pytest.fixture
 def measured(monkeypatch):
-    """baseline's collaborators replaced: a fake backend, three cases, canned records, a capturing writer."""
-    backend = FakeBackend()
-    cases = [perf_case("TC_L0_001", 8), perf_case("TC_PF_001", 256), perf_case("TC_PF_002", 1024)]
+    """baseline's collaborators replaced: the runner's probe and isolated run (each row's record canned), three
+    cases, a capturing writer. Records arrive out of table order, as parallel workers may send them."""
+    cases = [perf_case("TC_L0_001", 8, 2), perf_case("TC_PF_001", 256, 3), perf_case("TC_PF_002", 1024, 4)]
     outcome = {"TC_PF_001": ("PASS", 50, 18.75), "TC_PF_002": ("PASS", 60, 250.0)}
     written = {}
     timed = []
 
-    def run_case(case, _backend, timing_config):
-        timed.append((case.name, timing_config))
-        verdict, n, mean = outcome[case.name]
-        return {"verdict": verdict, "reason": "status ACLBLAS_STATUS_INVALID_VALUE" if verdict != "PASS" else "",
-                "timing": {"n": n, "mean_us": mean} if verdict == "PASS" else None}
+    def run(cases, settings, on_record):
+        timed.extend((case.name, settings) for case in cases)
+        for case in reversed(cases):
+            verdict, n, mean = outcome[case.name]
+            on_record({"table": case.table, "line": case.line, "verdict": verdict,
+                       "reason": "status ACLBLAS_STATUS_INVALID_VALUE" if verdict != "PASS" else "",
+                       "timing": {"n": n, "mean_us": mean} if verdict == "PASS" else None})
 
-    monkeypatch.setattr(baseline, "open_backend", lambda name, **_: backend)
+    monkeypatch.setattr(runner, "check_backend", lambda settings: INFO)
+    monkeypatch.setattr(runner, "run", run)
     monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: cases)
-    monkeypatch.setattr(baseline.engine, "run_case", run_case)
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
     monkeypatch.setitem(sys.modules, "harness.baselines", writer)
     monkeypatch.setattr(harness, "baselines", writer, raising=False)
-    return SimpleNamespace(backend=backend, outcome=outcome, written=written, timed=timed)
+    return SimpleNamespace(outcome=outcome, written=written, timed=timed)
 
 
 def test_baseline_times_only_perf_rows_and_writes_the_table(measured, table):
     args = parse([str(table), "--warmup", "3"])
     assert args.func(args) == 0
     assert [name for name, _ in measured.timed] == ["TC_PF_001", "TC_PF_002"]
-    assert measured.timed[0][1].mode == "sync" and measured.timed[0][1].warmup == 3
+    settings = measured.timed[0][1]
+    assert settings.backend == "cuda" and settings.timing.mode == "sync" and settings.timing.warmup == 3
     assert measured.written["path"] == table.parent / "baselines" / "csymm_gpu_baseline.csv"
     first = measured.written["rows"][0]
     assert first == {"case_name": "TC_PF_001", "side": abi.SIDE_LEFT, "uplo": abi.UPPER, "m": 256, "n": 256,
@@ -426,7 +427,6 @@ def test_baseline_times_only_perf_rows_and_writes_the_table(measured, table):
                      "cublas": "12.8.3", "method": "CUDA events, per-call sync, warm-up 3, >= 50 samples, mean",
                      "date": first["date"]}
     assert measured.written["rows"][1]["gpu_ms"] == 0.25
-    assert measured.backend.closed
 
 
 def test_baseline_leaves_out_failed_and_short_rows_and_exits_1(measured, table, tmp_path, capsys):
@@ -440,10 +440,10 @@ def test_baseline_leaves_out_failed_and_short_rows_and_exits_1(measured, table, 
 
 
 def test_baseline_with_no_perf_row_selected_exits_2(measured, table, monkeypatch):
-    monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: [perf_case("TC_L0_001", 8)])
+    monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: [perf_case("TC_L0_001", 8, 2)])
     args = parse([str(table)])
     assert args.func(args) == 2
-    assert measured.written == {} and measured.backend.closed
+    assert measured.written == {} and measured.timed == []
 
 
 def test_method_text_names_clock_mode_and_sampling():
@@ -454,26 +454,28 @@ def test_method_text_names_clock_mode_and_sampling():
 
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"
           "c_fill,ldc,expect_result,mere_threshold,mare_multiplier,random_seed\n")
+PERF_ROW = ("TC_PF_001,b,ACLBLAS_SIDE_RIGHT,ACLBLAS_LOWER,64,32,1,0,RANDOM_NORM_5_5,,RANDOM_NORM_5_5,,"
+            "0.5,0,RANDOM_NORM_5_5,,ACLBLAS_STATUS_SUCCESS,0.0001220703125,10,1\n")
 
 
-def test_baseline_end_to_end_through_engine_timing_and_the_stub(fake, monkeypatch, tmp_path):
-    """Real table parsing, buffer plan, guard checks, operator code and timing loop; only CuPy is a stub, so the
-    time is the stub's 20 us per event pair."""
+def test_a_timed_perf_row_through_the_engine_and_the_stub(fake, tmp_path):
+    """What a baseline worker does with a perf row on the cuda backend: real table parsing, buffer plan, guard
+    checks, operator code and timing loop; only CuPy is a stub, so the time is the stub's 20 us per event pair.
+    (In `harness baseline` this runs in an isolated worker, a fresh interpreter the stub cannot reach.)"""
+    from harness import engine
+
     table = tmp_path / "csymm_test.csv"
-    table.write_text(HEADER
-                     + "TC_L0_001,a,ACLBLAS_SIDE_LEFT,ACLBLAS_UPPER,4,4,1,0,RANDOM_NORM_5_5,,RANDOM_NORM_5_5,,0,0,"
-                       "VALUE_NORM_0,,ACLBLAS_STATUS_SUCCESS,0.0001220703125,10,1\n"
-                     + "TC_PF_001,b,ACLBLAS_SIDE_RIGHT,ACLBLAS_LOWER,64,32,1,0,RANDOM_NORM_5_5,,RANDOM_NORM_5_5,,"
-                       "0.5,0,RANDOM_NORM_5_5,,ACLBLAS_STATUS_SUCCESS,0.0001220703125,10,1\n")
+    table.write_text(HEADER + PERF_ROW)
     fake.elapsed_ms = 0.02
     fake.compute = True  # perf rows are judged like precision rows: the stub must compute
-    written = {}
-    writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
-    monkeypatch.setitem(sys.modules, "harness.baselines", writer)
-    monkeypatch.setattr(harness, "baselines", writer, raising=False)
-    args = parse([str(table)])
-    assert args.func(args) == 0
-    (row,) = written["rows"]
+    backend = cuda.open()
+    try:
+        (case,) = engine.load_cases([str(table)], None)
+        rec = engine.run_case(case, backend, timing_config=TimingConfig())
+    finally:
+        backend.close()
+    assert rec["verdict"] == "PASS" and rec["timing"]["mean_us"] == pytest.approx(20.0)
+    row = baseline.baseline_row(case, rec["timing"], INFO, "m", "d")
     assert (row["case_name"], row["side"], row["uplo"], row["m"], row["n"]) == ("TC_PF_001", 142, 122, 64, 32)
     assert row["gpu_ms"] == 0.02 and row["cuda"] == "12.6" and row["cublas"] == "12.8.3"
     calls = fake.calls("cublasCsymm_v2")

@@ -34,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", type=number(int, 2), default=50)
     p.add_argument("--max-samples", type=positive_int, default=1000)
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
     p.set_defaults(func=run)
 
 
@@ -75,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_ENV
     try:
         a, b = run_ab(args.rev_a, args.rev_b, tables, args.select, defines_a, defines_b, config,
-                      History(args.history), Path(top.stdout.strip()), progress=lambda line: print(line, flush=True))
+                      History(args.history), Path(top.stdout.strip()), progress=lambda line: print(line, flush=True),
+                      timeout_s=args.timeout)
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return EXIT_ENV

@@ -2,8 +2,9 @@
 
 Times the perf rows (`TC_PF_*`) of one case table and writes `<table dir>/baselines/<op>_gpu_baseline.csv` (or
 --out): the op's key params, `gpu_ms`, hardware, driver/CUDA/cuBLAS versions, method and date, the table task
-packages judge NPU times against (pass if gpu_us / npu_us >= 0.4). Each row goes through the same engine path as
-`harness run` (status and guard-zone checks first), so a row that misbehaves is reported, never written.
+packages judge NPU times against (pass if gpu_us / npu_us >= 0.4). Each row goes through the same path as
+`harness run` (an isolated worker process that alone loads the library; status and guard-zone checks first), so a
+row that misbehaves is reported, never written.
 Exit 0 every selected row written; 1 some row failed or fell short of the minimum samples; 2 no perf row
 selected; 3 no such table or backend.
 """
@@ -16,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import engine, ops
-from harness.backends import BackendUnavailable, open_backend
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, keyword_expression
+from harness.backends import BackendUnavailable
+from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, keyword_expression, positive_float
 from harness.commands.run import add_backend_options, add_timing_options, backend_options, timing_config
 
 
@@ -29,6 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", dest="select", type=keyword_expression,
                    help="pytest-style keyword expression over case names")
     p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
+    p.add_argument("--timeout", type=positive_float, default=600.0,
+                   help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
     add_timing_options(p)
     p.set_defaults(func=run, backend="cuda")
 
@@ -60,36 +63,38 @@ def baseline_row(case: Any, timing: dict, info: dict, method: str, date: str) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness import runner
+
     table = Path(args.csv)
     if not table.is_file():
         print(f"harness baseline: no such case table: {table}", file=sys.stderr)
         return EXIT_ENV
-    try:
-        backend = open_backend(args.backend, **backend_options(args))
-    except BackendUnavailable as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_ENV
-    try:
-        return _measure(args, table, backend)
-    finally:
-        backend.close()
-
-
-def _measure(args: argparse.Namespace, table: Path, backend: Any) -> int:
-    from harness import baselines
-
     cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
         return EXIT_INSUFFICIENT
-    config = timing_config(args)
-    info = backend.describe()
-    method = method_text(backend.name, config)
+    settings = runner.Settings(backend=args.backend, backend_options=backend_options(args),
+                               timing=timing_config(args), timeout_s=args.timeout)
+    try:
+        info = runner.check_backend(settings)
+    except BackendUnavailable as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_ENV
+    return _measure(args, table, cases, settings, info)
+
+
+def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict) -> int:
+    from harness import baselines, runner
+
+    config = settings.timing
+    method = method_text(args.backend, config)
     date = datetime.now(timezone.utc).date().isoformat()
+    by_key = {(c.table, c.line): c for c in cases}
     rows, failed = [], 0
-    for case in cases:
-        rec = engine.run_case(case, backend, timing_config=config)
-        timing = rec["timing"]
+
+    def take(rec: dict) -> None:
+        nonlocal failed
+        case, timing = by_key[(rec["table"], rec["line"])], rec["timing"]
         if rec["verdict"] != "PASS" or not timing:
             failed += 1
             print(f"[{rec['verdict']}] {case.name}: {rec['reason'] or 'not timed'}", file=sys.stderr)
@@ -100,9 +105,12 @@ def _measure(args: argparse.Namespace, table: Path, backend: Any) -> int:
         else:
             rows.append(baseline_row(case, timing, info, method, date))
             print(f"{case.name}: {timing['mean_us']:.2f} us mean of {timing['n']}", flush=True)
+    runner.run(cases, settings, take)
     if rows:
+        order = {c.name: i for i, c in enumerate(cases)}
+        rows.sort(key=lambda row: order[row["case_name"]])
         out = Path(args.out) if args.out else table.parent / "baselines" / f"{cases[0].op}_gpu_baseline.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
         baselines.write_gpu_baseline(out, rows)
-        print(f"wrote {len(rows)} of {len(cases)} perf rows to {out} ({info.get('device', backend.name)})")
+        print(f"wrote {len(rows)} of {len(cases)} perf rows to {out} ({info.get('device', args.backend)})")
     return EXIT_FAIL if failed else EXIT_OK
