@@ -386,6 +386,11 @@ class CellReader:
     def is_null(self, col: str) -> bool:
         return self.cell(col) in NULL_WORDS
 
+    def null_scalar(self, col: str) -> bool:
+        """A NULL scalar pointer, in either convention: a null word in the scalar cell itself (ssymm, strmm) or
+        the gemm family's `<col>_null` column set to `true`."""
+        return self.is_null(col) or self.flag(f"{col}_null")
+
     def flag(self, col: str) -> bool:
         """gemm-family `*_null` flags: exactly lowercase `true` is true, anything else false."""
         text = self.cell(col)
