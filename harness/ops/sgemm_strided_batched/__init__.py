@@ -208,10 +208,16 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult, "atol_floor": ATOL_FLOOR}
 
 
-def flops(a: Args) -> float:
-    if min(a.m, a.n, a.batch) <= 0:
+def flops_of(m: int, n: int, k: int, batch: int) -> float:
+    """The one FLOP count of a call (reports, budgets, the generator): 2 per multiply-add over m*n*k terms plus the
+    epilogue alpha*acc + beta*C (3 per element), per batch; the epilogue is counted as for every operator here."""
+    if min(m, n, batch) <= 0:
         return 0.0
-    return 2.0 * a.m * a.n * a.k * a.batch + 3.0 * a.m * a.n * a.batch
+    return 2.0 * m * n * k * batch + 3.0 * m * n * batch
+
+
+def flops(a: Args) -> float:
+    return flops_of(a.m, a.n, a.k, a.batch)
 
 
 def expected_workspace_bytes(a: Args) -> int | None:
