@@ -179,11 +179,16 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {}
 
 
-def flops(a: Args) -> float:
-    """2 per multiply-add over m*n*k per batch plus the epilogue (3 per element), as every operator here."""
-    if min(a.m, a.n, a.batch) <= 0:
+def flops_of(m: int, n: int, k: int, batch: int) -> float:
+    """The one FLOP count of a call: 2 per multiply-add over m*n*k per batch plus the epilogue (3 per element), as
+    every operator here counts."""
+    if min(m, n, batch) <= 0:
         return 0.0
-    return (2.0 * a.m * a.n * a.k + 3.0 * a.m * a.n) * a.batch
+    return (2.0 * m * n * k + 3.0 * m * n) * batch
+
+
+def flops(a: Args) -> float:
+    return flops_of(a.m, a.n, a.k, a.batch)
 
 
 def expected_workspace_bytes(a: Args) -> int | None:

@@ -146,12 +146,16 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult}
 
 
-def flops(a: Args) -> float:
-    """2 per multiply-add over m*n*dimA terms plus the epilogue (alpha*acc + beta*C: 3 per element), the
-    convention every operator here uses, so reported GFLOP/s stay comparable across operators and history."""
-    if a.m <= 0 or a.n <= 0:
+def flops_of(m: int, n: int, dim_a: int) -> float:
+    """The one FLOP count of a call: 2 per multiply-add over m*n*dimA terms plus the epilogue (alpha*acc + beta*C,
+    3 per element), the convention every operator here uses, so GFLOP/s compare across operators and history."""
+    if m <= 0 or n <= 0:
         return 0.0
-    return 2.0 * a.m * a.n * a.dim_a + 3.0 * a.m * a.n
+    return 2.0 * m * n * dim_a + 3.0 * m * n
+
+
+def flops(a: Args) -> float:
+    return flops_of(a.m, a.n, a.dim_a)
 
 
 def expected_workspace_bytes(a: Args) -> int | None:
