@@ -9,6 +9,7 @@ Each package provides:
 
     NAME, COLUMNS (the table header it reads), GATE (precision criterion name), Args (frozen dataclass)
     SYMBOL, ARGTYPES                                     the aclblas C symbol and its ctypes argument types
+    invoke(lib, handle, *C arguments) -> int             the raw C call (tests and probes use it directly)
     CALLS: {backend api: call(backend, args, ptrs, handle, scalars) -> status}
     parse(reader: CellReader, description: str) -> Args
     buffers(args, seed) -> dict[str, Buffer]            host inputs, masks, pointer arrays (harness.layout)
