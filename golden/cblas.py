@@ -106,24 +106,37 @@ def gemm_batches(trans_a: int, trans_b: int, m: int, n: int, k: int, alpha: floa
         yield matrix_view(a_store, ra, ca, lda, i * stride_a), matrix_view(b_store, rb, cb, ldb, i * stride_b), c
 
 
-def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
-          beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
-    """C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT), A symmetric (not Hermitian) of which only the
-    `uplo` triangle is read; complex64 storage in, a complex64 copy of C's storage out."""
+def _symm(dtype: type, routine, side: int, uplo: int, m: int, n: int, alpha, A: np.ndarray, lda: int,
+          B: np.ndarray, ldb: int, beta, C: np.ndarray, ldc: int) -> np.ndarray:
+    """C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT) with the BLAS `routine` of `dtype`, A symmetric
+    (not Hermitian) of which only the `uplo` triangle is read; a `dtype` copy of C's storage out."""
     ka = check_symm_args(side, uplo, m, n)
-    alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
-    out = np.array(C, dtype=np.complex64, copy=True).ravel()
+    scalar = complex if np.dtype(dtype).kind == "c" else float
+    alpha, beta = scalar(dtype(alpha)), scalar(dtype(beta))
+    out = np.array(C, dtype=dtype, copy=True).ravel()
     c = symm_target(out, m, n, ldc, alpha, beta)
     if c is None:
         return out
-    a = matrix_view(np.asarray(A, dtype=np.complex64).ravel(), ka, ka, lda)
-    b = matrix_view(np.asarray(B, dtype=np.complex64).ravel(), m, n, ldb)
+    a = matrix_view(np.asarray(A, dtype=dtype).ravel(), ka, ka, lda)
+    b = matrix_view(np.asarray(B, dtype=dtype).ravel(), m, n, ldb)
     if beta == 0:
         c[...] = 0
-    result = blas.csymm(alpha, a, b, beta=beta, c=c, side=int(side == SIDE_RIGHT), lower=int(uplo == LOWER),
-                        overwrite_c=1)
+    result = routine(alpha, a, b, beta=beta, c=c, side=int(side == SIDE_RIGHT), lower=int(uplo == LOWER),
+                     overwrite_c=1)
     _blas_into(c, result)
     return out
+
+
+def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
+          beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
+    """Complex symmetric (not Hermitian) SYMM, column-major complex64 storage (`_symm`)."""
+    return _symm(np.complex64, blas.csymm, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc)
+
+
+def ssymm(side: int, uplo: int, m: int, n: int, alpha: float, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
+          beta: float, C: np.ndarray, ldc: int) -> np.ndarray:
+    """Real SYMM, column-major float32 storage (`_symm`)."""
+    return _symm(np.float32, blas.ssymm, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc)
 
 
 def sgemm_strided_batched(trans_a: int, trans_b: int, m: int, n: int, k: int, alpha: float, A: np.ndarray,

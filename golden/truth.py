@@ -17,20 +17,36 @@ def symmetric_from_triangle(a: np.ndarray, uplo: int) -> np.ndarray:
     return np.where(i <= j if uplo == UPPER else i >= j, a, a.T)  # one pass, no full-size temporaries
 
 
-def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
-          beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
-    """`golden.cblas.csymm` in complex128: a complex128 copy of C's storage with the written region updated."""
+def _symm(dtype: type, side: int, uplo: int, m: int, n: int, alpha, A: np.ndarray, lda: int, B: np.ndarray,
+          ldb: int, beta, C: np.ndarray, ldc: int) -> np.ndarray:
+    """`golden.cblas._symm` in `dtype` (complex128 or float64): a copy of C's storage with the written region
+    updated; alpha and beta rounded to the operator's precision first, as the operator receives them."""
     ka = check_symm_args(side, uplo, m, n)
-    alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
-    out = np.asarray(C).ravel().astype(np.complex128)
+    if np.dtype(dtype).kind == "c":
+        alpha, beta = complex(np.complex64(alpha)), complex(np.complex64(beta))
+    else:
+        alpha, beta = float(np.float32(alpha)), float(np.float32(beta))
+    out = np.asarray(C).ravel().astype(dtype)
     c = symm_target(out, m, n, ldc, alpha, beta)
     if c is None:
         return out
-    a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda).astype(np.complex128), uplo)
-    b = matrix_view(np.asarray(B).ravel(), m, n, ldb).astype(np.complex128)
+    a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda).astype(dtype), uplo)
+    b = matrix_view(np.asarray(B).ravel(), m, n, ldb).astype(dtype)
     product = a @ b if side == SIDE_LEFT else b @ a
     c[...] = alpha * product if beta == 0 else alpha * product + beta * c
     return out
+
+
+def csymm(side: int, uplo: int, m: int, n: int, alpha: complex, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
+          beta: complex, C: np.ndarray, ldc: int) -> np.ndarray:
+    """`golden.cblas.csymm` in complex128."""
+    return _symm(np.complex128, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc)
+
+
+def ssymm(side: int, uplo: int, m: int, n: int, alpha: float, A: np.ndarray, lda: int, B: np.ndarray, ldb: int,
+          beta: float, C: np.ndarray, ldc: int) -> np.ndarray:
+    """`golden.cblas.ssymm` in float64."""
+    return _symm(np.float64, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc)
 
 
 def sgemm_strided_batched(trans_a: int, trans_b: int, m: int, n: int, k: int, alpha: float, A: np.ndarray,

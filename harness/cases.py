@@ -33,16 +33,11 @@ _INT_RANGES = {"int": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
 #: Cell words that mean "pass a null pointer" (ssymm/strmm scalar cells, fill strings).
 NULL_WORDS = ("null", "nullptr", "NULLPTR")
 
-SIDE = {"ACLBLAS_SIDE_LEFT": abi.SIDE_LEFT, "LEFT": abi.SIDE_LEFT,
-        "ACLBLAS_SIDE_RIGHT": abi.SIDE_RIGHT, "RIGHT": abi.SIDE_RIGHT}  # no INVALID entry, as in parseSideMode
-UPLO = {"ACLBLAS_UPPER": abi.UPPER, "UPPER": abi.UPPER, "ACLBLAS_LOWER": abi.LOWER, "LOWER": abi.LOWER,
-        "INVALID": abi.INVALID_ENUM_VALUE}
-TRANS = {"ACLBLAS_OP_N": abi.OP_N, "N": abi.OP_N, "ACLBLAS_OP_T": abi.OP_T, "T": abi.OP_T,
-         "ACLBLAS_OP_C": abi.OP_C, "C": abi.OP_C, "ACLBLAS_OP_H": abi.OP_C, "H": abi.OP_C,
-         "INVALID": abi.INVALID_ENUM_VALUE}
-DIAG = {"ACLBLAS_NON_UNIT": abi.NON_UNIT, "NON_UNIT": abi.NON_UNIT, "ACLBLAS_UNIT": abi.UNIT, "UNIT": abi.UNIT,
-        "INVALID": abi.INVALID_ENUM_VALUE}
-STATUS = {name: int(s) for s in abi.Status for name in (f"ACLBLAS_STATUS_{s.name}", s.name)}
+SIDE = abi.SIDE_NAMES  # no INVALID entry, as in parseSideMode
+UPLO = {**abi.UPLO_NAMES, "INVALID": abi.INVALID_ENUM_VALUE}
+TRANS = {**abi.TRANS_NAMES, "INVALID": abi.INVALID_ENUM_VALUE}
+DIAG = {**abi.DIAG_NAMES, "INVALID": abi.INVALID_ENUM_VALUE}
+STATUS = abi.STATUS_NAMES
 #: What each C++ enum parser falls back to for text it does not know.
 UNKNOWN_DEFAULT = {"side": abi.SIDE_LEFT, "uplo": abi.INVALID_ENUM_VALUE, "trans": abi.OP_N, "diag": abi.NON_UNIT,
                    "status": int(abi.Status.INTERNAL_ERROR)}
@@ -385,6 +380,11 @@ class CellReader:
 
     def is_null(self, col: str) -> bool:
         return self.cell(col) in NULL_WORDS
+
+    def null_scalar(self, col: str) -> bool:
+        """A NULL scalar pointer, in either convention: a null word in the scalar cell itself (ssymm, strmm) or
+        the gemm family's `<col>_null` column set to `true`."""
+        return self.is_null(col) or self.flag(f"{col}_null")
 
     def flag(self, col: str) -> bool:
         """gemm-family `*_null` flags: exactly lowercase `true` is true, anything else false."""

@@ -1,19 +1,21 @@
 """Coverage summary of a project case table: how many rows fall in each category of issue 4, and the FLOP sums.
 
+The categories of an operator (`categories(p, faults, perf)` and `REQUIRED`) live in its package's `coverage`
+module; the classes they share (dimensions, scalars, fills, statuses) are here.
+
 Categories are computed from the cell values (parsed with the generator's own defaults and check order), never
 from case names or descriptions, so a hand-edited row is counted for what it does. The one exception is the family
 (`TC_PF_*` rows are the perf phase by convention of the task package).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from harness import abi
-from harness.generate import cells, csymm, module, op_for_header, sgemm_strided_batched
+from harness import ops
+from harness.generate import cells, module, op_for_header
 
 #: Runtime budgets of the 2-core machine (issue 4): GFLOP sums of one call per row.
 PRECISION_GFLOP_BUDGET = 400.0
@@ -42,7 +44,7 @@ def read_rows(path: Path | str) -> tuple[list[str], list[dict[str, str]]]:
     return table.header, [{c: row.cells.get(c, "") for c in table.header} for row in table.rows]
 
 
-def _dim_classes(dims: tuple[int, ...]) -> list[str]:
+def dim_classes(dims: tuple[int, ...]) -> list[str]:
     out = []
     if any(d == 0 for d in dims):
         out.append("zero")
@@ -65,7 +67,7 @@ def _dim_classes(dims: tuple[int, ...]) -> list[str]:
     return out
 
 
-def _complex_class(z: complex) -> str:
+def complex_class(z: complex) -> str:
     if z == 0:
         return "zero"
     if z == 1:
@@ -79,20 +81,20 @@ def _complex_class(z: complex) -> str:
     return "real_other" if z.imag == 0 else "general"
 
 
-def _real_class(x: float) -> str:
+def real_class(x: float) -> str:
     if x in (0.0, 1.0, -1.0):
         return {0.0: "zero", 1.0: "one", -1.0: "neg_one"}[x]
     return "large" if abs(x) >= 1e3 else "other"
 
 
-def _fill_classes(fills: list[str]) -> list[str]:
+def fill_classes(fills: list[str]) -> list[str]:
     out = [name for name, spec in FILL_CLASSES if spec in fills]
     if any(f.startswith("NORMAL_") for f in fills):
         out.append("normal")
     return out
 
 
-def _status_categories(p: dict[str, Any], found: list) -> list[tuple[str, str]]:
+def status_categories(p: dict[str, Any], found: list) -> list[tuple[str, str]]:
     """The expected status and, for a row that must be rejected, its faults: all that such a row covers."""
     out = [("expected status", p["expect"].name)]
     out += [("negative", name) for name, _ in found]
@@ -101,89 +103,8 @@ def _status_categories(p: dict[str, Any], found: list) -> list[tuple[str, str]]:
     return out
 
 
-def _csymm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
-    """(crossing column, [(group, category)]) of one csymm row."""
-    out = _status_categories(p, found)
-    if found:
-        return "negative", out
-    column = (cells.enum_cell(p["side"], cells.SIDES).removeprefix("ACLBLAS_SIDE_") + " " +
-              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_"))
-    m, n = p["m"], p["n"]
-    out.append(("side x uplo", column))
-    out += [("size", c) for c in _dim_classes((m, n))]
-    if m > 0 and n >= 4 * m:
-        out.append(("size", "wide_n_ge_4m"))
-    if n > 0 and m >= 4 * n:
-        out.append(("size", "narrow_m_ge_4n"))
-    out.append(("alpha", _complex_class(p["alpha"])))
-    out.append(("beta", _complex_class(p["beta"])))
-    if p["alpha"] == 0 and p["beta"] == 1:
-        out.append(("path", "quick_return_alpha0_beta1"))
-    elif p["alpha"] == 0:
-        out.append(("path", "alpha0_scale_c"))
-    if m == 0 or n == 0:
-        out.append(("path", "quick_return_empty"))
-    mins = (max(1, p["ka"]), max(1, m), max(1, m))
-    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
-    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
-    out.append(("leading dim", f"padded_count_{sum(pads)}"))
-    out += [("inputs", c) for c in _fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
-    compact = p["lda"] == mins[0] and p["ldb"] == mins[1] and p["ldc"] == mins[2]
-    for tm, tn, side, uplo in csymm.TASKBOOK:
-        if perf and (m, n, p["side"], p["uplo"]) == (tm, tn, side, uplo) and p["alpha"] == 1 and p["beta"] == 0 \
-                and compact:
-            out.append(("taskbook", f"{m}x{n} {column}"))
-    return column, out
-
-
-def _sgemm_categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
-    out = _status_categories(p, found)
-    if found:
-        return "negative", out
-    column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
-    m, n, k, batch = p["m"], p["n"], p["k"], p["batchCount"]
-    out.append(("transA x transB", column))
-    out += [("size", c) for c in _dim_classes((m, n, k))]
-    if m in TILE_EDGES or n in TILE_EDGES:
-        out.append(("size", "tile_128_edge"))
-    if k in K_CHUNK_EDGES:
-        out.append(("size", "k_chunk_256_edge"))
-    if k == 0:
-        out.append(("path", "k_zero"))
-    if p["alpha"] == 0:
-        out.append(("path", "alpha_zero"))
-    work = m > 0 and n > 0 and batch > 0 and k > 0 and p["alpha"] != 0
-    if work and p["alpha"] == 1 and p["beta"] == 0:
-        out.append(("path", "fast_path_ldc8" if p["ldc"] % 8 == 0 else "fast_path_ldc_unaligned"))
-    if m > 0 and n > 0 and m != n and p["ldc"] % 8:
-        out.append(("path", "rect_m_ne_n_ldc_mod8_ne0"))
-    out.append(("alpha", _real_class(p["alpha"])))
-    out.append(("beta", _real_class(p["beta"])))
-    out.append(("batchCount", "0" if batch == 0 else "1" if batch == 1 else "2_15" if batch < 16 else "ge_16"))
-    compact = sgemm_strided_batched.compact_strides(p)
-    strides = (p["strideA"], p["strideB"], p["strideC"])
-    if batch > 1 and min(m, n, k) > 0:
-        for name, stride, c in zip("ABC", strides, compact):
-            if stride == 0:
-                out.append(("stride", f"stride0_{name}"))
-            elif stride > c:
-                out.append(("stride", f"gap_{name}"))
-        if all(s == c for s, c in zip(strides, compact)):
-            out.append(("stride", "compact"))
-    mins = (max(1, m if p["transA"] == abi.OP_N else k), max(1, k if p["transB"] == abi.OP_N else n), max(1, m))
-    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
-    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
-    out.append(("leading dim", f"padded_count_{sum(pads)}"))
-    out += [("inputs", c) for c in _fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
-    if perf and (m, n, k, batch) in sgemm_strided_batched.REQUIRED_PERF:
-        out.append(("required perf", f"{m}x{n}x{k} x{batch}"))
-    return column, out
-
-
-_CATEGORIES: dict[str, Callable] = {csymm.OP: _csymm_categories, sgemm_strided_batched.OP: _sgemm_categories}
-
-#: Categories issue 4 requires to be non-empty, per operator.
-_COMMON_REQUIRED = (
+#: Categories issue 4 requires to be non-empty for every operator (each package adds its own).
+COMMON_REQUIRED = (
     [("size", c) for c in ("zero", "one", "small_prime", "power_of_two", "power_of_two_pm1", "unaligned",
                            "large_ge_1024", "ge_2048", "ge_4096")]
     + [("leading dim", c) for c in ("lda_padded", "ldb_padded", "ldc_padded", "padded_count_0", "padded_count_1",
@@ -194,28 +115,6 @@ _COMMON_REQUIRED = (
                                  "negative_m", "negative_n", "invalid_lda", "invalid_ldb", "invalid_ldc",
                                  "two_or_more_faults")]
 )
-REQUIRED: dict[str, list[tuple[str, str]]] = {
-    csymm.OP: _COMMON_REQUIRED
-    + [("side x uplo", f"{s} {u}") for s in ("LEFT", "RIGHT") for u in ("UPPER", "LOWER")]
-    + [("size", "wide_n_ge_4m"), ("size", "narrow_m_ge_4n")]
-    + [(g, c) for g in ("alpha", "beta") for c in ("zero", "one", "neg_one", "imag", "large", "general")]
-    + [("path", c) for c in ("quick_return_alpha0_beta1", "alpha0_scale_c", "quick_return_empty")]
-    + [("negative", "invalid_side"), ("negative", "invalid_uplo")]
-    + [("taskbook", f"{m}x{n} {cells.enum_cell(s, cells.SIDES).removeprefix('ACLBLAS_SIDE_')} "
-        f"{cells.enum_cell(u, cells.UPLOS).removeprefix('ACLBLAS_')}") for m, n, s, u in csymm.TASKBOOK],
-    sgemm_strided_batched.OP: _COMMON_REQUIRED
-    + [("transA x transB", a + b) for a in "NTC" for b in "NTC"]
-    + [("size", "tile_128_edge"), ("size", "k_chunk_256_edge")]
-    + [("path", c) for c in ("k_zero", "alpha_zero", "fast_path_ldc8", "fast_path_ldc_unaligned",
-                             "rect_m_ne_n_ldc_mod8_ne0")]
-    + [("alpha", c) for c in ("zero", "one", "other")] + [("beta", c) for c in ("zero", "one", "other")]
-    + [("batchCount", c) for c in ("0", "1", "ge_16")]
-    + [("stride", c) for c in ("stride0_A", "stride0_B", "gap_A", "gap_B", "gap_C", "compact")]
-    + [("negative", c) for c in ("invalid_transA", "invalid_transB", "negative_k", "negative_batch")]
-    + [("required perf", f"{m}x{n}x{k} x{b}") for m, n, k, b in sgemm_strided_batched.REQUIRED_PERF],
-}
-
-
 def is_perf(row: dict[str, str]) -> bool:
     return row["case_name"].startswith("TC_PF_")
 
@@ -223,11 +122,12 @@ def is_perf(row: dict[str, str]) -> bool:
 def summarize(op: str, rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, int]]:
     """{(group, category): {"total": n, <crossing column>: n, ...}} with every required category present."""
     mod = module(op)
-    counts: dict[tuple[str, str], dict[str, int]] = {key: {"total": 0} for key in REQUIRED[op]}
+    categories = ops.part(op, "coverage")
+    counts: dict[tuple[str, str], dict[str, int]] = {key: {"total": 0} for key in categories.REQUIRED}
     for row in rows:
         perf = is_perf(row)
         p = mod.parse_row(row)
-        column, cats = _CATEGORIES[op](p, mod.faults(p), perf)
+        column, cats = categories.categories(p, mod.faults(p), perf)
         cats = [("family", row["case_name"].rsplit("_", 1)[0])] + cats
         for key in dict.fromkeys(cats):
             entry = counts.setdefault(key, {"total": 0})
@@ -238,7 +138,7 @@ def summarize(op: str, rows: list[dict[str, str]]) -> dict[tuple[str, str], dict
 
 def missing(op: str, counts: dict[tuple[str, str], dict[str, int]]) -> list[tuple[str, str]]:
     """Required categories without a single row."""
-    return [key for key in REQUIRED[op] if counts.get(key, {}).get("total", 0) == 0]
+    return [key for key in ops.part(op, "coverage").REQUIRED if counts.get(key, {}).get("total", 0) == 0]
 
 
 def flop_sums(op: str, rows: list[dict[str, str]]) -> dict[str, float | int]:
@@ -283,7 +183,7 @@ def describe(path: Path | str) -> tuple[str, bool]:
     header, rows = read_rows(path)
     op = op_for_header(header)
     if op is None:
-        raise ValueError(f"{path}: the header matches no project table ({', '.join(_CATEGORIES)})")
+        raise ValueError(f"{path}: the header matches no project table ({', '.join(ops.names())})")
     counts = summarize(op, rows)
     columns = sorted({c for entry in counts.values() for c in entry if c not in ("total", "negative")})
     table = [[g, c, e["total"], *(e.get(col, 0) or "" for col in columns)]

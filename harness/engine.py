@@ -140,9 +140,8 @@ class PreparedCall:
                 for n, b in self.buffers.items()}
 
     def call(self) -> int:
-        spec = ops.get(self.case.op)
         handle = 0 if self.case.args.handle_null else self.backend.handle
-        return spec.call(self.backend, self.case.args, self.ptrs, handle, self.scalars)
+        return ops.call(ops.get(self.case.op), self.backend, self.case.args, self.ptrs, handle, self.scalars)
 
     def download_one(self, name: str) -> np.ndarray:
         """A buffer's bytes, guard zones included."""
@@ -152,9 +151,16 @@ class PreparedCall:
     def download(self) -> dict[str, np.ndarray]:
         return {name: self.download_one(name) for name in self.addrs}
 
-    def restore(self, name: str) -> None:
-        """Upload a buffer's original bytes again (C before a re-check call)."""
-        self.backend.upload(self.addrs[name], with_guards(self.buffers[name].host, self.zones[name]))
+    def restore_outputs(self) -> None:
+        """Upload the outputs' original bytes again (C before a re-check call)."""
+        for name in outputs(self.buffers):
+            self.backend.upload(self.addrs[name], with_guards(self.buffers[name].host, self.zones[name]))
+
+    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
+        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
+        parts = [split_guards(after[n], self.buffers[n].nbytes, self.zones[n][0])[1].view(self.buffers[n].host.dtype)
+                 for n in outputs(self.buffers)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
     def problems(self, after: dict[str, np.ndarray]) -> list[str]:
         """Every byte the operator must not have changed (of the buffers in `after`), and the const scalars."""
@@ -167,6 +173,17 @@ class PreparedCall:
         for addr in self.addrs.values():
             self.backend.free(addr)
         self.addrs.clear()
+
+
+def outputs(bufs: dict[str, Buffer]) -> list[str]:
+    """Names of the buffers the operator writes (C, or C_0..C_{b-1} of a pointer-array operator), in plan order."""
+    return [name for name, b in bufs.items() if b.output]
+
+
+def written_mask(bufs: dict[str, Buffer]) -> np.ndarray:
+    """The outputs' written masks, concatenated like PreparedCall.output."""
+    masks = [bufs[n].written for n in outputs(bufs)]
+    return masks[0] if len(masks) == 1 else np.concatenate(masks) if masks else np.zeros(0, bool)
 
 
 def footprint_bytes(case: Case, fenced: bool = True) -> int:
@@ -198,8 +215,12 @@ def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None
     bufs = bufs if bufs is not None else plan(case)
     fenced, granule = getattr(backend, "fenced", False), getattr(backend, "guard_granule", 1)
     addrs, zones = {}, {}
-    for name, b in bufs.items():
+    # pointer arrays last: their entries are the device addresses of the matrices allocated before them
+    for name, b in sorted(bufs.items(), key=lambda item: item[1].points_to is not None):
         zones[name] = guard_zones(b, fenced, granule)
+        if b.points_to is not None:
+            b.host = np.array([0 if t is None or bufs[t].null else addrs[t] + zones[t][0] for t in b.points_to],
+                              dtype=np.uint64)
         raw = with_guards(b.host, zones[name])
         addrs[name] = backend.alloc(raw.size, name, (zones[name][0], b.nbytes))
         backend.upload(addrs[name], raw)
@@ -233,7 +254,7 @@ def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
 def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
                  truth: np.ndarray) -> criteria.Judgement:
     spec = ops.get(case.op)
-    mask = bufs["C"].written
+    mask = written_mask(bufs)
     gate, options = spec.gate(case.args, case.thresholds)
 
     def scale() -> np.ndarray:  # G for the forward-error test, computed only if the judgement needs it
@@ -274,6 +295,10 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         rec.update(verdict="SKIP", reason="negative rows check aclblas status codes; not run on the cuda backend")
         return
     spec = ops.get(case.op)
+    unsupported = ops.unsupported(spec, backend)
+    if unsupported:
+        rec.update(verdict="SKIP", reason=unsupported)
+        return
     rec["flops"] = spec.flops(case.args)
     want_golden = case.expected_status == abi.Status.SUCCESS
     overlap = spec.output_overlap(case.args) if want_golden else ""
@@ -308,14 +333,13 @@ def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_ca
         elif problems:
             rec.update(verdict="FAIL", reason="; ".join(problems))
         elif want_golden:
-            out_c = split_guards(after["C"], bufs["C"].nbytes, prepared.zones["C"][0])[1].view(bufs["C"].host.dtype)
-            judgement = golden.judge(out_c)
+            judgement = golden.judge(prepared.output(after))
             rec["precision"] = judgement.to_dict()
             rec.update(verdict=judgement.verdict, reason=judgement.reason)
         else:
             rec.update(verdict="PASS", reason="status matches")
         if golden is not None and golden.index is not None and rec["precision"] is not None:
-            rec["precision"]["sampled"] = f"{golden.index.size} of {int(bufs['C'].written.sum())} elements"
+            rec["precision"]["sampled"] = f"{golden.index.size} of {int(written_mask(bufs).sum())} elements"
         if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
                 and status == abi.Status.SUCCESS:
             after = None  # the re-check downloads its own copies; do not hold two sets at once
@@ -385,7 +409,7 @@ def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall,
         return after
     if ops.get(case.op).accumulates(case.args):
         del after
-        prepared.restore("C")
+        prepared.restore_outputs()
         status = prepared.call()
         prepared.backend.synchronize()
         after = prepared.download()
@@ -396,9 +420,7 @@ def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall,
             rec.update(verdict="FAIL", reason="after the timed calls: " + "; ".join(problems))
             return after
     if golden is not None:
-        c = prepared.buffers["C"]
-        out_c = split_guards(after["C"], c.nbytes, prepared.zones["C"][0])[1].view(c.host.dtype)
-        judgement = golden.judge(out_c)
+        judgement = golden.judge(prepared.output(after))
         if not judgement.passed:
             rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
     return after

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness import abi, criteria, fill
-from harness.backends import aclblas_lib
+from harness.ops import csymm as csymm_op
 
 
 def csymm_real_part(backend, m: int, spec: str, seed: int = 7) -> criteria.MixedResult:
@@ -23,7 +23,7 @@ def csymm_real_part(backend, m: int, spec: str, seed: int = 7) -> criteria.Mixed
         ptrs[name] = backend.alloc(flat.nbytes)
         backend.upload(ptrs[name], flat)
     try:
-        status = aclblas_lib.csymm(backend.lib, backend.handle, abi.SIDE_LEFT, abi.LOWER, m, m, 1.0, ptrs["A"], m,
+        status = csymm_op.invoke(backend.lib, backend.handle, abi.SIDE_LEFT, abi.LOWER, m, m, 1.0, ptrs["A"], m,
                                    ptrs["B"], m, 0.0, ptrs["C"], m)
         if status != abi.Status.SUCCESS:
             raise RuntimeError(f"aclblasCsymm returned {abi.status_name(status)}: {backend.last_message()}")

@@ -5,7 +5,8 @@ mistakes (one column or one batch off) on device backends; on the `cpu` backend,
 inaccessible pages, they stay small and the back guard runs to the page end. The bytes of `data` that the
 operator must never read (the unreferenced triangle of a symmetric A, the ld padding of inputs, gaps between
 batches) hold a NaN "poison", so an operator that reads them produces NaN where the golden does not. After the call,
-every byte outside the written region must be exactly what was uploaded.
+every byte outside the written region must be exactly what was uploaded. A pointer-array operator's matrices are
+buffers of their own (own guards, own poison) and its pointer arrays are buffers that point at them.
 """
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class Buffer:
     written: np.ndarray | None = None   # bool mask over host elements the operator may write
     never_read: np.ndarray | None = None  # bool mask over host elements the operator must not read
     reach: int = 0             # elements a common indexing mistake lands off the buffer: a column (ld), a batch
+    #: A device array of pointers (uint64): entry i is the device address of buffer points_to[i], NULL for None.
+    #: Its host is filled when the buffers are uploaded (engine.prepare_call), and checked unchanged afterwards.
+    points_to: tuple[str | None, ...] | None = None
 
     @property
     def nbytes(self) -> int:

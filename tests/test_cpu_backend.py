@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 
 from harness.abi import OP_N, Status
-from harness.backends import BackendUnavailable, aclblas_lib, open_backend
+from harness.backends import BackendUnavailable, open_backend
 from harness.backends import build, cpu
 from harness.backends.build import BuildError, build_twin
+from harness.ops import csymm as csymm_op
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 
 @pytest.fixture()
@@ -50,7 +52,7 @@ def test_operator_call_through_device_buffers(backend):
     backend.upload(db, b)
     timer = backend.timer()
     timer.start()
-    status = aclblas_lib.sgemm_strided_batched(backend.lib, backend.handle, OP_N, OP_N, m, n, k, 2.0, da, m, 0,
+    status = sgemm_op.invoke(backend.lib, backend.handle, OP_N, OP_N, m, n, k, 2.0, da, m, 0,
                                                db, k, 0, 0.0, dc, m, 0, 1)
     backend.synchronize()
     timer.stop()
@@ -67,7 +69,7 @@ def test_memory_reports_workspace_and_peak(backend):
     backend.alloc(500)
     m, n = 10, 6
     c = backend.alloc(4 * m * n)
-    status = aclblas_lib.sgemm_strided_batched(backend.lib, backend.handle, OP_N, OP_N, m, n, 1, 3.0, first, m, 0,
+    status = sgemm_op.invoke(backend.lib, backend.handle, OP_N, OP_N, m, n, 1, 3.0, first, m, 0,
                                                first, 1, 0, 0.0, c, m, 0, 1)
     assert status == Status.SUCCESS
     workspace = n * 16 * 4
@@ -108,7 +110,7 @@ def test_foreign_library_without_twin_extensions(tmp_path):
         b.alloc(128)
         b.reset_peaks()
         assert b.memory() == {"workspace_bytes": None, "peak_bytes": 128}
-        assert aclblas_lib.csymm(b.lib, b.handle, 999, 0, 1, 1, 1, None, 1, None, 1, 1, None, 1) == 7
+        assert csymm_op.invoke(b.lib, b.handle, 999, 0, 1, 1, 1, None, 1, None, 1, 1, None, 1) == 7
         assert b.last_message() == ""
     finally:
         b.close()

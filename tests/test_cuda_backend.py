@@ -15,7 +15,7 @@ import pytest
 
 import golden
 import harness
-from harness import abi, runner
+from harness import abi, ops, runner
 from harness.backends import BackendUnavailable, cuda, open_backend
 from harness.commands import baseline
 from harness.ops import csymm
@@ -277,16 +277,17 @@ def test_timer_brackets_on_the_stream_and_waits_for_stop(fake):
     assert fake.log[2:] == [("event.sync", stop_id), ("elapsed", start_id, stop_id)]
 
 
-def test_csymm_rebinds_the_stream_then_calls_cublas_and_raises_on_bad_status(fake):
+def test_native_call_rebinds_the_stream_then_calls_cublas_and_raises_on_bad_status(fake):
     backend = cuda.open()
     fake.log.clear()
-    backend.lib.csymm(HANDLE, 0, 1, 3, 4, 0xA, 0x1000, 3, 0x2000, 3, 0xB, 0x3000, 3)
+    argtypes = [ctypes.c_void_p] * 13
+    backend.lib.native("cublasCsymm_v2", argtypes, HANDLE, 0, 1, 3, 4, 0xA, 0x1000, 3, 0x2000, 3, 0xB, 0x3000, 3)
     assert fake.log == [("setStream", HANDLE, STREAM_PTR),
                         ("cublasCsymm_v2", HANDLE, 0, 1, 3, 4, 0xA, 0x1000, 3, 0x2000, 3, 0xB, 0x3000, 3)]
     assert len(fake.cdll.cublasCsymm_v2.argtypes) == 13
     fake.csymm_status = 7  # CUBLAS_STATUS_INVALID_VALUE
     with pytest.raises(fake.cublas.CUBLASError) as err:
-        backend.lib.csymm(HANDLE, 0, 1, 3, 4, 0xA, 0x1000, 3, 0x2000, 3, 0xB, 0x3000, 3)
+        backend.lib.native("cublasCsymm_v2", argtypes, HANDLE, 0, 1, 3, 4, 0xA, 0x1000, 3, 0x2000, 3, 0xB, 0x3000, 3)
     assert err.value.status == 7
 
 
@@ -295,11 +296,11 @@ def test_operator_code_reaches_cublas_with_translated_enums(fake):
     args = csymm.Args(side=abi.SIDE_RIGHT, uplo=abi.LOWER, m=2, n=3, alpha=1 + 0j, beta=0j, a_fill="", b_fill="",
                       c_fill="", lda=3, ldb=2, ldc=2)
     ptrs = {"A": 0x1000, "B": 0x2000, "C": 0x3000}
-    assert csymm.call(backend, args, ptrs, backend.handle) == abi.Status.SUCCESS
+    assert ops.call(csymm, backend, args, ptrs, backend.handle) == abi.Status.SUCCESS
     (_, handle, side, uplo, m, n, *_rest), = fake.calls("cublasCsymm_v2")
     assert (handle, side, uplo, m, n) == (HANDLE, cuda.CUBLAS_SIDE_RIGHT, cuda.CUBLAS_FILL_MODE_LOWER, 2, 3)
     bad = csymm.Args(**{**vars(args), "side": 999})
-    assert csymm.call(backend, bad, ptrs, backend.handle) == abi.Status.INVALID_VALUE
+    assert ops.call(csymm, backend, bad, ptrs, backend.handle) == abi.Status.INVALID_VALUE
     assert len(fake.calls("cublasCsymm_v2")) == 1
 
 
@@ -493,3 +494,35 @@ def test_missing_libcublas_is_one_line_and_releases_the_handle(fake, monkeypatch
     with pytest.raises(BackendUnavailable, match="cannot locate the libcublas"):
         cuda.open()
     assert fake.calls("destroy") == [("destroy", HANDLE)] and fake.current_stream.ptr == 0
+
+
+def test_ssymm_reaches_cublas_as_the_transposed_column_major_problem(fake):
+    """Row-major ssymm (LEFT, UPPER, m x n) is cuBLAS's column-major SYMM with side and uplo flipped, n x m."""
+    from harness.ops import ssymm
+
+    fake.cdll.cublasSsymm_v2 = lambda *a: fake.log.append(("cublasSsymm_v2", *a)) or 0
+    backend = cuda.open()
+    args = ssymm.Args(side=abi.SIDE_LEFT, uplo=abi.UPPER, m=2, n=3, alpha=1.0, beta=0.0, lda=2, ldb=3, ldc=3,
+                      a_fill="", b_fill="", c_fill="")
+    ptrs = {"A": 0x1000, "B": 0x2000, "C": 0x3000}
+    assert ops.call(ssymm, backend, args, ptrs, backend.handle) == abi.Status.SUCCESS
+    (_, handle, side, uplo, m, n, _alpha, a, lda, b, ldb, _beta, c, ldc), = fake.calls("cublasSsymm_v2")
+    assert (handle, side, uplo, m, n) == (HANDLE, cuda.CUBLAS_SIDE_RIGHT, cuda.CUBLAS_FILL_MODE_LOWER, 3, 2)
+    assert (a, lda, b, ldb, c, ldc) == (0x1000, 2, 0x2000, 3, 0x3000, 3)
+
+
+def test_sgemm_batched_hands_cublas_the_device_pointer_arrays(fake):
+    from harness.ops import sgemm_batched
+
+    fake.cublas.sgemmBatched = lambda *a: fake.log.append(("sgemmBatched", *a))
+    backend = cuda.open()
+    args = sgemm_batched.Args(trans_a=abi.OP_T, trans_b=abi.OP_N, m=2, n=3, k=4, alpha=1.0, beta=0.0, lda=4,
+                              ldb=4, ldc=2, batch=5, a_fill="", b_fill="", c_fill="")
+    ptrs = {"Aarray": 0x1000, "Barray": 0x2000, "Carray": 0x3000}
+    assert ops.call(sgemm_batched, backend, args, ptrs, backend.handle) == abi.Status.SUCCESS
+    (_, handle, ta, tb, m, n, k, _alpha, a, lda, b, ldb, _beta, c, ldc, batch), = fake.calls("sgemmBatched")
+    assert (handle, ta, tb, m, n, k, batch) == (HANDLE, cuda.CUBLAS_OP_T, cuda.CUBLAS_OP_N, 2, 3, 4, 5)
+    assert (a, lda, b, ldb, c, ldc) == (0x1000, 4, 0x2000, 4, 0x3000, 2)
+    bad = sgemm_batched.Args(**{**vars(args), "alpha": None})
+    assert ops.call(sgemm_batched, backend, bad, ptrs, backend.handle) == abi.Status.INVALID_VALUE
+    assert len(fake.calls("sgemmBatched")) == 1

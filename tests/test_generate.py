@@ -9,7 +9,9 @@ import pytest
 from harness import abi, generate
 from harness.abi import Status
 from harness.cli import main
-from harness.generate import cells, csymm, sgemm_strided_batched
+import harness.ops.csymm.generate as csymm
+import harness.ops.sgemm_strided_batched.generate as sgemm_strided_batched
+from harness.generate import cells
 from harness.generate.cells import MERE_THRESHOLD
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,6 +12,7 @@ import pytest
 
 from harness.abi import OP_N, OP_T, Status
 from harness.backends import BackendUnavailable, aclblas_lib, npu, open_backend
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +122,7 @@ def test_runtime_wrapper_drives_an_operator(fake_cann, twin_path):
         backend.reset_peaks()
         timer = backend.timer()
         timer.start()
-        status = aclblas_lib.sgemm_strided_batched(backend.lib, backend.handle, OP_N, OP_T, m, n, k, 1.0, da, m,
+        status = sgemm_op.invoke(backend.lib, backend.handle, OP_N, OP_T, m, n, k, 1.0, da, m,
                                                    m * k, db, n, n * k, 0.0, dc, m, m * n, batch)
         timer.stop()
         backend.synchronize()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import ops
 from harness.cli import main
 from tables import csymm_row, write_csymm_table
 
@@ -20,16 +21,17 @@ SHARED_TABLES = ROOT.parent / "shared" / "data" / "ops-blas-csv"
 
 @pytest.mark.skipif(not SHARED_TABLES.is_dir(), reason="needs ../shared/data/ops-blas-csv beside the checkout")
 def test_foreign_ops_blas_tables_run_without_traceback_and_skip_with_a_reason(tmp_path, capsys):
-    for table in SHARED_TABLES.glob("*_test.csv"):
-        shutil.copy(table, tmp_path)
+    for table in SHARED_TABLES.glob("*_test.csv"):  # the tables of operators this harness lacks
+        if ops.get(table.name.removesuffix("_test.csv")) is None:
+            shutil.copy(table, tmp_path)
     tables = sorted(str(p) for p in tmp_path.glob("*_test.csv"))
     code = main(["run", *tables, "--report-dir", str(tmp_path / "r"), "--history", str(tmp_path / "h.sqlite")])
     assert code == 2  # nothing failed, nothing ran: insufficient evidence
     report = json.loads(next((tmp_path / "r").glob("*/report.json")).read_text())
-    assert report["summary"]["total"] == 498 == report["summary"]["skipped"]
+    assert report["summary"]["total"] == 280 == report["summary"]["skipped"]
     reasons = {c["reason"] for c in report["cases"]}
     assert reasons == {f"operator {op} is not implemented by this harness"
-                       for op in ("cgemm_batched", "gemv_strided_batched", "sgemm_batched", "ssymm")}
+                       for op in ("cgemm_batched", "gemv_strided_batched")}
 
 
 def test_pytest_plugin_runs_each_row_as_an_item(tmp_path, toy_lib):

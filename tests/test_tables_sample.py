@@ -30,7 +30,8 @@ def twin():
 
 
 def test_tables_exist():
-    assert [t.name for t in TABLES] == ["csymm_test.csv", "sgemm_strided_batched_test.csv"]
+    assert [t.name for t in TABLES] == ["csymm_test.csv", "sgemm_batched_test.csv", "sgemm_strided_batched_test.csv",
+                                        "ssymm_test.csv"]
 
 
 @pytest.mark.parametrize("case", _sample())

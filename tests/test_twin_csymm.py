@@ -9,6 +9,7 @@ from scipy.linalg import blas
 
 from harness.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
+from harness.ops import csymm as csymm_op
 
 SENTINEL = np.complex64(-777.0 + 555.0j)
 GUARD = 16
@@ -51,7 +52,7 @@ class Call:
         self.c_before = self.c.copy()
 
     def run(self, lib, handle) -> int:
-        return aclblas_lib.csymm(lib, handle, self.side, self.uplo, self.m, self.n, self.alpha, self.a.ctypes.data,
+        return csymm_op.invoke(lib, handle, self.side, self.uplo, self.m, self.n, self.alpha, self.a.ctypes.data,
                                  self.lda, self.b.ctypes.data, self.ldb, self.beta, self.c.ctypes.data, self.ldc)
 
     def golden(self) -> np.ndarray:
@@ -141,7 +142,7 @@ def test_null_c_with_beta_zero_is_a_no_op(twin):
     """C may be NULL only when beta == 0 (seed §3.3.2); the call then succeeds without writing anything."""
     call = Call(SIDE_LEFT, UPPER, 8, 8, 1, 0)
     lib, handle = twin
-    status = aclblas_lib.csymm(lib, handle, SIDE_LEFT, UPPER, 8, 8, 1, call.a.ctypes.data, call.lda,
+    status = csymm_op.invoke(lib, handle, SIDE_LEFT, UPPER, 8, 8, 1, call.a.ctypes.data, call.lda,
                                call.b.ctypes.data, call.ldb, 0, None, call.ldc)
     assert status == Status.SUCCESS
 

@@ -10,6 +10,8 @@ import pytest
 from harness.abi import OP_N, OP_T, SIDE_LEFT, UPPER, Status
 from harness.backends import aclblas_lib
 from harness.backends.build import MUTANTS, build_twin
+from harness.ops import csymm as csymm_op
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 USED = ("conjugated_a", "beta0_reads_c", "enum_status", "workspace_per_batch")
 
@@ -37,7 +39,7 @@ def symmetric_product_is_right(lib, handle) -> bool:
     a = np.asfortranarray(np.where(np.triu(np.ones((m, m), bool)), full, np.nan).astype(np.complex64))
     b = np.asfortranarray((rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))).astype(np.complex64))
     c = np.zeros((m, n), np.complex64, order="F")
-    assert aclblas_lib.csymm(lib, handle, SIDE_LEFT, UPPER, m, n, 1, a.ctypes.data, m, b.ctypes.data, m, 0,
+    assert csymm_op.invoke(lib, handle, SIDE_LEFT, UPPER, m, n, 1, a.ctypes.data, m, b.ctypes.data, m, 0,
                              c.ctypes.data, m) == Status.SUCCESS
     return np.allclose(c, sym @ b, rtol=1e-4, atol=1e-4)
 
@@ -45,14 +47,14 @@ def symmetric_product_is_right(lib, handle) -> bool:
 def beta_zero_overwrites_nan(lib, handle) -> bool:
     a = np.ones(16, np.complex64)
     c = np.full(16, np.nan, np.complex64)
-    assert aclblas_lib.csymm(lib, handle, SIDE_LEFT, UPPER, 4, 4, 2, a.ctypes.data, 4, a.ctypes.data, 4, 0,
+    assert csymm_op.invoke(lib, handle, SIDE_LEFT, UPPER, 4, 4, 2, a.ctypes.data, 4, a.ctypes.data, 4, 0,
                              c.ctypes.data, 4) == Status.SUCCESS
     return bool(np.all(c == 8))
 
 
 def invalid_side_is_invalid_enum(lib, handle) -> bool:
     a = np.ones(4, np.complex64)
-    return aclblas_lib.csymm(lib, handle, 999, UPPER, 2, 2, 1, a.ctypes.data, 2, a.ctypes.data, 2, 1,
+    return csymm_op.invoke(lib, handle, 999, UPPER, 2, 2, 1, a.ctypes.data, 2, a.ctypes.data, 2, 1,
                              a.ctypes.data, 2) == Status.INVALID_ENUM
 
 
@@ -60,7 +62,7 @@ def workspace_is_batch_independent(lib, handle) -> bool:
     m, n, k, batch = 12, 5, 3, 4
     a, b, c = (np.ones(64 * batch, np.float32) for _ in range(3))
     lib.aclblasTwinResetWorkspaceStats(handle)
-    assert aclblas_lib.sgemm_strided_batched(lib, handle, OP_N, OP_T, m, n, k, 2.0, a.ctypes.data, m, m * k,
+    assert sgemm_op.invoke(lib, handle, OP_N, OP_T, m, n, k, 2.0, a.ctypes.data, m, m * k,
                                              b.ctypes.data, n, n * k, 0.0, c.ctypes.data, m, m * n,
                                              batch) == Status.SUCCESS
     return aclblas_lib.workspace_stats(lib, handle)[0] == n * 16 * 4

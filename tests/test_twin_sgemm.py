@@ -9,6 +9,7 @@ from scipy.linalg import blas
 
 from harness.abi import OP_C, OP_N, OP_T, Status
 from harness.backends import aclblas_lib
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 SENTINEL = np.float32(-777.0)
 GUARD = 16
@@ -65,7 +66,7 @@ class Call:
         self.C = Batched(self.c_values, ldc, ldc * max(n, 1) + gaps[2], SENTINEL, guard=GUARD)
 
     def run(self, lib, handle) -> int:
-        return aclblas_lib.sgemm_strided_batched(
+        return sgemm_op.invoke(
             lib, handle, self.ta, self.tb, self.m, self.n, self.k, self.alpha, self.A.buf.ctypes.data, self.A.ld,
             self.A.stride, self.B.buf.ctypes.data, self.B.ld, self.B.stride, self.beta, self.C.buf.ctypes.data,
             self.C.ld, self.C.stride, self.batch)

@@ -10,6 +10,8 @@ import pytest
 
 from harness.abi import INVALID_ENUM_VALUE, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
+from harness.ops import csymm as csymm_op
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 M, N, K = 6, 5, 4
 
@@ -47,7 +49,7 @@ CSYMM_FAULTS = [
 
 
 def call_csymm(lib, args: dict) -> int:
-    return aclblas_lib.csymm(lib, args["handle"], args["side"], args["uplo"], args["m"], args["n"], args["alpha"],
+    return csymm_op.invoke(lib, args["handle"], args["side"], args["uplo"], args["m"], args["n"], args["alpha"],
                              args["a"], args["lda"], args["b"], args["ldb"], args["beta"], args["c"], args["ldc"])
 
 
@@ -90,7 +92,7 @@ SGEMM_FAULTS = [
 
 
 def call_sgemm(lib, args: dict) -> int:
-    return aclblas_lib.sgemm_strided_batched(
+    return sgemm_op.invoke(
         lib, args["handle"], args["ta"], args["tb"], args["m"], args["n"], args["k"], args["alpha"], args["a"],
         args["lda"], args["sa"], args["b"], args["ldb"], args["sb"], args["beta"], args["c"], args["ldc"],
         args["sc"], args["batch"])

@@ -8,6 +8,8 @@ import pytest
 from harness.abi import OP_N, OP_T, Status
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
+from harness.ops import csymm as csymm_op
+from harness.ops import sgemm_strided_batched as sgemm_op
 
 
 @pytest.fixture()
@@ -28,7 +30,7 @@ def run(lib, handle, m, n, k, alpha, beta, batch, ldc=None, c=None) -> int:
     a = np.ones(m * k * batch + 1, np.float32)
     b = np.ones(k * n * batch + 1, np.float32)
     c = c if c is not None else np.zeros(ldc * n * batch + 1, np.float32)
-    return aclblas_lib.sgemm_strided_batched(lib, handle, OP_N, OP_T, m, n, k, alpha, a.ctypes.data, m, m * k,
+    return sgemm_op.invoke(lib, handle, OP_N, OP_T, m, n, k, alpha, a.ctypes.data, m, m * k,
                                              b.ctypes.data, n, k * n, beta, c.ctypes.data, ldc, ldc * n, batch)
 
 
@@ -94,6 +96,6 @@ def test_set_stream_returns_to_the_library_workspace(twin):
 def test_csymm_uses_no_workspace(twin):
     lib, handle = twin
     a, b, c = (np.ones(64, np.complex64) for _ in range(3))
-    assert aclblas_lib.csymm(lib, handle, 141, 121, 8, 8, 1 + 1j, a.ctypes.data, 8, b.ctypes.data, 8, 0.5,
+    assert csymm_op.invoke(lib, handle, 141, 121, 8, 8, 1 + 1j, a.ctypes.data, 8, b.ctypes.data, 8, 0.5,
                              c.ctypes.data, 8) == Status.SUCCESS
     assert aclblas_lib.workspace_stats(lib, handle) == (0, 0)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from harness.cli import main
 from harness.engine import load_table
-from harness.generate import conditioning, csymm
+import harness.ops.csymm.generate as csymm
+from harness.generate import conditioning
 from harness.runner import Settings, run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,17 +21,17 @@ class AclblasComplex(ctypes.Structure):
 _HANDLE = c_void_p
 _STATUS = c_int32
 
+#: The handle-management functions every library must export; operator symbols are bound on first use
+#: (`function`), so a library lacking one operator still runs the others.
 _REQUIRED = {
     "aclblasCreate": [POINTER(c_void_p)],
     "aclblasDestroy": [_HANDLE],
     "aclblasSetStream": [_HANDLE, c_void_p],
     "aclblasSetWorkspace": [_HANDLE, c_void_p, c_size_t],
-    "aclblasCsymm": [_HANDLE, c_int32, c_int32, c_int, c_int, POINTER(AclblasComplex), c_void_p, c_int, c_void_p,
-                     c_int, POINTER(AclblasComplex), c_void_p, c_int],
-    "aclblasSgemmStridedBatched": [_HANDLE, c_int32, c_int32, c_int, c_int, c_int, POINTER(c_float), c_void_p, c_int,
-                                   c_int64, c_void_p, c_int, c_int64, POINTER(c_float), c_void_p, c_int, c_int64,
-                                   c_int],
 }
+#: ctypes spellings the operator packages use in their C signatures.
+HANDLE, STATUS, ENUM, INT, INT64, PTR = _HANDLE, _STATUS, c_int32, c_int, c_int64, c_void_p
+FLOAT_PTR, COMPLEX_PTR = POINTER(c_float), POINTER(AclblasComplex)
 
 #: The CPU twin's extensions; a foreign library may lack any of them.
 _EXTENSIONS = {
@@ -50,9 +50,13 @@ class AclblasError(RuntimeError):
         self.status = status
 
 
+class MissingSymbol(AttributeError):
+    """The library does not export an operator's symbol: that operator's rows are skipped, not the library."""
+
+
 def load_aclblas(path: str) -> ctypes.CDLL:
-    """Load `path` and declare every ABI function; raises OSError when it cannot be loaded and AttributeError
-    naming the first missing required symbol."""
+    """Load `path` and declare the handle functions; raises OSError when it cannot be loaded and AttributeError
+    naming the first missing handle function. Operator symbols are declared lazily by `function`."""
     lib = ctypes.CDLL(str(path))
     for name, argtypes in _REQUIRED.items():
         fn = getattr(lib, name)
@@ -64,6 +68,18 @@ def load_aclblas(path: str) -> ctypes.CDLL:
             fn.argtypes = argtypes
             fn.restype = restype
     return lib
+
+
+def function(lib: ctypes.CDLL, symbol: str, argtypes: list) -> ctypes._CFuncPtr:
+    """`symbol` of `lib`, declared with `argtypes` and an int32 status; MissingSymbol when the library lacks it."""
+    try:
+        fn = getattr(lib, symbol)
+    except AttributeError:
+        raise MissingSymbol(f"{getattr(lib, '_name', 'the operator library')} does not export {symbol}") from None
+    if fn.argtypes is None:
+        fn.argtypes = argtypes
+        fn.restype = _STATUS
+    return fn
 
 
 def has_extension(lib: ctypes.CDLL, name: str) -> bool:
@@ -94,31 +110,12 @@ def float_value(value: float | None) -> c_float | None:
     return None if value is None else c_float(value)
 
 
-def _scalar_pointer(value, make):
+def scalar_pointer(value, make):
     """A pointer to a host scalar: a ctypes object is passed by reference (the caller checks afterwards that the
     operator left it alone), a Python number is converted, None is NULL."""
     if value is None:
         return None
     return ctypes.pointer(value if isinstance(value, (AclblasComplex, c_float)) else make(value))
-
-
-def csymm(lib: ctypes.CDLL, handle: int | None, side: int, uplo: int, m: int, n: int, alpha: complex | None,
-          a: int | None, lda: int, b: int | None, ldb: int, beta: complex | None, c: int | None, ldc: int) -> int:
-    """aclblasCsymm with host scalars (Python numbers or AclblasComplex; None -> NULL) and device addresses;
-    returns the raw status."""
-    return lib.aclblasCsymm(handle, side, uplo, m, n, _scalar_pointer(alpha, complex_value), a, lda, b, ldb,
-                            _scalar_pointer(beta, complex_value), c, ldc)
-
-
-def sgemm_strided_batched(lib: ctypes.CDLL, handle: int | None, trans_a: int, trans_b: int, m: int, n: int, k: int,
-                          alpha: float | None, a: int | None, lda: int, stride_a: int, b: int | None, ldb: int,
-                          stride_b: int, beta: float | None, c: int | None, ldc: int, stride_c: int,
-                          batch_count: int) -> int:
-    """aclblasSgemmStridedBatched with host scalars (Python numbers or c_float; None -> NULL) and device addresses;
-    returns the raw status."""
-    return lib.aclblasSgemmStridedBatched(handle, trans_a, trans_b, m, n, k, _scalar_pointer(alpha, float_value), a,
-                                          lda, stride_a, b, ldb, stride_b, _scalar_pointer(beta, float_value), c,
-                                          ldc, stride_c, batch_count)
 
 
 def workspace_stats(lib: ctypes.CDLL, handle: int) -> tuple[int, int] | None:

@@ -1,4 +1,4 @@
-"""The `cuda` backend: the cuBLAS peer (`cublasCsymm`, `cublasSgemmStridedBatched`) through CuPy, an optional extra
+"""The `cuda` backend: the cuBLAS peer of each operator (its package's `cublas` call) through CuPy, an optional extra
 (`pip install '.[cuda]'`). It exists to produce the GPU-baseline tables task packages judge NPU times against, and to
 run the same case tables on a real accelerator with device timing.
 
@@ -69,7 +69,7 @@ def _import_cupy() -> tuple[Any, Any]:
 
 def _loaded_cublas_path() -> str | None:
     """The libcublas file this process has mapped (CuPy's cuBLAS module loaded it). Binding that same file gives
-    `csymm` the very library instance that created the handle."""
+    `native` the very library instance that created the handle."""
     try:
         lines = Path("/proc/self/maps").read_text().splitlines()
     except OSError:
@@ -82,38 +82,38 @@ def _loaded_cublas_path() -> str | None:
 
 
 def _load_cublas_cdll() -> ctypes.CDLL:
-    """libcublas for the one routine CuPy does not wrap (cublasCsymm); called after a handle exists, so the library
-    is loaded even where CuPy binds it lazily."""
+    """libcublas for the routines CuPy does not wrap (SYMM); called after a handle exists, so the library is loaded
+    even where CuPy binds it lazily."""
     path = _loaded_cublas_path() or ctypes.util.find_library("cublas")
     if path is None:
-        raise BackendUnavailable("cuda backend: cannot locate the libcublas CuPy uses (needed for cublasCsymm)")
+        raise BackendUnavailable("cuda backend: cannot locate the libcublas CuPy uses (needed for routines CuPy "
+                                 "does not wrap)")
     return ctypes.CDLL(path)
 
 
 class CublasLib:
-    """CuPy's cuBLAS module plus `csymm`, which CuPy does not wrap (it has no SYMM). `csymm` takes CuPy's argument
-    convention (ints for handle, enums, pointers) and, like CuPy's wrappers, binds the handle to the backend's
-    stream first and raises CuPy's `CUBLASError` (with `.status`) on a non-success status. Every other name is
-    CuPy's own function."""
+    """CuPy's cuBLAS module plus `native`, which calls a libcublas routine CuPy does not wrap. `native` takes CuPy's
+    argument convention (ints for handle, enums, pointers) and, like CuPy's wrappers, binds the handle to the
+    backend's stream first and raises CuPy's `CUBLASError` (with `.status`) on a non-success status. Every other
+    name is CuPy's own function."""
 
     def __init__(self, cupy_cublas: Any, cdll: Any, stream_ptr: int):
         self._cupy = cupy_cublas
+        self._cdll = cdll
         self._stream_ptr = stream_ptr
         self.path = getattr(cdll, "_name", None)
-        fn = cdll.cublasCsymm_v2
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
-                       ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                       ctypes.c_void_p, ctypes.c_int]
-        fn.restype = ctypes.c_int
-        self._csymm = fn
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cupy, name)
 
-    def csymm(self, handle: int, side: int, uplo: int, m: int, n: int, alpha: int, A: int, lda: int, B: int,
-              ldb: int, beta: int, C: int, ldc: int) -> None:
+    def native(self, symbol: str, argtypes: list, handle: int, *args: Any) -> None:
+        """Call libcublas `symbol` (declared with `argtypes`, int status) on `handle` and the backend's stream."""
+        fn = getattr(self._cdll, symbol)
+        if getattr(fn, "argtypes", None) is None:
+            fn.argtypes = argtypes
+            fn.restype = ctypes.c_int
         self._cupy.setStream(handle, self._stream_ptr)
-        self._cupy.check_status(self._csymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc))
+        self._cupy.check_status(fn(handle, *args))
 
 
 class EventTimer:

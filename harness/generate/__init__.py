@@ -1,4 +1,5 @@
-"""Seeded generators of the project case tables (`cases/<op>_test.csv`), one module per operator.
+"""Seeded generators of the project case tables (`cases/<op>_test.csv`): each operator's `generate` module lives in
+its package (`harness/ops/<op>/generate.py`); this module finds them through the operator registry.
 
 A table is a pure function of (operator, seed): the same seed gives the same bytes on every run and platform, which
 `tests/test_generate.py` proves against the committed files.
@@ -9,11 +10,11 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
+from harness import ops
 from harness.cases import EXTENSIONS_KEY
-from harness.generate import csymm, sgemm_strided_batched
 from harness.generate.cells import DEFAULT_SEED
 
-MODULES: dict[str, ModuleType] = {csymm.OP: csymm, sgemm_strided_batched.OP: sgemm_strided_batched}
+MODULES: dict[str, ModuleType] = {op: gen for op in ops.names() if (gen := ops.part(op, "generate")) is not None}
 
 
 def module(op: str) -> ModuleType:

@@ -15,11 +15,7 @@ DEFAULT_SEED = 20261130
 #: Every generated table: precision/edge/negative rows, then `TC_PF_*` rows.
 PRECISION_ROWS, PERF_ROWS = 1000, 200
 
-SIDES = {"ACLBLAS_SIDE_LEFT": abi.SIDE_LEFT, "ACLBLAS_SIDE_RIGHT": abi.SIDE_RIGHT,
-         "LEFT": abi.SIDE_LEFT, "RIGHT": abi.SIDE_RIGHT}
-UPLOS = {"ACLBLAS_UPPER": abi.UPPER, "ACLBLAS_LOWER": abi.LOWER, "UPPER": abi.UPPER, "LOWER": abi.LOWER}
-TRANS = {"ACLBLAS_OP_N": abi.OP_N, "ACLBLAS_OP_T": abi.OP_T, "ACLBLAS_OP_C": abi.OP_C,
-         "N": abi.OP_N, "T": abi.OP_T, "C": abi.OP_C, "ACLBLAS_OP_H": abi.OP_C, "H": abi.OP_C}
+SIDES, UPLOS, TRANS = abi.SIDE_NAMES, abi.UPLO_NAMES, abi.TRANS_NAMES
 
 #: FP32 MERE threshold 2^-13, written exactly (the ops-blas CSVs truncate it to 0.00012207031).
 MERE_THRESHOLD = "0.0001220703125"

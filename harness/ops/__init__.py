@@ -1,20 +1,26 @@
-"""Per-operator knowledge, one module per operator: its case schema, buffer plan, golden, call and FLOP count.
+"""Per-operator knowledge, one package per operator; this module is their registry, the one place that lists them.
 
-Adding an operator means adding a module here and listing it in `_MODULES`; nothing else branches on operator names.
-Each module provides:
+A package `harness/ops/<op>/` holds everything the harness knows about one operator: its table columns and reader,
+buffer plan, golden (through `golden/`), C signature, the call on each backend API, FLOP count, and in submodules its
+table generator (`generate`) and coverage categories (`coverage`). Adding an operator means adding its package and one
+line to `_PACKAGES`; no other module of `harness/` names an operator (tests/test_op_packages.py enforces it).
+
+Each package provides:
 
     NAME, COLUMNS (the table header it reads), GATE (precision criterion name), Args (frozen dataclass)
+    SYMBOL, ARGTYPES                                     the aclblas C symbol and its ctypes argument types
+    invoke(lib, handle, *C arguments) -> int             the raw C call (tests and probes use it directly)
+    CALLS: {backend api: call(backend, args, ptrs, handle, scalars) -> status}
     parse(reader: CellReader, description: str) -> Args
-    buffers(args, seed) -> dict[str, Buffer]            host inputs, masks (harness.layout)
-    golden_result(args, buffers) -> (expected, truth)   storage arrays of the output buffer
+    buffers(args, seed) -> dict[str, Buffer]            host inputs, masks, pointer arrays (harness.layout)
+    golden_result(args, buffers) -> (expected, truth)   storage of the output buffers, concatenated in plan order
     scalars(args) -> dict[str, ctypes scalar | None]     alpha/beta as the host memory the call points to
-    call(backend, args, ptrs, handle, scalars) -> int    the status the operator returned
     sample_problem(args, buffers, budget, seed)          (args, buffers, C index) of a sample of C, or None
     output_overlap(args) -> str                          why C's batches overlap ("" when they do not)
     accumulates(args) -> bool                            a repeated call changes its own output (beta != 0)
     error_scale(args, buffers) -> G                      |alpha||A||B| + |beta||C|: Netlib's forward-error scale
     gate(args, thresholds) -> (gate name, options)       exact for pure quick-return rows
-    flops(args) -> float;  buffer_bytes(args) -> {name: bytes};  bytes_needed(args) -> int
+    flops(args) -> float;  buffer_bytes(args) -> {role: bytes};  bytes_needed(args) -> int
     expected_workspace_bytes(args) -> int | None
     baseline_params(args) -> dict                        params baselines are keyed by
 """
@@ -22,8 +28,14 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
-_MODULES = {"csymm": "harness.ops.csymm", "sgemm_strided_batched": "harness.ops.sgemm_strided_batched"}
+_PACKAGES = {
+    "csymm": "harness.ops.csymm",
+    "sgemm_strided_batched": "harness.ops.sgemm_strided_batched",
+    "ssymm": "harness.ops.ssymm",
+    "sgemm_batched": "harness.ops.sgemm_batched",
+}
 
 
 def accumulates(args) -> bool:
@@ -33,11 +45,41 @@ def accumulates(args) -> bool:
 
 
 def names() -> tuple[str, ...]:
-    return tuple(_MODULES)
+    return tuple(_PACKAGES)
 
 
 def get(op: str | None) -> ModuleType | None:
-    """The operator module for a table's operator name, or None when this harness does not implement it."""
-    if op not in _MODULES:
+    """The operator package for a table's operator name, or None when this harness does not implement it."""
+    if op not in _PACKAGES:
         return None
-    return importlib.import_module(_MODULES[op])
+    return importlib.import_module(_PACKAGES[op])
+
+
+def part(op: str, name: str) -> ModuleType | None:
+    """A submodule of an operator's package (`generate`, `coverage`), or None when the operator has none."""
+    if op not in _PACKAGES:
+        return None
+    try:
+        return importlib.import_module(f"{_PACKAGES[op]}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{_PACKAGES[op]}.{name}":
+            return None
+        raise
+
+
+def unsupported(spec: ModuleType, backend: Any) -> str:
+    """Why `backend` cannot run this operator ("" when it can): no call for its API, or a library without the
+    operator's symbol (the operator's rows are skipped, the others run)."""
+    if backend.api not in spec.CALLS:
+        return f"operator {spec.NAME} has no call on the {backend.name} backend"
+    if backend.api == "aclblas" and not hasattr(backend.lib, spec.SYMBOL):
+        library = getattr(backend, "library", None) or getattr(backend.lib, "_name", "the operator library")
+        return f"{library} does not export {spec.SYMBOL}"
+    return ""
+
+
+def call(spec: ModuleType, backend: Any, args: Any, ptrs: dict[str, int], handle: int,
+         host_scalars: dict[str, object] | None = None) -> int:
+    """Run the operator once on `backend` through its call for the backend's API; returns the status."""
+    return spec.CALLS[backend.api](backend, args, ptrs, handle,
+                                   spec.scalars(args) if host_scalars is None else host_scalars)

@@ -106,6 +106,33 @@ aclblasStatus_t aclblasSgemmStridedBatched(
     int64_t strideC,
     int batchCount);
 
+/* ops-blas aclblasSsymm (arch35): ROW-major, A dimA x dimA with row stride lda (dimA = m LEFT, n RIGHT), B and C
+ * m x n with row strides ldb, ldc; UPPER = the elements with col >= row. */
+aclblasStatus_t aclblasSsymm(
+    aclblasHandle_t handle,
+    aclblasSideMode_t side,
+    aclblasFillMode_t uplo,
+    int64_t m, int64_t n,
+    const float* alpha,
+    const float* A, int64_t lda,
+    const float* B, int64_t ldb,
+    const float* beta,
+    float* C, int64_t ldc);
+
+/* ops-blas aclblasSgemmBatched: column-major; Aarray/Barray/Carray are device arrays of batchCount device
+ * pointers. */
+aclblasStatus_t aclblasSgemmBatched(
+    aclblasHandle_t handle,
+    aclblasOperation_t transa,
+    aclblasOperation_t transb,
+    int m, int n, int k,
+    const float* alpha,
+    const float* const Aarray[], int lda,
+    const float* const Barray[], int ldb,
+    const float* beta,
+    float* const Carray[], int ldc,
+    int batchCount);
+
 /*
  * ---- CPU twin extensions (NOT part of ops-blas) ----
  * Only the CPU twin exports these; callers must look them up optionally, since a foreign `--operator-lib` or the

@@ -22,6 +22,7 @@ from harness import abi
 from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.ops.csymm import flops_of
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -88,10 +89,8 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
 
 
 def flops(p: dict[str, Any]) -> float:
-    """8 real FLOPs per complex multiply-add: 8*m*m*n (LEFT) or 8*m*n*n (RIGHT)."""
-    if p["m"] <= 0 or p["n"] <= 0:
-        return 0.0
-    return 8.0 * p["m"] * p["n"] * p["ka"]
+    """The operator's own count (harness.ops.csymm.flops_of)."""
+    return flops_of(p["m"], p["n"], p["ka"])
 
 
 # ---------------------------------------------------------------- rendering

@@ -20,6 +20,7 @@ from harness import abi
 from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.ops.sgemm_strided_batched import flops_of
 
 OP = "sgemm_strided_batched"
 HEADER = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
@@ -103,9 +104,8 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
 
 
 def flops(p: dict[str, Any]) -> float:
-    if min(p["m"], p["n"], p["k"], p["batchCount"]) <= 0:
-        return 0.0
-    return 2.0 * p["m"] * p["n"] * p["k"] * p["batchCount"]
+    """The operator's own count (harness.ops.sgemm_strided_batched.flops_of)."""
+    return flops_of(p["m"], p["n"], p["k"], p["batchCount"])
 
 
 # ---------------------------------------------------------------- rendering

@@ -144,11 +144,18 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {}
 
 
-def flops(a: Args) -> float:
-    """Real FLOPs: a complex multiply-add is 8, over m*n*ka terms, plus the alpha/beta epilogue."""
-    if a.m <= 0 or a.n <= 0:
+def flops_of(m: int, n: int, ka: int) -> float:
+    """The one FLOP count of a csymm call (reports, budgets, the generator): a complex multiply-add is 8 real FLOPs
+    over m*n*ka terms, plus the epilogue alpha*acc + beta*C, 14 per element (two complex multiplies and an add).
+    The epilogue is counted because the operator does that work (at small ka it is a visible share), and every
+    operator here counts its epilogue the same way, so GFLOP/s compare across operators and with history."""
+    if m <= 0 or n <= 0:
         return 0.0
-    return 8.0 * a.m * a.n * a.ka + 14.0 * a.m * a.n
+    return 8.0 * m * n * ka + 14.0 * m * n
+
+
+def flops(a: Args) -> float:
+    return flops_of(a.m, a.n, a.ka)
 
 
 def expected_workspace_bytes(a: Args) -> int | None:
@@ -164,16 +171,33 @@ def scalars(a: Args) -> dict[str, object]:
     return {"alpha": aclblas_lib.complex_value(a.alpha), "beta": aclblas_lib.complex_value(a.beta)}
 
 
-def call(backend, a: Args, ptrs: dict[str, int], handle: int,
-         host_scalars: dict[str, object] | None = None) -> int:
-    if backend.api == "cublas":
-        return _call_cublas(backend, a, ptrs)
-    host_scalars = scalars(a) if host_scalars is None else host_scalars
-    return aclblas_lib.csymm(backend.lib, handle, a.side, a.uplo, a.m, a.n, host_scalars["alpha"], ptrs["A"],
-                             a.lda, ptrs["B"], a.ldb, host_scalars["beta"], ptrs["C"], a.ldc)
+SYMBOL = "aclblasCsymm"
+_L = aclblas_lib
+ARGTYPES = [_L.HANDLE, _L.ENUM, _L.ENUM, _L.INT, _L.INT, _L.COMPLEX_PTR, _L.PTR, _L.INT, _L.PTR, _L.INT,
+            _L.COMPLEX_PTR, _L.PTR, _L.INT]
 
 
-def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
+def invoke(lib, handle: int | None, side: int, uplo: int, m: int, n: int, alpha, a: int | None, lda: int,
+           b: int | None, ldb: int, beta, c: int | None, ldc: int) -> int:
+    """aclblasCsymm with host scalars (Python numbers or AclblasComplex; None -> NULL) and device addresses;
+    returns the raw status."""
+    fn = aclblas_lib.function(lib, SYMBOL, ARGTYPES)
+    return fn(handle, side, uplo, m, n, aclblas_lib.scalar_pointer(alpha, aclblas_lib.complex_value), a, lda, b,
+              ldb, aclblas_lib.scalar_pointer(beta, aclblas_lib.complex_value), c, ldc)
+
+
+def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
+    return invoke(backend.lib, handle, a.side, a.uplo, a.m, a.n, host_scalars["alpha"], ptrs["A"], a.lda, ptrs["B"],
+                  a.ldb, host_scalars["beta"], ptrs["C"], a.ldc)
+
+
+#: cublasCsymm_v2 (CuPy does not wrap SYMM): handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc.
+_CUBLAS_SYMBOL = "cublasCsymm_v2"
+_CUBLAS_ARGTYPES = [_L.PTR, _L.INT, _L.INT, _L.INT, _L.INT, _L.PTR, _L.PTR, _L.INT, _L.PTR, _L.INT, _L.PTR, _L.PTR,
+                    _L.INT]
+
+
+def _call_cublas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
     """cublasCsymm with the same column-major semantics (host scalars); invalid enums or NULL scalars have no
     cuBLAS meaning and are answered here."""
     from harness.backends import cuda
@@ -183,8 +207,11 @@ def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
     alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.complex64)
     beta, keep_beta = cuda.scalar_ptr(a.beta, np.complex64)
     try:
-        backend.lib.csymm(backend.handle, cuda.SIDE[a.side], cuda.FILL[a.uplo], a.m, a.n, alpha, ptrs["A"], a.lda,
-                          ptrs["B"], a.ldb, beta, ptrs["C"], a.ldc)
+        backend.lib.native(_CUBLAS_SYMBOL, _CUBLAS_ARGTYPES, backend.handle, cuda.SIDE[a.side], cuda.FILL[a.uplo],
+                           a.m, a.n, alpha, ptrs["A"], a.lda, ptrs["B"], a.ldb, beta, ptrs["C"], a.ldc)
     except backend.lib.CUBLASError:
         return int(abi.Status.EXECUTION_FAILED)
     return int(abi.Status.SUCCESS)
+
+
+CALLS = {"aclblas": _call_aclblas, "cublas": _call_cublas}

@@ -3,7 +3,8 @@
 Schema (project table header): case_name, description, transA, transB, m, n, k, alpha, beta, lda, strideA, ldb,
 strideB, ldc, strideC, batchCount, a_fill, b_fill, c_fill, expect_result, mere_threshold, mare_multiplier,
 random_seed. Empty ld = compact (max(1, rows of the stored matrix)), empty stride = compact (ld * stored columns),
-empty batchCount = 1. `null` in alpha/beta passes a NULL scalar, fill `NULLPTR` a NULL matrix, `handle_null` in the
+empty batchCount = 1. `null` in alpha/beta (or `alpha_null`/`beta_null` = true) passes a NULL scalar, fill
+`NULLPTR` (or `aarray_null`/`barray_null`/`carray_null` = true) a NULL matrix, `handle_null` in the
 description a NULL handle. Seeds per batch b as the C++ batched frame: A = s+3b, B = s+3b+1, C = s+3b+2.
 """
 from __future__ import annotations
@@ -22,7 +23,8 @@ from harness.ops import accumulates  # noqa: F401  (part of this operator's inte
 NAME = "sgemm_strided_batched"
 COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
            "strideB", "ldc", "strideC", "batchCount", "a_fill", "b_fill", "c_fill", "expect_result",
-           "mere_threshold", "mare_multiplier", "random_seed")
+           "mere_threshold", "mare_multiplier", "random_seed", "alpha_null", "beta_null", "aarray_null",
+           "barray_null", "carray_null")
 GATE = "mere_mare"
 DEFAULT_FILL = "RANDOM"
 #: The seed's clamp for near-zero elements (精度标准: atol_floor = 2^-13).
@@ -71,17 +73,24 @@ def parse(reader, description: str) -> Args:
     ldc = reader.int("ldc", max(1, m))
     return Args(
         trans_a=ta, trans_b=tb, m=m, n=n, k=k,
-        alpha=None if reader.is_null("alpha") else reader.float("alpha", 1.0),
-        beta=None if reader.is_null("beta") else reader.float("beta", 0.0),
+        alpha=None if reader.null_scalar("alpha") else reader.float("alpha", 1.0),
+        beta=None if reader.null_scalar("beta") else reader.float("beta", 0.0),
         lda=lda, ldb=ldb, ldc=ldc,
         stride_a=reader.int64("strideA", lda * (k if ta == abi.OP_N else m)),
         stride_b=reader.int64("strideB", ldb * (n if tb == abi.OP_N else k)),
         stride_c=reader.int64("strideC", ldc * n),
         batch=reader.int("batchCount", 1),
-        a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
-        c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
+        a_fill=_null_fill(reader, "a", DEFAULT_FILL), b_fill=_null_fill(reader, "b", DEFAULT_FILL),
+        c_fill=_null_fill(reader, "c", "VALUE_NORM_0"),
         handle_null="handle_null" in description,
     )
+
+
+def _null_fill(reader, matrix: str, default: str) -> str:
+    """The matrix's fill, NULLPTR where the gemm family's `<x>array_null` column says `true` (the strided form of
+    a NULL pointer array is a NULL matrix)."""
+    fill_text = reader.fill(f"{matrix}_fill", default)
+    return "NULLPTR" if reader.flag(f"{matrix}array_null") else fill_text
 
 
 def _span(rows: int, cols: int, ld: int) -> int:
@@ -199,10 +208,16 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult, "atol_floor": ATOL_FLOOR}
 
 
-def flops(a: Args) -> float:
-    if min(a.m, a.n, a.batch) <= 0:
+def flops_of(m: int, n: int, k: int, batch: int) -> float:
+    """The one FLOP count of a call (reports, budgets, the generator): 2 per multiply-add over m*n*k terms plus the
+    epilogue alpha*acc + beta*C (3 per element), per batch; the epilogue is counted as for every operator here."""
+    if min(m, n, batch) <= 0:
         return 0.0
-    return 2.0 * a.m * a.n * a.k * a.batch + 3.0 * a.m * a.n * a.batch
+    return 2.0 * m * n * k * batch + 3.0 * m * n * batch
+
+
+def flops(a: Args) -> float:
+    return flops_of(a.m, a.n, a.k, a.batch)
 
 
 def expected_workspace_bytes(a: Args) -> int | None:
@@ -225,17 +240,30 @@ def scalars(a: Args) -> dict[str, object]:
     return {"alpha": aclblas_lib.float_value(a.alpha), "beta": aclblas_lib.float_value(a.beta)}
 
 
-def call(backend, a: Args, ptrs: dict[str, int], handle: int,
-         host_scalars: dict[str, object] | None = None) -> int:
-    if backend.api == "cublas":
-        return _call_cublas(backend, a, ptrs)
-    host_scalars = scalars(a) if host_scalars is None else host_scalars
-    return aclblas_lib.sgemm_strided_batched(backend.lib, handle, a.trans_a, a.trans_b, a.m, a.n, a.k,
-                                             host_scalars["alpha"], ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb,
-                                             a.stride_b, host_scalars["beta"], ptrs["C"], a.ldc, a.stride_c, a.batch)
+SYMBOL = "aclblasSgemmStridedBatched"
+_L = aclblas_lib
+ARGTYPES = [_L.HANDLE, _L.ENUM, _L.ENUM, _L.INT, _L.INT, _L.INT, _L.FLOAT_PTR, _L.PTR, _L.INT, _L.INT64, _L.PTR,
+            _L.INT, _L.INT64, _L.FLOAT_PTR, _L.PTR, _L.INT, _L.INT64, _L.INT]
 
 
-def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
+def invoke(lib, handle: int | None, trans_a: int, trans_b: int, m: int, n: int, k: int, alpha, a: int | None,
+           lda: int, stride_a: int, b: int | None, ldb: int, stride_b: int, beta, c: int | None, ldc: int,
+           stride_c: int, batch_count: int) -> int:
+    """aclblasSgemmStridedBatched with host scalars (Python numbers or c_float; None -> NULL) and device addresses;
+    returns the raw status."""
+    fn = aclblas_lib.function(lib, SYMBOL, ARGTYPES)
+    return fn(handle, trans_a, trans_b, m, n, k, aclblas_lib.scalar_pointer(alpha, aclblas_lib.float_value), a, lda,
+              stride_a, b, ldb, stride_b, aclblas_lib.scalar_pointer(beta, aclblas_lib.float_value), c, ldc,
+              stride_c, batch_count)
+
+
+def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
+    return invoke(backend.lib, handle, a.trans_a, a.trans_b, a.m, a.n, a.k, host_scalars["alpha"], ptrs["A"], a.lda,
+                  a.stride_a, ptrs["B"], a.ldb, a.stride_b, host_scalars["beta"], ptrs["C"], a.ldc, a.stride_c,
+                  a.batch)
+
+
+def _call_cublas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
     from harness.backends import cuda
 
     if a.trans_a not in cuda.OP or a.trans_b not in cuda.OP or a.alpha is None or a.beta is None:
@@ -249,3 +277,6 @@ def _call_cublas(backend, a: Args, ptrs: dict[str, int]) -> int:
     except backend.lib.CUBLASError:
         return int(abi.Status.EXECUTION_FAILED)
     return int(abi.Status.SUCCESS)
+
+
+CALLS = {"aclblas": _call_aclblas, "cublas": _call_cublas}
