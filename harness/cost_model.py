@@ -56,13 +56,20 @@ def csymm_simt_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     return prepare + (0 if beta_zero else 24 * m * n)
 
 
-GEMM_TILE = 128
+def csymm_tile(m: int, n: int, cube_cores: int = Hardware.cube_cores) -> int:
+    """PlanCsymm's complex tile side (operators/host/csymm_host.h): 128, halved down to 32 while the tiles are fewer
+    than the cube cores."""
+    tile = 128
+    while tile > 32 and -(-m // tile) * -(-n // tile) < cube_cores:
+        tile //= 2
+    return tile
 
 
 def _panel_bytes(m: int, n: int, k: int) -> int:
-    """GM bytes the engine GEMM P^T (n x 2m) = L (n x 2k) * R (2k x 2m) reads when every 128 x 256 output tile
-    reads its K panels once (PlanCsymm's 128 x 128 complex tiles)."""
-    tiles_rows, tiles_cols = -(-n // GEMM_TILE), -(-m // GEMM_TILE)
+    """GM bytes the engine GEMM P^T (n x 2m) = L (n x 2k) * R (2k x 2m) reads when every output tile (t complex
+    columns of C x t complex rows) reads its K panels once."""
+    t = csymm_tile(m, n)
+    tiles_rows, tiles_cols = -(-n // t), -(-m // t)
     return 4 * 2 * k * (n * tiles_cols + 2 * m * tiles_rows)
 
 
@@ -82,8 +89,8 @@ def csymm_plane_design(m: int, n: int, left: bool) -> Work:
     the cube makes four products per tile, each tile re-reading its K panels, into the planes Pr, Pi; an epilogue
     writes C. Launches: prepare, gemm, its NaN fallback, epilogue."""
     k = m if left else n
-    tiles = -(-m // GEMM_TILE) * -(-n // GEMM_TILE)
-    panels = 4 * 4 * k * GEMM_TILE * 2 * tiles  # four products, each a 128 x k and a k x 128 panel per tile
+    t = csymm_tile(m, n)
+    panels = 4 * 4 * k * t * 2 * (-(-m // t) * -(-n // t))  # four products, a t x k and a k x t panel per tile
     cube = panels + 8 * m * n
     simt = 8 * k * k + 8 * m * n + 12 * k * k + 8 * m * n + 16 * m * n  # prepare; epilogue: P read, C written
     planes = 12 * k * k + 8 * m * n

@@ -45,3 +45,11 @@ def test_simt_bytes_match_the_kernels_loops():
     assert cost_model.csymm_simt_gm_bytes(4, 2, True, True) == 8 * 16 + 8 * 8 + 16 * 16
     assert cost_model.csymm_simt_gm_bytes(4, 2, False, True) == 8 * 4 + 8 * 8 + 8 * 4 + 16 * 8
     assert cost_model.csymm_simt_gm_bytes(4, 2, True, False) == 8 * 16 + 8 * 8 + 16 * 16 + 24 * 8
+
+
+def test_small_shapes_use_the_plans_smaller_tiles():
+    # 256^2 has 4 tiles of 128 for 36 cores: PlanCsymm halves to 32 (64 tiles), and every tile re-reads panels
+    assert cost_model.csymm_tile(256, 256) == 32
+    assert cost_model.csymm_tile(1024, 1024) == 128
+    # the plane design's 256^2 LEFT counters before the redesign: 20.7 MB GM (docs/ascend.md)
+    assert cost_model.csymm_plane_design(256, 256, True).gm_bytes / 1e6 == pytest.approx(20.7, abs=0.1)
