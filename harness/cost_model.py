@@ -65,12 +65,13 @@ def csymm_tile(m: int, n: int, cube_cores: int = Hardware.cube_cores) -> int:
     return tile
 
 
-def _panel_bytes(m: int, n: int, k: int) -> int:
-    """GM bytes the engine GEMM P^T (n x 2m) = L (n x 2k) * R (2k x 2m) reads when every output tile (t complex
-    columns of C x t complex rows) reads its K panels once."""
+def csymm_cube_gm_bytes(m: int, n: int, left: bool) -> int:
+    """GM bytes of the cube in the one-GEMM design, P^T (n x 2m) = L (n x 2k) * R (2k x 2m): every output tile
+    (t complex columns of C x t complex rows) reads its K panels once, and Fixpipe writes the product once."""
+    k = m if left else n
     t = csymm_tile(m, n)
     tiles_rows, tiles_cols = -(-n // t), -(-m // t)
-    return 4 * 2 * k * (n * tiles_cols + 2 * m * tiles_rows)
+    return 4 * 2 * k * (n * tiles_cols + 2 * m * tiles_rows) + 8 * m * n
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
@@ -106,5 +107,5 @@ def csymm_on_chip_design(m: int, n: int, left: bool) -> Work:
     triangle and B read, C written once, the same panels per tile as now."""
     k = m if left else n
     unique = 4 * k * (k + 1) + 8 * m * n + 8 * m * n
-    return Work(launches=1, cube_macs=4 * m * n * k, gm_bytes=_panel_bytes(m, n, k) + 8 * m * n,
+    return Work(launches=1, cube_macs=4 * m * n * k, gm_bytes=csymm_cube_gm_bytes(m, n, left),
                 unique_gm_bytes=unique, workspace_bytes=0)
