@@ -69,8 +69,8 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=non_negative_int, default=10)
     p.add_argument("--min-samples", type=number(int, 2), default=50, help="at least 2 (a spread needs two)")
     p.add_argument("--max-time", type=positive_float, default=None,
-                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu and ascend-cpu, 10 on devices); "
-                        "warm-up gets a quarter of it")
+                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu and ascend-cpu, 10 on "
+                        "devices); warm-up gets a quarter of it")
     p.add_argument("--rounds", type=positive_int, default=None,
                    help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
                         f"out over them (default {DEFAULT_ROUNDS})")

@@ -129,9 +129,10 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmGemmNan
     const uint32_t realK = 2 * t.k;
     for (uint32_t row = row0; row < t.n; row += step) {
         for (uint32_t col = threadIdx.x; col < 2 * t.m; col += blockDim.x) {
+            const uint64_t l = static_cast<uint64_t>(row) * t.ldLeft;
             float acc = 0.0f;
             for (uint32_t q = 0; q < realK; ++q) {
-                acc += left[static_cast<uint64_t>(row) * t.ldLeft + q] * right[static_cast<uint64_t>(q) * t.ldRight + col];
+                acc += left[l + q] * right[static_cast<uint64_t>(q) * t.ldRight + col];
             }
             out[static_cast<uint64_t>(row) * t.ldOut + col] = acc;
         }
