@@ -48,39 +48,64 @@ def floor_us(work: Work, hw: Hardware = Hardware(), *, hf32: bool = False) -> di
 
 
 def csymm_simt_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """GM bytes of Csymm's SIMT kernels, which the emulator does not count: prepare reads A (k x k complex) and B
-    and writes three A planes and two B planes; the epilogue reads both P planes, C when beta != 0, and writes C."""
+    """GM bytes of Csymm's SIMT kernels, which the emulator does not count. prepare reads every A element (k x k
+    complex, mirrored reads included) and B, and writes the embedded operand (LEFT: E(A), 2k x 2k floats; RIGHT:
+    A expanded, n x 2k, and E(B), 2k x 2m); the epilogue (beta != 0 only) reads P and C and writes C."""
     k = m if left else n
-    prepare = 8 * k * k + 8 * m * n + 12 * k * k + 8 * m * n
-    epilogue = 8 * m * n + (0 if beta_zero else 8 * m * n) + 8 * m * n
-    return prepare + epilogue
+    prepare = 8 * k * k + 8 * m * n + (16 * k * k if left else 8 * k * k + 16 * m * n)
+    return prepare + (0 if beta_zero else 24 * m * n)
 
 
-GEMM_TILE = 128
+def csymm_tile(m: int, n: int, cube_cores: int = Hardware.cube_cores) -> int:
+    """PlanCsymm's complex tile side (operators/host/csymm_host.h): 128, halved down to 32 while the tiles are fewer
+    than the cube cores."""
+    tile = 128
+    while tile > 32 and -(-m // tile) * -(-n // tile) < cube_cores:
+        tile //= 2
+    return tile
+
+
+def csymm_cube_gm_bytes(m: int, n: int, left: bool) -> int:
+    """GM bytes of the cube in the one-GEMM design, P^T (n x 2m) = L (n x 2k) * R (2k x 2m): every output tile
+    (t complex columns of C x t complex rows) reads its K panels once, and Fixpipe writes the product once."""
+    k = m if left else n
+    t = csymm_tile(m, n)
+    tiles_rows, tiles_cols = -(-n // t), -(-m // t)
+    return 4 * 2 * k * (n * tiles_cols + 2 * m * tiles_rows) + 8 * m * n
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """Current design: A's stored triangle and B read once, five planes written and read once, P written and read
-    once, C written (and read when beta != 0)."""
+    """The one-GEMM design: A's stored triangle read once, B read by prepare (and again by the cube on LEFT, where
+    it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0 also
+    P written and read and C read."""
     k = m if left else n
+    workspace = 16 * k * k if left else 8 * k * k + 16 * m * n
+    b_reads = 16 * m * n if left else 8 * m * n
+    return 4 * k * (k + 1) + b_reads + 2 * workspace + 8 * m * n + (0 if beta_zero else 24 * m * n)
+
+
+def csymm_plane_design(m: int, n: int, left: bool) -> Work:
+    """The design before (three stages, seven fp32 planes in GM; no longer in the tree, so modelled from its loops,
+    which reproduce its emulator counters: 331 MB at 1024^2): prepare expands A into Ar, Ai, An and B into Br, Bi;
+    the cube makes four products per tile, each tile re-reading its K panels, into the planes Pr, Pi; an epilogue
+    writes C. Launches: prepare, gemm, its NaN fallback, epilogue."""
+    k = m if left else n
+    t = csymm_tile(m, n)
+    panels = 4 * 4 * k * t * 2 * (-(-m // t) * -(-n // t))  # four products, a t x k and a k x t panel per tile
+    cube = panels + 8 * m * n
+    simt = 8 * k * k + 8 * m * n + 12 * k * k + 8 * m * n + 16 * m * n  # prepare; epilogue: P read, C written
     planes = 12 * k * k + 8 * m * n
-    return 4 * k * (k + 1) + 8 * m * n + 2 * planes + 2 * 8 * m * n + 8 * m * n + (0 if beta_zero else 8 * m * n)
+    unique = 4 * k * (k + 1) + 8 * m * n + 2 * planes + 2 * 8 * m * n + 8 * m * n
+    return Work(launches=4, cube_macs=4 * m * n * k, gm_bytes=cube + simt, unique_gm_bytes=unique,
+                workspace_bytes=4 * (3 * k * k + 4 * m * n))
 
 
-def csymm_embedded_design(m: int, n: int, left: bool) -> Work:
-    """The proposed redesign for the compact alpha = 1, beta = 0 path (not implemented): the complex product as one
-    real GEMM on a real-embedded operand ([[ar, ai], [-ai, ar]] per element, so both plane products share every K
-    step), the plain operand read straight from GM, Fixpipe writing C. LEFT embeds A (2k x 2m, written once by a
-    prepare kernel); RIGHT expands A densely and embeds B. Every output tile re-reads its K panels from GM."""
+def csymm_on_chip_design(m: int, n: int, left: bool) -> Work:
+    """The target not built yet (docs/ascend.md): one mixed AIC/AIV launch whose vector cores mirror A's stored
+    triangle and embed it panel by panel in UB and hand it to L1 (arch35 has a UB -> L1 path: asc-devkit
+    impl/basic_api/dav_c310/kernel_operator_data_copy_impl.h), so no operand goes through GM workspace: A's
+    triangle and B read, C written once, the same panels per tile as now."""
     k = m if left else n
-    embedded = 16 * k * m if left else 16 * m * n
-    dense_a = 0 if left else 8 * k * k
-    prepare = 8 * k * k + (0 if left else 8 * m * n) + embedded + dense_a
-    rows, depth, cols = n, 2 * k, 2 * m  # engine GEMM: P^T (n x 2m reals) = plain (n x 2k) * embedded (2k x 2m)
-    tiles_rows, tiles_cols = -(-rows // GEMM_TILE), -(-cols // GEMM_TILE)
-    panels = 4 * depth * (rows * tiles_cols + cols * tiles_rows)  # each tile reads its K panels once
-    gemm = panels + 8 * m * n
-    unique = 4 * k * (k + 1) + (0 if left else 8 * m * n) + 2 * (embedded + dense_a) + (8 * m * n if left else 0) \
-        + 8 * m * n
-    return Work(launches=2, cube_macs=4 * m * n * k, gm_bytes=prepare + gemm, unique_gm_bytes=unique,
-                workspace_bytes=embedded + dense_a)
+    unique = 4 * k * (k + 1) + 8 * m * n + 8 * m * n
+    return Work(launches=1, cube_macs=4 * m * n * k, gm_bytes=csymm_cube_gm_bytes(m, n, left),
+                unique_gm_bytes=unique, workspace_bytes=0)

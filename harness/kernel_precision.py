@@ -13,8 +13,8 @@ from harness import abi, criteria, fill
 from harness.ops import csymm as csymm_op
 
 
-def csymm_real_part(backend, m: int, spec: str, seed: int = 7) -> criteria.MixedResult:
-    """C = A*B on `backend` (LEFT, LOWER, alpha 1, beta 0, m x m, A and B filled with `spec`)."""
+def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
+    """C = A*B (LEFT) or B*A (RIGHT) on `backend` (LOWER, alpha 1, beta 0, m x m, A and B filled with `spec`)."""
     a = fill.make_matrix(spec, 2 * m, m, 2 * m, seed).view(np.complex64).reshape(m, m).T
     b = fill.make_matrix(spec, 2 * m, m, 2 * m, seed + 1).view(np.complex64).reshape(m, m).T
     ptrs = {}
@@ -23,7 +23,7 @@ def csymm_real_part(backend, m: int, spec: str, seed: int = 7) -> criteria.Mixed
         ptrs[name] = backend.alloc(flat.nbytes)
         backend.upload(ptrs[name], flat)
     try:
-        status = csymm_op.invoke(backend.lib, backend.handle, abi.SIDE_LEFT, abi.LOWER, m, m, 1.0, ptrs["A"], m,
+        status = csymm_op.invoke(backend.lib, backend.handle, side, abi.LOWER, m, m, 1.0, ptrs["A"], m,
                                    ptrs["B"], m, 0.0, ptrs["C"], m)
         if status != abi.Status.SUCCESS:
             raise RuntimeError(f"aclblasCsymm returned {abi.status_name(status)}: {backend.last_message()}")
@@ -32,5 +32,5 @@ def csymm_real_part(backend, m: int, spec: str, seed: int = 7) -> criteria.Mixed
         for p in ptrs.values():
             backend.free(p)
     full = np.tril(a.astype(np.complex128)) + np.tril(a.astype(np.complex128), -1).T
-    truth = full @ b.astype(np.complex128)
+    truth = full @ b.astype(np.complex128) if side == abi.SIDE_LEFT else b.astype(np.complex128) @ full
     return criteria.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())

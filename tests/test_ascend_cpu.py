@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi, kernel_precision
+from harness import abi, cost_model, kernel_precision
 from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
 from harness.engine import load_table, run_case
@@ -63,9 +63,10 @@ def _nan_row(table: str):
 
 
 def _gemm_row(table: str):
-    """A small row that reaches the cube with an accumulating K loop (k > 8) and a general epilogue."""
+    """A small row that reaches the cube with more than one L0 K step (depth > 32) on both operator designs."""
     return _first_row(table, lambda c: c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS
-                      and 16 <= min(c.args.m, c.args.n, getattr(c.args, "k", 16)) and c.args.m * c.args.n <= 128 * 128)
+                      and 33 <= min(c.args.m, c.args.n, getattr(c.args, "k", None) or c.args.ka)
+                      and c.args.m * c.args.n <= 128 * 128)
 
 
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
@@ -78,9 +79,8 @@ def test_negative_control_fails_naming_the_problem(control):
             cases = [_nan_row("csymm_test.csv"), _nan_row("sgemm_strided_batched_test.csv")]
         elif control == "gm-out-of-bounds":
             cases = [_gemm_row("sgemm_strided_batched_test.csv")]
-        elif control == "no-pipe-barrier":  # the rule bites only below (m/16)*(n/16) = 10: the 16x16 csymm row
-            cases = [_first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and c.args.m == c.args.n == 16
-                                and c.expected_status == abi.Status.SUCCESS)]
+        elif control == "no-pipe-barrier":  # bites below (m/16)*(n/16) = 10: 64x64 csymm runs 32 x 64 engine tiles
+            cases = [_gemm_row("csymm_test.csv")]
         else:
             cases = [_gemm_row("csymm_test.csv"), _gemm_row("sgemm_strided_batched_test.csv")]
         for case in cases:
@@ -92,11 +92,11 @@ def test_negative_control_fails_naming_the_problem(control):
 
 
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
-    current = kernel_precision.csymm_real_part(device, 512, "NORMAL_10_1")
+    current = kernel_precision.csymm_real_part(device, 512, "NORMAL_10_1", side=abi.SIDE_RIGHT)
     assert current.passed, current.reason
     old = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["old-plane-order"][0])
     try:
-        result = kernel_precision.csymm_real_part(old, 512, "NORMAL_10_1")
+        result = kernel_precision.csymm_real_part(old, 512, "NORMAL_10_1", side=abi.SIDE_RIGHT)
     finally:
         old.close()
     assert not result.passed
@@ -116,26 +116,52 @@ def test_core_count_query_failure_is_an_error_not_one_core(device):
     assert run_case(case, device)["verdict"] == "PASS"
 
 
-def test_csymm_reports_the_workspace_the_ascend_code_requests(device):
-    case = _gemm_row("csymm_test.csv")
-    a = case.args
+def _pad(x: int, q: int) -> int:
+    return (x + q - 1) // q * q
+
+
+def _embedded_workspace_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
+    """The workspace of the one-GEMM design, counted independently of the C++: the embedded operand (2k rows of
+    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0."""
+    k = m if left else n
+    right = _pad(2 * k * 2 * _pad(k if left else m, 8), 128)
+    left_ws = 0 if left else _pad(n * 2 * _pad(k, 8), 128)
+    p = 0 if beta_zero else _pad(n * 2 * _pad(m, 8), 128)
+    return (left_ws + right + p) * 4
+
+
+def _beta_zero(case) -> bool:
+    return case.args.beta == 0
+
+
+@pytest.mark.parametrize("beta_zero", [True, False], ids=["beta0", "beta"])
+@pytest.mark.parametrize("side", ["LEFT", "RIGHT"])
+def test_csymm_reports_the_workspace_the_ascend_code_requests(device, side, beta_zero):
+    case = _first_row("csymm_test.csv", lambda c: c.name.startswith(("TC_L0_", "TC_L1_"))
+                      and c.expected_status == abi.Status.SUCCESS and c.args.side == getattr(abi, f"SIDE_{side}")
+                      and _beta_zero(c) == beta_zero and c.args.m != c.args.n
+                      and c.args.alpha != 0)
     record = run_case(case, device)
-    k = a.m if a.side == abi.SIDE_LEFT else a.n
-    pad = lambda x, q: (x + q - 1) // q * q  # noqa: E731
-    k_pad, m_pad = pad(k, 8), pad(a.m, 8)
-    planes = 3 * pad(k_pad * k, 128) + 4 * pad(m_pad * a.n, 128)
-    assert record["memory"]["workspace_bytes"] == planes * 4
+    assert record["verdict"] == "PASS", record["reason"]
+    expected = _embedded_workspace_bytes(case.args.m, case.args.n, side == "LEFT", beta_zero)
+    assert record["memory"]["workspace_bytes"] == expected
 
 
 def test_launches_per_csymm_call(device):
-    case = _gemm_row("csymm_test.csv")
-    device.reset_stats()
-    assert run_case(case, device)["verdict"] == "PASS"
-    stats = device.stats()
-    assert stats["launches"] == 4  # prepare, gemm, gemm_nan (returns at once), epilogue
-    k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
-    assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k
-    assert stats["cube_gm_bytes"] > 8 * case.args.m * case.args.n  # at least P's two planes through Fixpipe
+    for beta_zero in (True, False):
+        case = _first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and _beta_zero(c) == beta_zero
+                          and c.expected_status == abi.Status.SUCCESS and min(c.args.m, c.args.n) >= 16
+                          and c.args.alpha != 0)
+        device.reset_stats()
+        assert run_case(case, device)["verdict"] == "PASS"
+        stats = device.stats()
+        # prepare, gemm, gemm_nan (returns at once), and the epilogue only when beta != 0 (Fixpipe writes C)
+        assert stats["launches"] == (3 if beta_zero else 4), case.id
+        k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
+        assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k  # one real GEMM, n x 2m x 2k
+        # what the cost model charges the cube: each tile's K panels once, the product once
+        left = case.args.side == abi.SIDE_LEFT
+        assert stats["cube_gm_bytes"] == cost_model.csymm_cube_gm_bytes(case.args.m, case.args.n, left), case.id
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

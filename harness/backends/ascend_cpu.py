@@ -1,7 +1,7 @@
 """The `ascend-cpu` backend: the real Ascend C kernels and host code of `operators/ascend/` compiled with g++ over
 the CPU emulator of an arch35 core (`operators/ascend_cpu/`), called through the same C ABI as every backend.
 
-What it proves that the CPU twin cannot: the kernels' own plan (prepare, planes, L0C accumulation order, epilogue)
+What it proves that the CPU twin cannot: the kernels' own plan (prepare, embedded operand, L0C accumulation order)
 and numerics (fp32 L0C, per-K-fractal accumulation), and that they respect what the hardware would not forgive:
 SetFlag/WaitFlag pairing and event ids, L1/L0 capacity and alignment, reads before the filling pipe signalled, the
 Mmad PipeBarrier rule, NaN into the cube, GM accesses outside the buffers passed in. A violation makes the call
@@ -55,25 +55,13 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
          "    t.ldOut = 4 * ldOut;"),
     ), "outside every tensor passed to the kernel"),
-    # The first design's order: all of K for Lr*Rr into L0C, then all of K for Li*(-Ri), the real part as the
-    # difference of two finished sums (issue 13, point 1).
+    # The first design's order: all of K for the real parts (Ar*Br) into L0C, then all of K for the imaginary parts
+    # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the embedded operands'
+    # K positions grouped by part instead of interleaved per element. Only the RIGHT side, whose operands are both
+    # built by prepare, keeps a correct product under the reordering.
     "old-plane-order": ((
-        (_CSYMM_KERNEL,
-         "        arch35::Accumulate(realLeft, realRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
-         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[0]),\n"
-         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[0]), t.k, t.blockK, cCol0,\n"
-         "                           cRow0, rows, cols, true, false, pp);\n"
-         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(realLeft[1]),\n"
-         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(realRight[1]), t.k, t.blockK, cCol0,\n"
-         "                           cRow0, rows, cols, false, true, pp);"),
-        (_CSYMM_KERNEL,
-         "        arch35::Accumulate(imagLeft, imagRight, t.k, t.blockK, cCol0, cRow0, rows, cols, true, true, pp);",
-         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[0]),\n"
-         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[0]), t.k, t.blockK, cCol0,\n"
-         "                           cRow0, rows, cols, true, false, pp);\n"
-         "        arch35::Accumulate(reinterpret_cast<const decltype(leftR)(&)[1]>(imagLeft[1]),\n"
-         "                           reinterpret_cast<const decltype(rightR)(&)[1]>(imagRight[1]), t.k, t.blockK, cCol0,\n"
-         "                           cRow0, rows, cols, false, true, pp);"),
+        (_CSYMM_KERNEL, "auto kPos = [](uint64_t p, uint64_t d) { return 2 * p + d; };",
+         "auto kPos = [&t](uint64_t p, uint64_t d) { return d * t.k + p; };"),
     ), "matched"),
 }
 

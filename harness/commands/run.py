@@ -37,8 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="pytest-style keyword expression over case names")
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
     p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
-    p.add_argument("--timeout", type=positive_float, default=600.0,
-                   help="per-row limit in seconds (TIMEOUT beyond it)")
+    p.add_argument("--timeout", type=positive_float, default=None,
+                   help="per-row limit in seconds (TIMEOUT beyond it; default 600, 3600 on ascend-cpu)")
     p.add_argument("--no-poison", action="store_true",
                    help="do not poison never-read regions (byte parity with the C++ frame's inputs)")
     p.add_argument("--accept-disputed", action="store_true",
@@ -69,8 +69,8 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=non_negative_int, default=10)
     p.add_argument("--min-samples", type=number(int, 2), default=50, help="at least 2 (a spread needs two)")
     p.add_argument("--max-time", type=positive_float, default=None,
-                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu, 10 on devices); "
-                        "warm-up gets a quarter of it")
+                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu and ascend-cpu, 10 on "
+                        "devices); warm-up gets a quarter of it")
     p.add_argument("--rounds", type=positive_int, default=None,
                    help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
                         f"out over them (default {DEFAULT_ROUNDS})")
@@ -86,7 +86,7 @@ def backend_options(args: argparse.Namespace) -> dict:
 def timing_config(args: argparse.Namespace):
     from harness.timing import TimingConfig
 
-    cap = args.max_time if args.max_time is not None else (0.4 if args.backend == "cpu" else 10.0)
+    cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
     return TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
                         max_time_s=cap, warmup_max_time_s=cap / 4,
                         rounds=args.rounds if getattr(args, "rounds", None) is not None else DEFAULT_ROUNDS)
@@ -119,6 +119,8 @@ def baselines_for(case: Case) -> list:
 def run(args: argparse.Namespace) -> int:
     from harness import runner
 
+    if args.timeout is None:  # the emulator takes minutes per 4096^2 call
+        args.timeout = 3600.0 if args.backend == "ascend-cpu" else 600.0
     tables = args.csv or default_tables()
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)

@@ -10,7 +10,7 @@
  *   SCALE_ONLY   -> per tile: C = beta * C (BETA_ZERO epilogue: C = 0 without reading C)
  *   GEMM         -> per tile: acc = sum over K chunks of opLeft * opRight, then the epilogue
  *                   (GENERAL: alpha*acc + beta*C; BETA_ZERO: alpha*acc, C never read; BETA_ONE: alpha*acc + C)
- *                   (the Ascend build first needs CsymmWorkspaceBytes(m, n, side, path) of workspace)
+ *                   (the Ascend build first needs CsymmWorkspaceBytes(m, n, side, path, epilogue) of workspace)
  * Plain C++ functions, no device dependency, no globals.
  */
 #ifndef CSYMM_HOST_H
@@ -185,37 +185,48 @@ inline CsymmTiling PlanCsymm(int32_t side, int32_t uplo, int64_t m, int64_t n, i
 }
 
 /*
- * Workspace of the Ascend build (the CPU twin computes in place and needs none): real/imaginary fp32 planes
- *   A planes Ar, Ai, An (= -Ai): k rows of kPad floats each;  B planes Br, Bi and P planes Pr, Pi: n columns of mPad,
- * in that order, every plane starting kCsymmPlaneAlign-aligned. kPad and mPad are multiples of kCsymmPlanePad (8 fp32,
- * the cube's 32-byte C0), so every plane row the engine reads or Fixpipe writes is 32-byte aligned.
+ * Workspace of the Ascend build (the CPU twin computes in place and needs none). The Ascend kernels compute the
+ * complex product as one real GEMM, engine (row-major) P^T = L * R with P^T n x 2m real (column j of C, re/im
+ * interleaved), L n x 2k and R 2k x 2m, where one operand is real-embedded (complex a -> [[ar, ai], [-ai, ar]]):
+ *   LEFT:  L = B read straight from GM (column j of B, interleaved), R = alpha*A embedded (2k x 2k)  -> workspace R
+ *   RIGHT: L = alpha*A expanded from its triangle (n x 2k), R = B embedded (2k x 2m)               -> workspace L, R
+ * and, unless the epilogue is BETA_ZERO (Fixpipe then writes C itself), the product P (n rows of 2*mPad floats)
+ * for the beta epilogue. Rows are padded to kCsymmPlanePad floats (the cube's 32-byte C0) and every buffer starts
+ * kCsymmPlaneAlign-aligned.
  */
 constexpr int64_t kCsymmPlanePad = 8;
 constexpr int64_t kCsymmPlaneAlign = 128;  // floats: 512 bytes
 
-struct CsymmPlaneSizes {
-    uint64_t kPad, mPad;      // row stride of the A planes, column stride of the B and P planes (floats)
-    uint64_t aPlane, cPlane;  // floats per A plane, per B or P plane (aligned)
+struct CsymmOperandSizes {
+    uint64_t ldLeft, ldRight, ldP;               // row strides (floats) of the workspace L, R and P
+    uint64_t leftFloats, rightFloats, pFloats;   // floats of each in the workspace (0: not in the workspace)
 };
 
-inline CsymmPlaneSizes CsymmPlaneSizesOf(int64_t m, int64_t n, int64_t k)
+inline CsymmOperandSizes CsymmOperandSizesOf(int64_t m, int64_t n, int32_t side, CsymmEpilogue epilogue)
 {
-    CsymmPlaneSizes s{};
-    s.kPad = static_cast<uint64_t>(CeilAlign(k, kCsymmPlanePad));
-    s.mPad = static_cast<uint64_t>(CeilAlign(m, kCsymmPlanePad));
-    s.aPlane = static_cast<uint64_t>(CeilAlign(static_cast<int64_t>(s.kPad) * k, kCsymmPlaneAlign));
-    s.cPlane = static_cast<uint64_t>(CeilAlign(static_cast<int64_t>(s.mPad) * n, kCsymmPlaneAlign));
+    const int64_t k = side == kSideLeft ? m : n;
+    CsymmOperandSizes s{};
+    s.ldRight = static_cast<uint64_t>(2 * CeilAlign(side == kSideLeft ? k : m, kCsymmPlanePad));
+    s.rightFloats = static_cast<uint64_t>(CeilAlign(2 * k * static_cast<int64_t>(s.ldRight), kCsymmPlaneAlign));
+    if (side != kSideLeft) {
+        s.ldLeft = static_cast<uint64_t>(2 * CeilAlign(k, kCsymmPlanePad));
+        s.leftFloats = static_cast<uint64_t>(CeilAlign(n * static_cast<int64_t>(s.ldLeft), kCsymmPlaneAlign));
+    }
+    s.ldP = static_cast<uint64_t>(2 * CeilAlign(m, kCsymmPlanePad));
+    if (epilogue != CsymmEpilogue::BETA_ZERO) {
+        s.pFloats = static_cast<uint64_t>(CeilAlign(n * static_cast<int64_t>(s.ldP), kCsymmPlaneAlign));
+    }
     return s;
 }
 
-/* Workspace bytes of one call on the Ascend build: the seven planes on the GEMM path, none on the others. */
-inline uint64_t CsymmWorkspaceBytes(int64_t m, int64_t n, int32_t side, CsymmPath path)
+/* Workspace bytes of one call on the Ascend build: the operands above on the GEMM path, none on the others. */
+inline uint64_t CsymmWorkspaceBytes(int64_t m, int64_t n, int32_t side, CsymmPath path, CsymmEpilogue epilogue)
 {
     if (path != CsymmPath::GEMM) {
         return 0;
     }
-    const CsymmPlaneSizes s = CsymmPlaneSizesOf(m, n, side == kSideLeft ? m : n);
-    return (3 * s.aPlane + 4 * s.cPlane) * sizeof(float);
+    const CsymmOperandSizes s = CsymmOperandSizesOf(m, n, side, epilogue);
+    return (s.leftFloats + s.rightFloats + s.pFloats) * sizeof(float);
 }
 
 /* First row/column of C and extent of tile `tile` (0 <= tile < tileCount). */

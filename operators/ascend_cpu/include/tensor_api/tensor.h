@@ -353,40 +353,39 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
     const uint64_t colsPadB = Layout::RoundUp(b.layout.cols, 16);
     const uint64_t rowsPadC = Layout::RoundUp(c.layout.rows, 16);
     constexpr uint32_t kFrac = 8;
-    /* 16 outputs of one C fractal row at a time (contiguous in L0C); per output, the K fractal's products are
-     * summed in k order, then added to the fp32 accumulator with one rounding. */
-    for (uint32_t r = 0; r < p.m; ++r) {
-        for (uint32_t n0 = 0; n0 < p.n; n0 += 16) {
-            const uint32_t nn = p.n - n0 < 16 ? p.n - n0 : 16;
-            float* cOut = cBase + ((n0 / 16) * rowsPadC + r) * 16;
-            float acc[16];
-            for (uint32_t j = 0; j < nn; ++j) {
-                acc[j] = p.cmatrixInitVal ? 0.0f : cOut[j];
+    /* Per output: the K fractal's products summed in k order (exact: an fp32 product fits a double), then added
+     * to the fp32 accumulator with one rounding, fractal after fractal. Loops run column block -> K fractal -> row
+     * with the B fractal transposed once into bt[k][column], so the 16 columns of a row vectorise; every output
+     * sees the same operations in the same order as a row-by-row loop. */
+    for (uint32_t n0 = 0; n0 < p.n; n0 += 16) {
+        const uint32_t nn = p.n - n0 < 16 ? p.n - n0 : 16;
+        if (p.cmatrixInitVal) {
+            for (uint32_t r = 0; r < p.m; ++r) {
+                std::memset(cBase + ((n0 / 16) * rowsPadC + r) * 16, 0, nn * sizeof(float));
             }
-            for (uint32_t k0 = 0, f = 0; k0 < p.k; k0 += kFrac, ++f) {
-                const uint32_t kn = p.k - k0 < kFrac ? p.k - k0 : kFrac;
+        }
+        for (uint32_t k0 = 0, f = 0; k0 < p.k; k0 += kFrac, ++f) {
+            const uint32_t kn = p.k - k0 < kFrac ? p.k - k0 : kFrac;
+            const float* bv = bBase + (f * colsPadB + n0) * kFrac;
+            double bt[kFrac][16] = {};
+            for (uint32_t j = 0; j < 16; ++j) {  // all 16: padding columns are computed, never stored
+                for (uint32_t kk = 0; kk < kn; ++kk) {
+                    bt[kk][j] = hf32 ? detail::Hf32(bv[j * kFrac + kk]) : bv[j * kFrac + kk];
+                }
+            }
+            for (uint32_t r = 0; r < p.m; ++r) {
                 const float* av = aBase + (f * rowsPadA + r) * kFrac;
-                const float* bv = bBase + (f * colsPadB + n0) * kFrac;
                 double dot[16] = {};
                 for (uint32_t kk = 0; kk < kn; ++kk) {
-                    if (hf32) {
-                        const double x = detail::Hf32(av[kk]);
-                        for (uint32_t j = 0; j < nn; ++j) {
-                            dot[j] += x * static_cast<double>(detail::Hf32(bv[j * kFrac + kk]));
-                        }
-                    } else {
-                        const double x = av[kk];
-                        for (uint32_t j = 0; j < 16; ++j) {  // all 16: padding columns are computed, never stored
-                            dot[j] += x * static_cast<double>(bv[j * kFrac + kk]);
-                        }
+                    const double x = hf32 ? detail::Hf32(av[kk]) : av[kk];
+                    for (uint32_t j = 0; j < 16; ++j) {
+                        dot[j] += x * bt[kk][j];
                     }
                 }
+                float* cOut = cBase + ((n0 / 16) * rowsPadC + r) * 16;
                 for (uint32_t j = 0; j < nn; ++j) {
-                    acc[j] = static_cast<float>(static_cast<double>(acc[j]) + dot[j]);
+                    cOut[j] = static_cast<float>(static_cast<double>(cOut[j]) + dot[j]);
                 }
-            }
-            for (uint32_t j = 0; j < nn; ++j) {
-                cOut[j] = acc[j];
             }
         }
     }

@@ -2,7 +2,7 @@
  * aclblasCsymm for arch35 (Ascend 950PR): host launch code.
  *
  * Validation, quick returns, path choice (QUICK_RETURN / SCALE_ONLY / GEMM), the epilogue mode, the tile plan and the
- * workspace planes with their size come from blas_host (operators/host/csymm_host.h, the functions the CPU twin runs
+ * workspace operands with their size come from blas_host (operators/host/csymm_host.h, the functions the CPU twin runs
  * and the project tests). This file adds what needs the device: the workspace from the handle, the plan narrowed into
  * kernel arguments, and launches on the handle's stream. It never synchronises.
  */
@@ -14,61 +14,56 @@
 
 namespace {
 
+using blas_host::CsymmEpilogue;
+using blas_host::CsymmOperandSizes;
 using blas_host::CsymmPath;
-using blas_host::CsymmPlaneSizes;
 using blas_host::CsymmTiling;
 
-CsymmPlanes PlanesIn(void* workspace, const CsymmPlaneSizes& s)
-{
-    auto* base = static_cast<float*>(workspace);
-    CsymmPlanes p{};
-    p.ar = base;
-    p.ai = p.ar + s.aPlane;
-    p.an = p.ai + s.aPlane;
-    p.br = p.an + s.aPlane;
-    p.bi = p.br + s.cPlane;
-    p.pr = p.bi + s.cPlane;
-    p.pi = p.pr + s.cPlane;
-    return p;
-}
+/* Floats between columns of C seen as the engine's real rows (re/im interleaved). */
+uint32_t RealLd(int64_t ld) { return static_cast<uint32_t>(2 * ld); }
 
-CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s, int32_t vectorCores,
+CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, int32_t vectorCores,
                                      uint32_t* usedCores)
 {
     CsymmEpilogueTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
     t.n = static_cast<uint32_t>(plan.n);
     t.ldc = static_cast<uint32_t>(plan.ldc);
-    t.mPad = static_cast<uint32_t>(s.mPad);
+    t.ldP = static_cast<uint32_t>(s.ldP);
     *usedCores = static_cast<uint32_t>(blas_host::UsedCores(plan.n, vectorCores));
     t.colsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(plan.n, *usedCores));
     t.epilogue = static_cast<uint32_t>(plan.epilogue);
-    t.alphaReal = plan.alphaReal;
-    t.alphaImag = plan.alphaImag;
     t.betaReal = plan.betaReal;
     t.betaImag = plan.betaImag;
     return t;
 }
 
-CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s, int32_t vectorCores,
+CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, int32_t vectorCores,
                                    uint32_t* usedCores)
 {
     CsymmPrepareTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
     t.n = static_cast<uint32_t>(plan.n);
     t.k = static_cast<uint32_t>(plan.k);
+    t.side = static_cast<uint32_t>(plan.side);
     t.uplo = static_cast<uint32_t>(plan.uplo);
     t.lda = static_cast<uint32_t>(plan.lda);
     t.ldb = static_cast<uint32_t>(plan.ldb);
-    t.kPad = static_cast<uint32_t>(s.kPad);
-    t.mPad = static_cast<uint32_t>(s.mPad);
-    const int64_t items = plan.k * plan.k + plan.m * plan.n;  // plane elements: every vector lane gets work
+    t.ldLeft = static_cast<uint32_t>(s.ldLeft);
+    t.ldRight = static_cast<uint32_t>(s.ldRight);
+    t.alphaReal = plan.alphaReal;
+    t.alphaImag = plan.alphaImag;
+    const int64_t items = plan.k * plan.k + plan.m * plan.n;  // complex elements: every vector lane gets work
     *usedCores = static_cast<uint32_t>(blas_host::UsedCores(items, vectorCores));
     t.itemsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(items, *usedCores));
     return t;
 }
 
-CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s)
+/* Real K chunk through L1: a 128-row L panel and a 256-column R panel of 128 floats of K are 64 + 128 KiB, within
+ * half of L1 (arch35_cube_gemm.h ping-pongs the halves). */
+constexpr uint32_t kRealChunkK = 128;
+
+CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, bool writesC)
 {
     CsymmGemmTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -76,13 +71,12 @@ CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmPlaneSizes& s)
     t.k = static_cast<uint32_t>(plan.k);
     t.blockM = static_cast<uint32_t>(plan.blockM);
     t.blockN = static_cast<uint32_t>(plan.blockN);
-    t.blockK = static_cast<uint32_t>(plan.blockK);
+    t.chunkK = kRealChunkK;
     t.tilesM = static_cast<uint32_t>(plan.tilesM);
     t.tileCount = static_cast<uint32_t>(plan.tileCount);
-    const bool left = plan.side == blas_host::kSideLeft;
-    t.ldLeft = static_cast<uint32_t>(left ? s.mPad : s.kPad);
-    t.ldRight = static_cast<uint32_t>(left ? s.kPad : s.mPad);
-    t.ldOut = static_cast<uint32_t>(s.mPad);
+    t.ldLeft = plan.side == blas_host::kSideLeft ? RealLd(plan.ldb) : static_cast<uint32_t>(s.ldLeft);
+    t.ldRight = static_cast<uint32_t>(s.ldRight);
+    t.ldOut = writesC ? RealLd(plan.ldc) : static_cast<uint32_t>(s.ldP);
     return t;
 }
 
@@ -107,7 +101,7 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
         return ACLBLAS_STATUS_INTERNAL_ERROR;
     }
     const CsymmTiling plan = blas_host::PlanCsymm(side, uplo, m, n, lda, ldb, ldc, *alpha, *beta, cubeCores);
-    const CsymmPlaneSizes sizes = blas_host::CsymmPlaneSizesOf(plan.m, plan.n, plan.k);
+    const CsymmOperandSizes sizes = blas_host::CsymmOperandSizesOf(plan.m, plan.n, plan.side, plan.epilogue);
     aclrtStream stream = ascend_host::HandleStream(handle);
     uint32_t epilogueCores = 1;
     const CsymmEpilogueTilingData epilogue = EpilogueArgs(plan, sizes, vectorCores, &epilogueCores);
@@ -117,20 +111,26 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     }
     void* workspace = nullptr;
     const aclblasStatus_t wsStatus = ascend_host::HandleWorkspace(
-        handle, blas_host::CsymmWorkspaceBytes(plan.m, plan.n, plan.side, plan.path), &workspace);
+        handle, blas_host::CsymmWorkspaceBytes(plan.m, plan.n, plan.side, plan.path, plan.epilogue), &workspace);
     if (wsStatus != ACLBLAS_STATUS_SUCCESS) {
         return wsStatus;
     }
-    const CsymmPlanes planes = PlanesIn(workspace, sizes);
+    float* const base = static_cast<float*>(workspace);
+    const void* left = plan.side == blas_host::kSideLeft ? static_cast<const void*>(B) : base;
+    float* const right = base + sizes.leftFloats;
+    float* const p = right + sizes.rightFloats;
+    const bool writesC = plan.epilogue == CsymmEpilogue::BETA_ZERO;  // Fixpipe writes C, no epilogue launch
     uint32_t prepareCores = 1;
     const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, vectorCores, &prepareCores);
     void* nanFlag = ascend_host::HandleScratch(handle);
     if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
         return ACLBLAS_STATUS_EXECUTION_FAILED;
     }
-    csymm_prepare_kernel_do(prepareCores, stream, A, B, planes, nanFlag, prepare);
-    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream,
-                         plan.side == blas_host::kSideLeft, planes, nanFlag, GemmArgs(plan, sizes));
-    csymm_epilogue_kernel_do(epilogueCores, stream, planes, C, epilogue);
+    csymm_prepare_kernel_do(prepareCores, stream, A, B, base, right, nanFlag, prepare);
+    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream, left,
+                         right, writesC ? static_cast<void*>(C) : p, nanFlag, GemmArgs(plan, sizes, writesC));
+    if (!writesC) {
+        csymm_epilogue_kernel_do(epilogueCores, stream, p, C, epilogue);
+    }
     return ACLBLAS_STATUS_SUCCESS;
 }

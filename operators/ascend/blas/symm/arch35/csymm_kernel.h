@@ -9,30 +9,20 @@
 
 #include "csymm_tiling_data.h"
 
-/* Planes of the workspace, in floats (see csymm_tiling_data.h). */
-struct CsymmPlanes {
-    float* ar;
-    float* ai;
-    float* an;
-    float* br;
-    float* bi;
-    float* pr;
-    float* pi;
-};
-
-/* Symmetric A from its uplo triangle into Ar/Ai/An (no conjugation), B into Br/Bi (vector cores, SIMT); sets the
- * word at nanFlag (cleared by the caller) when A or B holds NaN. */
-void csymm_prepare_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, const CsymmPlanes& planes,
+/* The engine operands of the real GEMM (csymm_tiling_data.h): LEFT writes R = E(alpha*A) and only scans B; RIGHT
+ * writes L = alpha*A and R = E(B); `left` is unused on LEFT (L is B itself). Sets the word at nanFlag (cleared by
+ * the caller) when A or B holds NaN. */
+void csymm_prepare_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* left, void* right,
                              void* nanFlag, const CsymmPrepareTilingData& tiling);
 
-/* Pr = Lr*Rr - Li*Ri and Pi = Lr*Ri + Li*Rr, both products of a part interleaved every K step, on the cube cores;
- * `side` picks which engine operand is A (the negated plane An stands for -Ai). Two launches: the cube kernel, and
- * its vector fallback, which computes P instead when the NaN flag is set. */
-void csymm_gemm_kernel_do(uint32_t cubeBlocks, uint32_t vectorBlocks, void* stream, bool sideLeft,
-                          const CsymmPlanes& planes, void* nanFlag, const CsymmGemmTilingData& tiling);
+/* out (row j = column j of the product, ldOut floats apart) = L * R on the cube cores, one L0C accumulation per
+ * tile, written by Fixpipe. Two launches: the cube kernel, and its vector fallback, which computes the same product
+ * in plain fp32 instead when the NaN flag is set. */
+void csymm_gemm_kernel_do(uint32_t cubeBlocks, uint32_t vectorBlocks, void* stream, const void* left,
+                          const void* right, void* out, void* nanFlag, const CsymmGemmTilingData& tiling);
 
-/* C = alpha * P + beta * C in one pass over C (vector cores, SIMT). */
-void csymm_epilogue_kernel_do(uint32_t numBlocks, void* stream, const CsymmPlanes& planes, void* c,
+/* C = P + beta * C in one pass over C (vector cores, SIMT). */
+void csymm_epilogue_kernel_do(uint32_t numBlocks, void* stream, const void* p, void* c,
                               const CsymmEpilogueTilingData& tiling);
 
 /* C = beta * C (alpha == 0 path); BETA_ZERO writes zeros without reading C. */

@@ -1,12 +1,13 @@
 /*
  * Kernel arguments of aclblasCsymm on arch35 (Ascend 950PR, dav-3510), passed by value to each launch.
  *
- * The host fills them from blas_host::PlanCsymm (operators/host/csymm_host.h), the plan the CPU twin executes and
- * tests. Complex data runs as real/imaginary fp32 planes in the workspace:
- *   A planes Ar, Ai, An (= -Ai): the symmetric A expanded from its `uplo` triangle, k x k, row stride kPad;
- *   B planes Br, Bi: B column-major, column stride mPad (= B^T row-major);
- *   P planes Pr, Pi: the product alpha-free, column stride mPad.
- * Engine (row-major, column-major swap): P^T = B^T * A (LEFT) or A * B^T (RIGHT), an n x m matrix.
+ * The host fills them from blas_host::PlanCsymm and blas_host::CsymmOperandSizesOf (operators/host/csymm_host.h).
+ * The complex product is one real GEMM on the engine (row-major, column-major swap):
+ *   P^T (n x 2m real: row j = column j of the product, re/im interleaved) = L (n x 2k) * R (2k x 2m),
+ * one operand real-embedded, a -> [[ar, ai], [-ai, ar]] per element, so [pr, pi] = [lr, li] * E(r) and the real and
+ * imaginary products of every element pair share each K fractal of the one L0C accumulation:
+ *   LEFT:  L = B (GM, row j = column j of B), R = E(alpha*A) built by prepare;
+ *   RIGHT: L = alpha*A (built by prepare from A's stored triangle), R = E(B) built by prepare.
  */
 #ifndef CSYMM_TILING_DATA_H
 #define CSYMM_TILING_DATA_H
@@ -15,28 +16,32 @@
 
 constexpr uint32_t CSYMM_SIMT_THREADS = 1024;
 
-/* Expansion of A (k x k elements) and B (m x n) into planes: itemsPerCore of the k*k + m*n elements per vector core,
- * one SIMT thread per element. */
+/* Building the workspace operands: itemsPerCore of the k*k (A) + m*n (B) complex elements per vector core, one SIMT
+ * thread per element. side LEFT: A -> R (E(alpha*a)), B scanned for NaN only; RIGHT: A -> L, B -> R (E(b)). */
 struct CsymmPrepareTilingData {
     uint32_t m;
     uint32_t n;
     uint32_t k;
+    uint32_t side;
     uint32_t uplo;
     uint32_t lda;
     uint32_t ldb;
-    uint32_t kPad;
-    uint32_t mPad;
+    uint32_t ldLeft;
+    uint32_t ldRight;
     uint32_t itemsPerCore;
+    float alphaReal;
+    float alphaImag;
 };
 
-/* Engine GEMM over PlanCsymm's tiles of C (tile t: C rows (t % tilesM) * blockM, C columns (t / tilesM) * blockN). */
+/* The real GEMM over PlanCsymm's tiles of C (tile t: C rows (t % tilesM) * blockM, C columns (t / tilesM) * blockN,
+ * engine rows = C columns, engine columns = 2 x C rows), K (= 2k real) in chunks of chunkK through L1. */
 struct CsymmGemmTilingData {
     uint32_t m;
     uint32_t n;
     uint32_t k;
     uint32_t blockM;
     uint32_t blockN;
-    uint32_t blockK;
+    uint32_t chunkK;
     uint32_t tilesM;
     uint32_t tileCount;
     uint32_t ldLeft;
@@ -44,17 +49,16 @@ struct CsymmGemmTilingData {
     uint32_t ldOut;
 };
 
-/* Epilogue per element of C over columns: C = alpha * P + beta * C, the way PlanCsymm's epilogue says
- * (0 GENERAL, 1 BETA_ZERO: C unread, 2 BETA_ONE); scaleOnly: C = beta * C (BETA_ZERO: C = 0, unread). */
+/* Epilogue per element of C over columns: C = P + beta * C (alpha is already in P), the way PlanCsymm's epilogue
+ * says (0 GENERAL, 2 BETA_ONE; BETA_ZERO has no epilogue: Fixpipe wrote C); scaleOnly: C = beta * C (BETA_ZERO:
+ * C = 0, unread). P: row j = column j of the product, ldP floats apart. */
 struct CsymmEpilogueTilingData {
     uint32_t m;
     uint32_t n;
     uint32_t ldc;
-    uint32_t mPad;
+    uint32_t ldP;
     uint32_t colsPerCore;
     uint32_t epilogue;
-    float alphaReal;
-    float alphaImag;
     float betaReal;
     float betaImag;
 };
