@@ -17,8 +17,9 @@ from typing import Any
 
 from harness import engine, ops
 from harness.backends import BackendUnavailable, open_backend
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, keyword_expression
-from harness.commands.run import add_backend_options, add_timing_options, backend_options, timing_config
+from harness.exitcodes import Exit
+from harness.options import (add_backend_options, add_select_option, add_timing_options, backend_options,
+                             timing_config)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     p.add_argument("csv", help="one case table")
     add_backend_options(p)
-    p.add_argument("-k", dest="select", type=keyword_expression,
-                   help="pytest-style keyword expression over case names")
+    add_select_option(p)
     p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
     add_timing_options(p)
     p.set_defaults(func=run, backend="cuda")
@@ -63,12 +63,12 @@ def run(args: argparse.Namespace) -> int:
     table = Path(args.csv)
     if not table.is_file():
         print(f"harness baseline: no such case table: {table}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     try:
         backend = open_backend(args.backend, **backend_options(args))
     except BackendUnavailable as exc:
         print(str(exc), file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     try:
         return _measure(args, table, backend)
     finally:
@@ -81,7 +81,7 @@ def _measure(args: argparse.Namespace, table: Path, backend: Any) -> int:
     cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
-        return EXIT_INSUFFICIENT
+        return Exit.INSUFFICIENT
     config = timing_config(args)
     info = backend.describe()
     method = method_text(backend.name, config)
@@ -105,4 +105,4 @@ def _measure(args: argparse.Namespace, table: Path, backend: Any) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         baselines.write_gpu_baseline(out, rows)
         print(f"wrote {len(rows)} of {len(cases)} perf rows to {out} ({info.get('device', backend.name)})")
-    return EXIT_FAIL if failed else EXIT_OK
+    return Exit.FAIL if failed else Exit.OK
