@@ -161,10 +161,11 @@ class Session:
         finally:
             self._close_stream()
 
-    def end(self, interrupted_by: int = 0, out: TextIO = sys.stdout) -> int:
+    def end(self, interrupted_by: int = 0, out: TextIO | None = None) -> int:
         """finish(), the one-paragraph outcome printed, and the exit code (a write failure is fail()'s)."""
         from harness import perf, reports
 
+        out = out or sys.stdout
         try:
             paths = self.finish(interrupted_by)
         except (OSError, sqlite3.Error) as exc:
@@ -257,10 +258,9 @@ def load_run(where: str, history_path: str) -> tuple[RunMeta, list[Record], Path
 
 
 def _meta_beside(run_dir: Path) -> RunMeta:
-    for name, key in ((META, None), ("report.json", "meta")):
+    for name in (META, "report.json"):  # report.json: the meta keys at its top level
         if (run_dir / name).is_file():
-            doc = json.loads((run_dir / name).read_text(encoding="utf-8"))
-            return load_meta(doc[key] if key else doc)
+            return load_meta(json.loads((run_dir / name).read_text(encoding="utf-8")))
     raise RunNotFound(f"{run_dir}: {RESULTS} without {META} or report.json: the run's meta is lost")
 
 

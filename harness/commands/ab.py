@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from harness.exitcodes import Exit
-from harness.options import add_history_option, add_select_option, default_tables, non_negative_int, number, positive_float, positive_int, probability
+from harness.options import (add_history_option, add_select_option, default_tables, non_negative_int, number,
+                             positive_float, positive_int, probability)
 from harness.compare import MIN_EFFECT
 
 
@@ -29,10 +30,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
     add_history_option(p)
     p.add_argument("--report-dir", default="reports", help="each side's reports land in REPORT_DIR/<run_id>/")
-    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"))
-    p.add_argument("--warmup", type=non_negative_int, default=10)
-    p.add_argument("--min-samples", type=number(int, 2), default=50)
-    p.add_argument("--max-samples", type=positive_int, default=1000)
+    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
+                   help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
+    p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls per side before the samples")
+    p.add_argument("--min-samples", type=number(int, 2), default=50, help="samples per side at least")
+    p.add_argument("--max-samples", type=positive_int, default=1000, help="samples per side at most")
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
     p.set_defaults(func=run)
 

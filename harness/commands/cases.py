@@ -20,11 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     gen = actions.add_parser("generate", help="write a case table from its seeded generator")
     gen.add_argument("op", help=f"operator ({', '.join(generate.MODULES)})")
-    gen.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
+    gen.add_argument("--seed", type=int, default=generate.DEFAULT_SEED,
+                     help="generator seed: the same seed writes the same table")
     gen.add_argument("--out", help="output path (default: cases/<op>_test.csv)")
     gen.set_defaults(func=run)
     desc = actions.add_parser("describe", help="coverage summary and FLOP sums of case tables")
-    desc.add_argument("csv", nargs="+")
+    desc.add_argument("csv", nargs="+", help="case tables (*_test.csv)")
     desc.set_defaults(func=run)
 
 

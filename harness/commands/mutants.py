@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_select_option(p)
     p.add_argument("--every", type=positive_int, default=10,
                    help="rows used: every TC_L0 row plus every EVERY-th other precision row (1 = all)")
-    p.add_argument("-n", "--workers", type=positive_int, default=2)
+    p.add_argument("-n", "--workers", type=positive_int, default=2, help="parallel workers for the rows")
     p.add_argument("--timeout", type=positive_float, default=60.0, help="per-row limit in seconds")
     p.set_defaults(func=run)
 
