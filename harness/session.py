@@ -20,6 +20,7 @@ from typing import Any, TextIO, TypedDict
 
 from harness import provenance
 from harness.exitcodes import Exit, interrupted
+from harness.progress import Progress
 from harness.record import Record, accept_disputed, summarize
 
 RESULTS = "results.jsonl"
@@ -111,9 +112,7 @@ class Session:
     """One run's outputs (state: the records so far, the open results.jsonl, the progress display)."""
 
     def __init__(self, history: Any, out_dir: Path, meta: RunMeta, cases: list[Any] | None = None,
-                 progress: Any = None):
-        from harness.progress import Progress
-
+                 progress: Progress | None = None):
         self.history, self.out_dir, self.meta = history, Path(out_dir), meta
         self.cases = list(cases or [])
         self.records: list[Record] = []
