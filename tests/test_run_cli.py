@@ -220,3 +220,22 @@ def test_pytest_plugin_records_a_session_like_harness_run(tmp_path, toy_lib):
 
     meta, records = History(tmp_path / "h.sqlite").load_run(run_dir.name)
     assert len(records) == 3 and meta["summary"]["failed"] == 1
+
+
+def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, capsys):
+    code = main(["ab", "HEAD", "HEAD", str(ROOT / "cases" / "csymm_test.csv"), "-k", "TC_PF_0001",
+                 "--max-time", "0.1", "--min-samples", "4", "--report-dir", str(tmp_path / "r"),
+                 "--history", str(tmp_path / "h.sqlite")])
+    assert code in (0, 2), capsys.readouterr()  # no regression of HEAD against itself
+    a, b = sorted((tmp_path / "r").iterdir())
+    metas = [json.loads((d / "report.json").read_text()) for d in (a, b)]
+    from harness.session import RunMeta
+
+    for meta, other in zip(metas, reversed(metas)):
+        assert meta["kind"] == "ab" and set(meta) >= set(RunMeta.__annotations__)  # harness run's meta shape
+        assert meta["settings"]["ab"]["pair"] == other["run_id"]
+        assert [c["case_name"] for c in meta["cases"]] == ["TC_PF_0001"] and meta["cases"][0]["timing"]["n"] >= 4
+    from harness.history import History
+
+    history = History(tmp_path / "h.sqlite")
+    assert {r["run_id"] for r in history.run_list()} == {a.name, b.name}
