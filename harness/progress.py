@@ -1,5 +1,7 @@
 """What a run shows while it runs: phase (precision, then perf), rows done of total, rate, ETA, failures so far
-and, in the perf phase, the row being timed.
+and, in the perf phase, the row being timed. Perf rows run in rounds (a fresh process each) and finish only after
+their last one, so the perf phase's rate and ETA count row-rounds started, and the ETA is an upper bound (`ETA <=`:
+a row whose time budget is spent stops before its last round).
 
 On a terminal a rich live display redraws in place; anywhere else (CI logs, pipes) plain lines, one per phase
 start, every failing row, and a status line at most every PLAIN_EVERY_S seconds or STEP rows, so a log stays
@@ -33,10 +35,11 @@ class Progress:
     """Counts per phase and the failures so far (state), drawn live on a terminal or as plain lines."""
 
     def __init__(self, totals: dict[str, int], out: TextIO | None = None, live: bool | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, rounds: int = 1):
         self.totals = {p: n for p, n in totals.items() if n}
         self.done = {p: 0 for p in self.totals}
         self.failures = 0
+        self.rounds, self.perf_starts = rounds, 0
         self.phase, self.row, self.out, self.clock = "", "", out or sys.stdout, clock
         self.phase_start = self.last_line = clock()
         self.live = self.out.isatty() if live is None else live
@@ -44,9 +47,9 @@ class Progress:
         self._tasks: dict[str, Any] = {}
 
     @classmethod
-    def for_cases(cls, cases: list[Any], out: TextIO | None = None) -> Progress:
+    def for_cases(cls, cases: list[Any], rounds: int = 1, out: TextIO | None = None) -> Progress:
         perf = sum(1 for c in cases if c.is_perf)
-        return cls({"precision": len(cases) - perf, "perf": perf}, out)
+        return cls({"precision": len(cases) - perf, "perf": perf}, out, rounds=rounds)
 
     @classmethod
     def quiet(cls) -> Progress:
@@ -72,6 +75,7 @@ class Progress:
         phase = "perf" if case.is_perf else "precision"
         self._enter(phase)
         if phase == "perf":
+            self.perf_starts += 1
             self.row = f"timing {Path(case.table).name}::{case.name}"
             self._show()
 
@@ -100,11 +104,22 @@ class Progress:
     def _rate_eta(self) -> tuple[str, str]:
         done, total = self.done.get(self.phase, 0), self.totals.get(self.phase, 0)
         elapsed = self.clock() - self.phase_start
+        if self.phase == "perf" and self.rounds > 1:
+            return self._rounds_rate_eta(elapsed)
         if done == 0 or elapsed <= 0:
             return "- rows/s", "?"
         per_s = done / elapsed
         rate = f"{per_s:.1f} rows/s" if per_s >= 1 else f"{elapsed / done:.1f} s/row"
         return rate, duration((total - done) / per_s)
+
+    def _rounds_rate_eta(self, elapsed: float) -> tuple[str, str]:
+        """Perf rate and ETA by row-rounds: the one started last is still running."""
+        finished = self.perf_starts - 1
+        if finished <= 0 or elapsed <= 0:
+            return "- s/round", "?"
+        per_round = elapsed / finished
+        left = self.totals.get("perf", 0) * self.rounds - finished
+        return f"{per_round:.1f} s/round", "<=" + duration(max(left, 0) * per_round)
 
     def _enter(self, phase: str) -> None:
         if phase == self.phase:

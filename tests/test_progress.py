@@ -111,3 +111,14 @@ def test_plain_lines_come_every_step_rows_or_after_a_quiet_interval_not_per_row(
     lines = out.getvalue().splitlines()
     assert lines[-2] == "perf phase: 3 rows"
     assert lines[-1] == "perf 0/3 (0%) - rows/s ETA ? failures 0 timing csymm_test.csv::TC_PF_3"
+
+
+def test_perf_rows_in_rounds_get_a_rate_per_round_and_an_upper_bound_eta():
+    now = [0.0]
+    out = io.StringIO()
+    progress = Progress({"perf": 2}, out=out, live=False, clock=lambda: now[0], rounds=10)
+    progress.started(_case("TC_PF_1", perf=True))
+    for name in ("TC_PF_2", "TC_PF_1", "TC_PF_2"):  # rounds 1-2 of both rows; nothing finished yet
+        now[0] += 2
+        progress.started(_case(name, perf=True))
+    assert progress.status() == "perf 0/2 (0%) 2.0 s/round ETA <=0m34s failures 0 timing csymm_test.csv::TC_PF_2"

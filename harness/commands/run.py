@@ -19,7 +19,7 @@ from pathlib import Path
 from harness import ops, perf
 from harness.backends import BackendUnavailable
 from harness.cases import TableError
-from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases
+from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
 from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
                              backend_options, default_tables, positive_float, positive_int, timing_config)
@@ -81,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     try:
-        cases = load_cases(tables, args.select)
+        every = load_cases(tables)
+        cases = [c for c in every if matches(args.select, c.name)] if args.select else every
         if args.select:
-            total = len(load_cases(tables))
-            print(f"-k {args.select!r}: {len(cases)} of {total} rows selected", flush=True)
+            print(f"-k {args.select!r}: {len(cases)} of {len(every)} rows selected", flush=True)
             if not cases:
                 print("harness run: nothing to run, no run recorded (exit 2)", file=sys.stderr)
                 return Exit.INSUFFICIENT
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         select=args.select, workers=args.workers, timeout_s=args.timeout, poison=not args.no_poison,
         timing=settings.timing.as_dict(), accept_disputed=args.accept_disputed,
         gates={name: ops.get(name).GATE for name in ops.names()}), backend_info, hardware)
-    session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases))
+    session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing.rounds))
     try:
         session.start()
         runner.run(cases, settings, session.record, on_start=session.started)
