@@ -90,6 +90,8 @@ def load_meta(raw: dict[str, Any]) -> RunMeta:
     """A meta read back from disk or the history, every key present: runs recorded before a key existed (or by
     an older shell) get its neutral value here, once, instead of `.get` guesses in every reader."""
     settings = dict(raw.get("settings") or {})
+    if (raw.get("summary") or {}).get("interrupted"):  # the history's meta is the start's; the end's is here
+        raw = {**raw, "interrupted": True}
     if "criteria" in raw and "gates" not in settings:  # the first runs kept the gates beside the settings
         settings["gates"] = raw["criteria"]
     blank_settings = new_settings(gates={}, timing={})
@@ -121,10 +123,8 @@ class Session:
         self.stream = -1
 
     def start(self) -> None:
-        from harness.reports.json_csv import write_atomic
-
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.out_dir / META, json.dumps(self.meta, ensure_ascii=False, indent=1, default=str))
+        self._write_meta()
         self.stream = os.open(self.out_dir / RESULTS, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
         self.history.start_run(self.meta)
         self.progress.start()
@@ -152,6 +152,7 @@ class Session:
         self.progress.stop()
         self.meta.update(finished=provenance.now(), interrupted=bool(interrupted_by))
         try:
+            self._write_meta()
             self.history.finish_run(self.meta["run_id"], {**summarize(self.records),
                                                           "interrupted": bool(interrupted_by)})
             order = {(c.table, c.line): i for i, c in enumerate(self.cases)}
@@ -195,6 +196,12 @@ class Session:
         print(f"\nharness {self.meta['kind']}: cannot write {where}: {why(exc)}; {len(self.records)} finished rows "
               "are kept", file=sys.stderr)
         return Exit.ENV
+
+    def _write_meta(self) -> None:
+        """run.json: at the start (so a crashed run can be rebuilt), again at the end (finished, interrupted)."""
+        from harness.reports.json_csv import write_atomic
+
+        write_atomic(self.out_dir / META, json.dumps(self.meta, ensure_ascii=False, indent=1, default=str))
 
     def _close_stream(self) -> None:
         if self.stream >= 0:

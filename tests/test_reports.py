@@ -260,6 +260,9 @@ def big_run(rows: int = 2400, failing: int = 25) -> list[dict]:
 
 def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_path: Path) -> None:
     records = big_run()
+    for i, r in enumerate(records):
+        r["memory"] = {"workspace_bytes": 0, "peak_bytes": 1000 + i, "expected_workspace_bytes": 0,
+                       "verdict": "FAIL" if i in (5, 6) else "NO_REF" if i % 2 else "PASS"}
     paths = write_all(tmp_path, {**META, "host": {"hostname": "box", "platform": "Linux-6.1", "python": "3.11.7",
                                                   "cpus": 2}}, records)
     md = paths["md"].read_text(encoding="utf-8")
@@ -271,6 +274,10 @@ def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_p
     assert "任务书性能用例" in text and "TC_PF_0001" in text and "89.27" in text  # the task-book rows
     assert len(md.splitlines()) < 200  # not one Markdown line per row
     assert "TC_L1_2000" not in md  # a passing row's detail is in results.csv, not here
+    memory = md.split("## 内存占用")[1].split("## 测试环境")[0]
+    assert "| PASS   | 1200   |" in memory and "| NO_REF | 1199   |" in memory and "| FAIL   | 2      |" in memory
+    assert "| TC_L1_0005 " in memory and "| TC_L1_0007 " not in memory
+    assert "共 2401 个有内存数据的用例；此处只列判定不是 PASS 或 NO_REF 的行（2 行）" in memory
     frame = pd.read_csv(paths["csv"], keep_default_na=False)
     assert len(frame) == 2401 and "TC_L1_2000" in set(frame["case_name"])
     assert frame.loc[frame["case_name"] == "TC_L1_2000", "description"].item() == "随机用例 2000"

@@ -27,6 +27,8 @@ HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数
 #: Failing rows the one-screen summary lists; the rest are in 失败用例.
 SUMMARY_FAILURES = 10
 SUMMARY_REASON_CHARS = 90
+#: Per-row tables (perf, memory) longer than this keep only the rows that need a look; results.csv has all.
+FULL_TABLE_ROWS = 50
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
@@ -359,12 +361,15 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
                  compare: pd.DataFrame | None) -> Section:
     timing = meta["settings"]["timing"]
     perf = frame[frame["mean_us"].notna()]
+    judged = (perf["taskbook_verdict"].fillna("NO_REF").ne("NO_REF") | perf["gpu_verdict"].fillna("NO_REF").ne("NO_REF")
+              | perf["converged"].ne(True))
+    perf, perf_note = _needing_a_look(perf, judged, "性能用例", "有基线判定或未收敛的行")
     blocks: list[str | list[str] | Table] = [[
         f"计时：{TIMING_MODES.get(str(timing.get('mode')), '见每行模式')}；warm-up {fmt(timing.get('warmup'))}，"
         f"最少采样 {fmt(timing.get('min_samples'))} 次，最多 {fmt(timing.get('max_samples'))} 次，"
         f"置信区间目标 ±{fmt(timing.get('ci_rel_target'))}·mean，每行时限 {fmt(timing.get('max_time_s'))} s；"
         f"未达到最少采样或置信区间目标的行「收敛」为否。", PERF_RULE]]
-    if len(perf):
+    if len(perf) or perf_note:
         headers = ["用例", "算子", "形状", "dtype", "模式", "n", "mean", "median", "min", "p90", "CI95", "收敛",
                    "GFLOP/s", "任务书限值", "任务书倍数", "任务书判定", "GPU", "比值", "GPU 倍数", "GPU 判定"]
         blocks.append(Table("性能（单位 us）", headers, [[
@@ -373,6 +378,8 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
             f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
             *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
                                   "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+        if perf_note:
+            blocks.append(perf_note)
         unsettled = [r for r in records if (r.get("timing") or {}).get("not_converged")]
         if unsettled:
             blocks.append(Table("未收敛的行及原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift）",
@@ -409,10 +416,27 @@ def _memory(frame: pd.DataFrame) -> Section:
     mem = frame[frame["workspace_bytes"].notna() | frame["peak_bytes"].notna() | frame["memory_verdict"].notna()]
     if not len(mem):
         return Section("内存占用", ["本次运行没有内存数据。"])
-    return Section("内存占用", [Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
-        [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
-         fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(mem)]),
-        "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+    counts = mem["memory_verdict"].fillna("—").value_counts()
+    failing = ~mem["memory_verdict"].isin(["PASS", "NO_REF"])
+    shown, note = _needing_a_look(mem, failing, "有内存数据的用例", "判定不是 PASS 或 NO_REF 的行")
+    blocks: list[str | list[str] | Table] = [
+        Table("内存判定", ["判定", "行数", "最大峰值（字节）"], [
+            [verdict, int(n), fmt(mem.loc[mem["memory_verdict"].fillna("—") == verdict, "peak_bytes"].max())]
+            for verdict, n in counts.items()])]
+    if len(shown):
+        blocks.append(Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
+            [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
+             fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(shown)]))
+    return Section("内存占用", [*blocks, *([note] if note else []),
+                                "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+
+
+def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str) -> tuple[pd.DataFrame, str]:
+    """All rows when there are few; else only those `keep` marks, and the sentence saying where the rest are."""
+    if len(rows) <= FULL_TABLE_ROWS:
+        return rows, ""
+    shown = rows[keep]
+    return shown, f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行），全部数据见 results.csv。"
 
 
 def hardware_text(hardware: Any) -> str:
