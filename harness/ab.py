@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.backends import Timer
+from harness.session import RunMeta, Session, new_meta, new_settings
 from harness.timing import RunningCI, Sampler, TimingConfig, timing_record
 
 
@@ -112,17 +113,16 @@ def _open_side(side: Side, repo: Path, workdir: Path) -> None:
         raise AbError(f"side {side.label} ({side.rev}): building the CPU twin failed: {exc}") from exc
 
 
-def _meta(side: Side, other: Side, tables: list[str], select: str | None, config: TimingConfig) -> dict:
-    from harness import provenance
+def _meta(side: Side, other: Side, tables: list[str], select: str | None, config: TimingConfig) -> RunMeta:
+    """The same meta shape as `harness run`'s, with the revision under test as the commit."""
+    from harness import ops
 
-    return {
-        "run_id": side.run_id, "commit": side.commit, "dirty": False, "branch": side.rev, "backend": "cpu",
-        "device": side.info.get("device", ""), "host": provenance.host(),
-        "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
-        "settings": {"select": select, "timing": config.as_dict(), "defines": side.defines, "operator_lib": side.lib,
-                     "ab": {"side": side.label, "rev": side.rev, "pair": other.run_id}},
-        "started": provenance.now(),
-    }
+    settings = new_settings(select=select, timing=config.as_dict(), gates={n: ops.get(n).GATE for n in ops.names()},
+                            ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines})
+    info = {**side.info, "library": side.lib}
+    name = str(info.get("hardware") or info.get("device") or "")
+    return new_meta("ab", "cpu", tables, settings, info, {"name": name, "detected": name, "override": None},
+                    git={"commit": side.commit, "dirty": False, "branch": side.rev}, run_id=side.run_id)
 
 
 def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, dict]:
@@ -194,12 +194,12 @@ def split_pair(rec: dict) -> tuple[dict, dict]:
 
 
 def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, defines_a: dict[str, str],
-           defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path,
+           defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path, report_dir: Path,
            progress: Callable[[str], None] = lambda line: None, timeout_s: float = 600.0) -> tuple[Side, Side]:
-    """Build, time every perf row of `tables` on both sides, record both runs; returns the sides with records."""
+    """Build, time every perf row of `tables` on both sides in one isolated worker, record both runs (one session
+    each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with records."""
     from harness import provenance, runner
     from harness.engine import load_cases
-    from harness.record import summarize
 
     a, b = Side("A", rev_a, dict(defines_a)), Side("B", rev_b, dict(defines_b))
     with tempfile.TemporaryDirectory(prefix="harness-ab-") as tmp:
@@ -209,22 +209,24 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
         cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]
         for side in (a, b):
             side.run_id = f"{provenance.new_run_id(side.commit)}-ab{side.label}"
-        history.start_run(_meta(a, b, tables, select, config))
-        history.start_run(_meta(b, a, tables, select, config))
+        sessions = [Session(history, report_dir / s.run_id, _meta(s, o, tables, select, config), cases)
+                    for s, o in ((a, b), (b, a))]
+        for session in sessions:
+            session.start()
 
         def on_record(rec: dict) -> None:
-            for side, side_rec in zip((a, b), split_pair(rec)):
-                side.records.append(side_rec)
-                history.record(side.run_id, side_rec)
-            progress(f"[{len(a.records)}/{len(cases)}] {rec['case_name']}")
-        interrupted = False
+            for session, side_rec in zip(sessions, split_pair(rec)):
+                session.record(side_rec)
+            progress(f"[{len(sessions[0].records)}/{len(cases)}] {rec['case_name']}")
+        interrupted_by = 0
         try:
             runner.run(cases, runner.Settings(service=PairService((a.lib, b.lib), config), timeout_s=timeout_s),
                        on_record)
-        except runner.Interrupted:
-            interrupted = True
+        except runner.Interrupted as exc:
+            interrupted_by = exc.signum
             raise
-        finally:  # both history runs closed, marked when Ctrl-C cut them short
-            for side in (a, b):
-                history.finish_run(side.run_id, {**summarize(side.records), "interrupted": interrupted})
+        finally:  # both runs closed and reported, marked when Ctrl-C cut them short
+            for side, session in zip((a, b), sessions):
+                session.finish(interrupted_by)
+                side.records = session.records
     return a, b

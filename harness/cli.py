@@ -1,83 +1,103 @@
-"""`harness` command line: a thin shell that hands each subcommand to its module in harness/commands/.
+"""harness: acceptance tests and benchmarks for ops-blas BLAS operators (aclblasCsymm, aclblasSgemmStridedBatched)
+on Huawei Ascend NPUs, their CPU twin and an emulator: it runs ops-blas CSV case tables, judges precision against
+CBLAS and performance against the task book's limits, writes the self-test report and keeps a run history.
 
-Exit codes (contract): 0 all passed; 1 any FAIL/ERROR/CRASH/TIMEOUT (or a regression); 2 nothing failed but the
-evidence is insufficient; 3 environment or usage error; 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM) after
-writing the reports of what finished, marked interrupted.
+The main job (every cases/*_test.csv on the CPU twin; the report lands in reports/<run_id>/report.md):
+  harness run
+Common commands:
+  harness run cases/csymm_test.csv -k TC_L0     some rows of one table
+  harness run --backend npu --operator-lib libops_blas.so     on an Ascend NPU (requires CANN + NPU)
+  harness report reports/<run_id>               rebuild a run's reports from its results.jsonl (or a run id)
+  harness compare BASE HEAD                     did performance change between two runs or commits?
+  harness runs / harness history                the runs recorded, and per-commit trends
+  harness lint CSV / harness cases describe CSV check a table, summarise its coverage
+`harness COMMAND --help` documents every option with its default.
+
+Exit codes (contract, harness/exitcodes.py): 0 all passed; 1 any FAIL/ERROR/CRASH/TIMEOUT (or a regression);
+2 nothing failed but the evidence is insufficient (e.g. -k selected 0 rows); 3 environment or usage error;
+128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM) after writing the reports of what finished.
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
-import math
+import importlib.metadata
 import pkgutil
+import re
 import signal
 import sqlite3
 import sys
-from typing import Callable
 
 import harness.commands
+from harness.exitcodes import Exit, interrupted
 
-EXIT_OK, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_ENV = 0, 1, 2, 3
-
-
-def exit_interrupted(signum: int) -> int:
-    """128 + the signal number, as shells report a process a signal ended: 130 for Ctrl-C, 143 for SIGTERM."""
-    return 128 + signum
+#: Subcommands in the order `harness --help` lists them: the main job first, then by how often they are needed.
+ORDER = ("run", "report", "compare", "runs", "history", "cases", "lint", "ab", "baseline", "mutants")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors are exit 3 with one line, not argparse's 2 and usage
-        self.exit(EXIT_ENV, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the descriptions' own line breaks and shows every option's default (unless its help already says)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("default" in text or action.default in (None, False, argparse.SUPPRESS)
+                or not action.option_strings or isinstance(action, argparse._HelpAction)):
+            return text
+        return f"{text} (default: %(default)s)"
 
 
-def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str], float]:
-    """An argparse type: a finite `kind` (int or float) at or above `low` (above it when not inclusive)."""
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}")
-        if not math.isfinite(value) or value < low or (value == low and not inclusive):
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number {'>=' if inclusive else '>'} "
-                                             f"{low:g}")
-        return value
-    parse.__name__ = kind.__name__  # argparse names the type in its messages
-    return parse
+class Parser(argparse.ArgumentParser):
+    """Usage errors are exit 3 with one line (not argparse's 2 and usage), with a "did you mean" where one fits."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:
+        self.exit(Exit.ENV, f"{self.prog}: error: {message}{_suggestion(message, self)} (see {self.prog} --help)\n")
 
 
-positive_float = number(float, 0, inclusive=False)
+def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    """'; did you mean X?' for an invalid choice or an unrecognised option close to a known one, else ''."""
+    if match := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message):
+        word, known = match[1], re.findall(r"'([^']*)'", match[2]) or [c.strip() for c in match[2].split(",")]
+    elif match := re.search(r"unrecognized arguments: (\S+)", message):
+        word = match[1].split("=")[0]
+        known = [o for a in _all_actions(parser) for o in a.option_strings]
+    else:
+        return ""
+    close = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def probability(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1 (a false-discovery rate)."""
-    value = positive_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be below 1")
-    return value
+def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The parser's actions and those of every subcommand under it (an unknown option may belong to any)."""
+    actions = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                actions += _all_actions(sub)
+    return actions
 
 
-
-positive_int = number(int, 1)
-non_negative_int = number(int, 0)
-
-
-def keyword_expression(text: str) -> str:
-    """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
-    from harness.cases import SelectError, check_select
-
+def version() -> str:
     try:
-        check_select(text)
-    except SelectError as exc:
-        raise argparse.ArgumentTypeError(str(exc))
-    return text
+        return importlib.metadata.version("ops-blas-harness")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="harness", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for info in sorted(pkgutil.iter_modules(harness.commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"harness.commands.{info.name}")
-        module.add_parser(sub)
+    doc = __doc__ or ""
+    parser = Parser(prog="harness", description=doc.split("\n\nExit codes")[0],
+                    epilog="Exit codes" + doc.split("\n\nExit codes")[1])
+    parser.add_argument("--version", action="version", version=f"harness {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
+    names = [m.name for m in pkgutil.iter_modules(harness.commands.__path__)]
+    rank = {name: i for i, name in enumerate(ORDER)}
+    for name in sorted(names, key=lambda n: (rank.get(n, len(ORDER)), n)):
+        importlib.import_module(f"harness.commands.{name}").add_parser(sub)
     return parser
 
 
@@ -89,14 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except TableError as exc:  # a file that cannot be a case table, named with its line, for every command
         print(str(exc), file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     except sqlite3.Error as exc:  # --history naming a directory, a file that is no database, a locked one
         print(f"harness {args.command}: history database {getattr(args, 'history', '')}: {exc}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     except KeyboardInterrupt as exc:  # Ctrl-C outside a run's own handling (loading tables, mutants)
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"harness {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
-        return exit_interrupted(signum)
+        return interrupted(signum)
 
 
 if __name__ == "__main__":

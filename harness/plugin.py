@@ -9,14 +9,23 @@ timing belongs to `harness run`, which times them alone.
 The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm_test.csv::TC_L0_0001'`), and
 skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
 `--maxfail`, `--junitxml`, `-k`, xdist) work on tables as on Python tests.
+
+With `--harness-report-dir DIR` the run is also a harness session (harness.session): every row's record goes to
+DIR/<run_id>/results.jsonl and the history as it finishes, and the reports are written at the end, exactly as
+`harness run` writes them. Under xdist the records travel to the controller in the test reports' user
+properties, and only the controller writes.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from harness.engine import Case, load_table
+
+#: The user-property name a row's record travels under (worker -> controller).
+RECORD_PROPERTY = "harness_record"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,6 +35,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-no-poison", action="store_true", help="do not poison never-read regions")
     group.addoption("--harness-timeout", type=float, default=600.0,
                     help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
+    group.addoption("--harness-report-dir", default=None, metavar="DIR",
+                    help="record the rows as a harness run: results.jsonl, history and reports in DIR/<run_id>/")
+    group.addoption("--harness-history", default="reports/history.sqlite", help="SQLite run history (with "
+                    "--harness-report-dir)")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path):
@@ -56,7 +69,12 @@ class CaseItem(pytest.Item):
         records: list[dict] = []
         runner.run_in_order([self.case], settings, records.append)
         (record,) = records
+        record["description"] = self.case.description
         self.user_properties.append(("verdict", record["verdict"]))
+        if self.config.getoption("harness_report_dir"):
+            from harness.reports.json_csv import strict
+
+            self.user_properties.append((RECORD_PROPERTY, json.dumps(strict(record), allow_nan=False)))
         if record["verdict"] == "SKIP":
             pytest.skip(record["reason"])
         if record["verdict"] != "PASS":
@@ -108,3 +126,62 @@ def _settings(config: pytest.Config):
             raise CaseFailed(cached)
         pytest.skip(cached)
     return cached
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("harness_report_dir") and not hasattr(config, "workerinput"):  # xdist workers only run
+        config.pluginmanager.register(Recorder(config), "harness-recorder")
+
+
+class Recorder:
+    """The run as a harness session (state: the session, started with the first record, since the xdist
+    controller never collects); its hooks run on the controller, or in the one process without xdist."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.session = None
+        self.report = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":  # the item's properties ride on its teardown report too
+            return
+        for name, value in report.user_properties:
+            if name == RECORD_PROPERTY:
+                self._session().record(json.loads(value))
+
+    def pytest_sessionfinish(self) -> None:
+        if self.session is not None:
+            self.report = self.session.finish().get("md")
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.report is not None:
+            terminalreporter.write_line(f"harness report: {self.report}")
+
+    def _session(self):
+        if self.session is None:
+            from harness import ops
+            from harness.history import History
+            from harness.session import Session, new_meta, new_settings
+
+            option = self.config.getoption
+            settings = new_settings(select=option("keyword") or None, poison=not option("harness_no_poison"),
+                                    timing={}, gates={name: ops.get(name).GATE for name in ops.names()},
+                                    workers=int(getattr(self.config.option, "numprocesses", 0) or 1))
+            meta = new_meta("pytest", option("harness_backend"), _tables(self.config), settings,
+                            {"library": option("harness_operator_lib")}, {"name": "", "detected": "", "override": None})
+            self.session = Session(History(option("harness_history")),
+                                   Path(option("harness_report_dir")) / meta["run_id"], meta)
+            self.session.start()
+        return self.session
+
+
+def _tables(config: pytest.Config) -> list[str]:
+    """The case tables named on the command line (directories: their *_test.csv), node-id suffixes dropped."""
+    tables: list[str] = []
+    for arg in config.args:
+        path = Path(str(arg).split("::")[0])
+        if path.is_dir():
+            tables += [str(p) for p in sorted(path.rglob("*_test.csv"))]
+        elif path.name.endswith("_test.csv") and path.is_file():
+            tables.append(str(path))
+    return list(dict.fromkeys(tables))

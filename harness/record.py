@@ -1,20 +1,22 @@
 """One result record per case row: what report.json's `cases` entries, results.csv and the history hold.
 
-Plain dicts on purpose: the record crosses process boundaries (isolated workers), goes into JSON and SQLite, and
-is read back by `compare` long after the code that wrote it has changed.
+Plain dicts on purpose (typed as a TypedDict): the record crosses process boundaries (isolated workers), goes into
+JSON and SQLite, and is read back by `compare` long after the code that wrote it has changed.
 
 Keys (contract, ARCHITECTURE.md "Report"):
-  case_name, op, table, line, verdict, expected_status, status, reason, is_perf, params, flops, duration_s,
+  case_name, op, table, line, description (the table's description cell), verdict, expected_status, status,
+  reason, is_perf, params, flops, duration_s,
   precision  None | {"gate": str, "matched_ratio", "max_abs_error", "mere", "mare": float for real outputs or
              {"real": float, "imag": float} for complex ones, "golden_trusted": bool, "evidence": str, ...}
   timing     None | {"mode": "sync"|"steady", "n", "warmup", "mean_us", "median_us", "min_us", "p90_us",
              "stdev_us", "ci95_us": [lo, hi], "samples_us": [...], "converged": bool, "outliers": {...}}
   baseline   [] | [{"kind": "taskbook"|"gpu", "verdict": "PASS"|"FAIL"|"INCONCLUSIVE"|"NO_REF", ...}]
   memory     None | {"workspace_bytes", "peak_bytes", "expected_workspace_bytes", "verdict"}
+  disputed_accepted  only on DISPUTED rows the user accepted (--accept-disputed)
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 VERDICTS = ("PASS", "DISPUTED", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
 #: The verdicts that fail a run (exit code 1) whatever the user accepts.
@@ -24,14 +26,35 @@ FAILING = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 DISPUTED = "DISPUTED"
 PERF_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")
 
-Record = dict[str, Any]
+class _RecordKeys(TypedDict):
+    case_name: str
+    op: str
+    table: str
+    line: int
+    description: str
+    verdict: str  # one of VERDICTS
+    expected_status: int | None
+    status: int | None
+    reason: str
+    is_perf: bool
+    params: dict[str, Any]
+    flops: float
+    duration_s: float
+    precision: dict[str, Any] | None
+    timing: dict[str, Any] | None
+    baseline: list[dict[str, Any]]
+    memory: dict[str, Any] | None
+
+
+class Record(_RecordKeys, total=False):
+    disputed_accepted: bool
 
 
 def new_record(case_name: str, op: str, table: str, line: int, expected_status: int | None,
-               is_perf: bool = False, params: dict[str, Any] | None = None) -> Record:
+               is_perf: bool = False, params: dict[str, Any] | None = None, description: str = "") -> Record:
     """A record with every contract key present, so readers never need `.get` guesses."""
     return {
-        "case_name": case_name, "op": op, "table": table, "line": line,
+        "case_name": case_name, "op": op, "table": table, "line": line, "description": description,
         "verdict": "ERROR", "expected_status": expected_status, "status": None, "reason": "",
         "is_perf": is_perf, "params": params or {}, "flops": 0.0, "duration_s": 0.0,
         "precision": None, "timing": None, "baseline": [], "memory": None,

@@ -260,7 +260,7 @@ class StopSignals:
 
 
 def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None],
-               stop: StopSignals) -> None:
+               stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None) -> None:
     pending = deque(cases)
     pool: list[_Worker] = []
 
@@ -282,10 +282,12 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
             for w in pool:
                 if w.case is None and pending:
                     w.submit(pending.popleft())
+                    on_start(w.case)
             while pending and len(pool) < workers:
                 w = _Worker(settings)
                 pool.append(w)
                 w.submit(pending.popleft())
+                on_start(w.case)
             busy = [w for w in pool if w.case is not None]
             ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
             now = time.monotonic()
@@ -321,16 +323,18 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
         raise Interrupted(stop.signum)
 
 
-def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
-    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish.
+def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None],
+        on_start: Callable[[Case], None] = lambda case: None) -> None:
+    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish, and
+    `on_start` hears of each row handed to a worker (the progress display's row being timed).
     Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
     with _subreaper(), StopSignals() as stop:
         if precision:
-            _run_phase(precision, settings, max(1, settings.workers), on_record, stop)
+            _run_phase(precision, settings, max(1, settings.workers), on_record, stop, on_start)
         if perf:
-            _run_perf(perf, settings, on_record, stop)
+            _run_perf(perf, settings, on_record, stop, on_start)
 
 
 def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
@@ -353,7 +357,7 @@ def _subreaper() -> Iterator[None]:
 
 
 def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None],
-              stop: StopSignals) -> None:
+              stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None) -> None:
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
     order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
     (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
@@ -391,7 +395,7 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
         settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
                                           ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
         settling = True
-        _run_phase([settle, *todo], per_round, 1, collect, stop)
+        _run_phase([settle, *todo], per_round, 1, collect, stop, on_start)
         for case in [c for c in todo if c.id in taken]:
             spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
             if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):

@@ -119,32 +119,80 @@ class Browser:
 
     def look(self, page: Path) -> PageLook:
         """Open `page` in a new tab, wait for its load event, and report what went wrong and what it looks like."""
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        with self.open(page) as tab:
+            images, not_loaded = tab.evaluate("[document.images.length, Array.from(document.images).filter("
+                                              "i => !(i.complete && i.naturalWidth > 0)).length]")
+            look = PageLook(screenshot=tab.screenshot(), images=images)
+            if not_loaded:
+                look.problems.append(f"{not_loaded} of {images} images did not load")
+            look.problems += tab.problems()
+        return look
+
+    def open(self, page: Path) -> "Tab":
+        return Tab(self, page)
+
+
+class Tab:
+    """One page in its own tab, loaded (state: the target and its session); click and type go through DevTools'
+    Input domain, as a user's would, not through the page's own scripts. Use as a context manager."""
+
+    def __init__(self, browser: Browser, page: Path):
+        self.browser = browser
+        self.target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = browser.send("Target.attachToTarget", {"targetId": self.target, "flatten": True})["sessionId"]
         for domain in ("Runtime", "Log", "Page", "Network"):
-            self.send(f"{domain}.enable", session=session)
-        self.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
-        self.wait_for("Page.loadEventFired")
-        broken = self.send("Runtime.evaluate", {"expression": "JSON.stringify([document.images.length, Array.from("
-                                                               "document.images).filter(i => !(i.complete && "
-                                                               "i.naturalWidth > 0)).length])",
-                                                "returnByValue": True}, session=session)
-        images, not_loaded = json.loads(broken["result"]["value"])
-        shot = self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False},
-                         session=session)
-        look = PageLook(screenshot=base64.b64decode(shot["data"]), images=images)
-        if not_loaded:
-            look.problems.append(f"{not_loaded} of {images} images did not load")
-        for event in self.events:
+            self.send(f"{domain}.enable")
+        start = time.monotonic()
+        self.send("Page.navigate", {"url": page.resolve().as_uri()})
+        browser.wait_for("Page.loadEventFired")
+        #: seconds from navigation to the load event (inline scripts, the row table included, have run by then)
+        self.load_s = time.monotonic() - start
+
+    def __enter__(self) -> "Tab":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.browser.events.clear()
+        self.browser.send("Target.closeTarget", {"targetId": self.target})
+
+    def send(self, method: str, params: dict | None = None) -> dict:
+        return self.browser.send(method, params, session=self.session)
+
+    def evaluate(self, expression: str):
+        """The value of a JavaScript expression in the page (JSON-able values only)."""
+        reply = self.send("Runtime.evaluate", {"expression": f"JSON.stringify({expression})", "returnByValue": True})
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression}: {reply['exceptionDetails'].get('text')}")
+        return json.loads(reply["result"]["value"])
+
+    def click(self, selector: str) -> None:
+        """A left click in the middle of the first element matching `selector` (scrolled into view first)."""
+        x, y = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
+                             "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
+                             "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+
+    def type(self, selector: str, text: str) -> None:
+        """Focus the element by a click, then type `text` into it as keyboard input."""
+        self.click(selector)
+        self.send("Input.insertText", {"text": text})
+
+    def screenshot(self) -> bytes:
+        return base64.b64decode(self.send("Page.captureScreenshot", {"format": "png",
+                                                                      "captureBeyondViewport": False})["data"])
+
+    def problems(self) -> list[str]:
+        """Console errors, uncaught exceptions and failed loads seen so far in this tab."""
+        found = []
+        for event in self.browser.events:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
-                look.problems.append(f"exception: {params['exceptionDetails'].get('text')}")
+                found.append(f"exception: {params['exceptionDetails'].get('text')}")
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                look.problems.append("console.error: " + " ".join(str(a.get("value")) for a in params["args"]))
+                found.append("console.error: " + " ".join(str(a.get("value")) for a in params["args"]))
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-                look.problems.append(f"log: {params['entry'].get('text')}")
+                found.append(f"log: {params['entry'].get('text')}")
             elif method == "Network.loadingFailed":
-                look.problems.append(f"load failed: {params.get('errorText')}")
-        self.events.clear()
-        self.send("Target.closeTarget", {"targetId": target})
-        return look
+                found.append(f"load failed: {params.get('errorText')}")
+        return found

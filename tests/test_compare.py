@@ -9,7 +9,7 @@ import pytest
 from scipy import stats as sps
 
 from harness.ab import interleave
-from harness.cli import _Parser
+from harness.cli import Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
 from harness.compare import (_verdict, compare_runs, compatibility_problems, parse_fail_on, resolve_run, shift_test,
@@ -115,8 +115,8 @@ def write_report(path, records, **over):
 
 
 def run_command(module, argv):
-    parser = _Parser(prog="harness")
-    module.add_parser(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
+    parser = Parser(prog="harness")
+    module.add_parser(parser.add_subparsers(dest="command", required=True, parser_class=Parser))
     args = parser.parse_args(argv)
     return args.func(args)
 

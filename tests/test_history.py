@@ -146,11 +146,11 @@ def test_writer_killed_halfway_keeps_every_finished_row(tmp_path):
 
 
 def test_history_command(tmp_path, capsys):
-    from harness.cli import _Parser
+    from harness.cli import Parser
     from harness.commands import history as command
 
-    parser = _Parser(prog="harness")
-    command.add_parser(parser.add_subparsers(dest="command", parser_class=_Parser))
+    parser = Parser(prog="harness")
+    command.add_parser(parser.add_subparsers(dest="command", parser_class=Parser))
 
     def run(*argv):
         args = parser.parse_args(["history", "--history", str(tmp_path / "h.sqlite"), *argv])

@@ -200,11 +200,14 @@ def test_write_all_html_is_self_contained_with_plots(tmp_path: Path) -> None:
     assert {p.name for p in paths.values()} == {"report.json", "results.csv", "report.md", "report.html"}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())  # no temp files
     html = paths["html"].read_text(encoding="utf-8")
-    assert 'src="http' not in html and "<link" not in html and "<script" not in html
+    assert 'src="http' not in html and "<link" not in html and "<script src" not in html
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="application/json" id="row-data">', "<script>"]
     sources = re.findall(r'src="([^"]*)"', html)
     assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
-    # verdict bar + 2 error histograms + compare chart + the baseline panel + one group of timing distributions
-    assert len(sources) == 6
+    # 2 error histograms + compare chart + the baseline panel + one group of timing plots; nothing failed, so no
+    # failures chart (and no verdict bar chart repeating the counts table)
+    assert len(sources) == 5
+    assert "未通过用例按用例族" not in html and "Verdicts" not in html
     for heading in HEADINGS:
         assert f">{heading}</h2>" in html
     assert "REGRESSION" in html and "REGRESSION" in paths["md"].read_text(encoding="utf-8")
@@ -214,7 +217,10 @@ def test_html_escapes_cell_text(tmp_path: Path) -> None:
     records = [precision_row("TC_L0_0001", verdict="FAIL")]
     records[0]["reason"] = "<script>alert(1)</script>"
     html = write_all(tmp_path, META, records)["html"].read_text(encoding="utf-8")
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>alert" not in html and "</script>alert" not in html and "&lt;script&gt;alert" in html
+    assert html.count("</script>") == 2  # the page's own data and code blocks only
+    assert "\\u003cscript>alert(1)\\u003c/script>" in html  # in the row data, inert
+    assert "未通过用例按用例族（1）" in html  # a failing row earns the failures chart
 
 
 def test_every_perf_row_gets_a_timing_plot_grouped(tmp_path: Path) -> None:
@@ -239,3 +245,64 @@ def test_every_perf_row_gets_a_timing_plot_grouped(tmp_path: Path) -> None:
     panel = figures(with_ref, results_frame(with_ref))["性能数据"][0]
     assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0010 TC_PF_0008 TC_PF_0007")
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360
+
+
+# --- report.md as people read it: one screen of summary, aligned tables, the detail in results.csv ----------------
+
+def big_run(rows: int = 2400, failing: int = 25) -> list[dict]:
+    records = [precision_row(f"TC_L1_{i:04d}", verdict="FAIL" if i < failing else "PASS") for i in range(rows)]
+    for i, r in enumerate(records):
+        r["line"], r["description"] = i + 2, f"随机用例 {i}"
+    judged = perf_row("TC_PF_0001")
+    judged["baseline"][0].update(verdict="PASS", reason="")
+    return records + [judged]
+
+
+def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_path: Path) -> None:
+    records = big_run()
+    for i, r in enumerate(records):
+        r["memory"] = {"workspace_bytes": 0, "peak_bytes": 1000 + i, "expected_workspace_bytes": 0,
+                       "verdict": "FAIL" if i in (5, 6) else "NO_REF" if i % 2 else "PASS"}
+    paths = write_all(tmp_path, {**META, "host": {"hostname": "box", "platform": "Linux-6.1", "python": "3.11.7",
+                                                  "cpus": 2}}, records)
+    md = paths["md"].read_text(encoding="utf-8")
+    status = md.split("## 状态")[1].split("## 验证摘要")[0].strip().splitlines()
+    assert len(status) <= 40, "\n".join(status)  # one screen
+    text = "\n".join(status)
+    assert "❌ 未通过" in text and "| 2401" in text  # verdict and counts
+    assert "未通过用例（25，其余 15 条见「失败用例」）" in text and "TC_L1_0009" in text and "TC_L1_0010" not in text
+    assert "任务书性能用例" in text and "TC_PF_0001" in text and "89.27" in text  # the task-book rows
+    assert len(md.splitlines()) < 200  # not one Markdown line per row
+    assert "TC_L1_2000" not in md  # a passing row's detail is in results.csv, not here
+    memory = md.split("## 内存占用")[1].split("## 测试环境")[0]
+    assert "| PASS   | 1200   |" in memory and "| NO_REF | 1199   |" in memory and "| FAIL   | 2      |" in memory
+    assert "| TC_L1_0005 " in memory and "| TC_L1_0007 " not in memory
+    assert "共 2401 个有内存数据的用例；此处只列判定不是 PASS 或 NO_REF 的行（2 行）" in memory
+    frame = pd.read_csv(paths["csv"], keep_default_na=False)
+    assert len(frame) == 2401 and "TC_L1_2000" in set(frame["case_name"])
+    assert frame.loc[frame["case_name"] == "TC_L1_2000", "description"].item() == "随机用例 2000"
+    assert "| 主机 " in md and "box（Linux-6.1，Python 3.11.7，2 CPU）" in md and "{'hostname'" not in md
+
+
+def misaligned(md: str) -> list[str]:
+    """The pipe tables of a Markdown text whose lines differ in display width (a wide character counts two)."""
+    from wcwidth import wcswidth
+
+    bad, table = [], []
+    for line in [*md.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if len({wcswidth(row) for row in table}) > 1:
+            bad.append("\n".join(table))
+        table = []
+    return bad
+
+
+def test_markdown_tables_line_up_under_chinese_headers(monkeypatch) -> None:
+    import tabulate
+
+    md = render_markdown(META, run_records() + big_run(30, failing=3))
+    assert md.count("\n|") > 50 and misaligned(md) == []
+    monkeypatch.setattr(tabulate, "WIDE_CHARS_MODE", False)  # negative control: counting characters, not columns
+    assert misaligned(render_markdown(META, run_records()))

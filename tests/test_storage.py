@@ -197,7 +197,7 @@ def test_provenance_names_the_harness_commit_the_library_and_the_tables(tmp_path
 def test_results_line_cut_short_by_a_full_disk_is_taken_back_whole(tmp_path):
     script = f"""
 import os, resource, signal
-from harness.commands.run import append_line
+from harness.session import append_line
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
 fd = os.open({str(tmp_path / 'r.jsonl')!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -213,12 +213,11 @@ except OSError as exc:
 
 
 def test_results_jsonl_is_strict_json(tmp_path):
-    from harness.commands.run import _Session
     from harness.history import History
     from harness.record import new_record
+    from harness.session import Session, load_meta
 
-    session = _Session(History(tmp_path / "h.sqlite"), tmp_path / "out",
-                       {"run_id": "r1", "settings": {"accept_disputed": False}}, [])
+    session = Session(History(tmp_path / "h.sqlite"), tmp_path / "out", load_meta({"run_id": "r1"}), [])
     session.start()
     rec = new_record("TC_L0_nan", "csymm", "t.csv", 2, 0)
     rec["precision"] = {"max_abs_error": float("inf"), "mere": {"real": float("nan"), "imag": -float("inf")}}

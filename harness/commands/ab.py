@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.cli import (EXIT_ENV, keyword_expression, non_negative_int, number, positive_float, positive_int,
-                         probability)
+from harness.exitcodes import Exit
+from harness.options import (add_history_option, add_select_option, default_tables, non_negative_int, number,
+                             positive_float, positive_int, probability)
 from harness.compare import MIN_EFFECT
 
 
@@ -19,8 +20,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("rev_a", help="git revision of side A (the base)")
     p.add_argument("rev_b", help="git revision of side B (the head)")
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
-    p.add_argument("-k", dest="select", type=keyword_expression,
-                   help="pytest-style keyword expression over case names")
+    add_select_option(p)
     p.add_argument("--define-a", action="append", default=[], metavar="NAME=VALUE", help="build define, side A")
     p.add_argument("--define-b", action="append", default=[], metavar="NAME=VALUE", help="build define, side B")
     p.add_argument("--threshold", type=positive_float, default=0.05,
@@ -28,11 +28,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alpha", type=probability, default=0.05, help="false-discovery rate across rows (default 0.05)")
     p.add_argument("--min-effect", type=number(float, 0), default=MIN_EFFECT,
                    help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
-    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"))
-    p.add_argument("--warmup", type=non_negative_int, default=10)
-    p.add_argument("--min-samples", type=number(int, 2), default=50)
-    p.add_argument("--max-samples", type=positive_int, default=1000)
+    add_history_option(p)
+    p.add_argument("--report-dir", default="reports", help="each side's reports land in REPORT_DIR/<run_id>/")
+    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
+                   help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
+    p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls per side before the samples")
+    p.add_argument("--min-samples", type=number(int, 2), default=50, help="samples per side at least")
+    p.add_argument("--max-samples", type=positive_int, default=1000, help="samples per side at most")
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
     p.add_argument("--timeout", type=positive_float, default=600.0,
                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
@@ -63,25 +65,24 @@ def run(args: argparse.Namespace) -> int:
                               warmup_max_time_s=args.max_time / 2)
     except ValueError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
-        return EXIT_ENV
-    from harness.commands.run import default_tables
+        return Exit.ENV
 
     tables = args.csv or default_tables()
     missing = [t for t in tables if not Path(t).is_file()]
     if not tables or missing:
         print(f"harness ab: no such case table: {', '.join(missing) or 'cases/*_test.csv'}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
     if top.returncode != 0:
         print("harness ab: not inside a git repository", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     try:
         a, b = run_ab(args.rev_a, args.rev_b, tables, args.select, defines_a, defines_b, config,
-                      History(args.history), Path(top.stdout.strip()), progress=lambda line: print(line, flush=True),
-                      timeout_s=args.timeout)
+                      History(args.history), Path(top.stdout.strip()), Path(args.report_dir),
+                      progress=lambda line: print(line, flush=True), timeout_s=args.timeout)
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect, interleaved=True)
     print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
     print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")

@@ -18,8 +18,9 @@ from typing import Any
 
 from harness import engine, ops
 from harness.backends import BackendUnavailable
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_OK, keyword_expression, positive_float
-from harness.commands.run import add_backend_options, add_timing_options, backend_options, timing_config
+from harness.exitcodes import Exit
+from harness.options import (add_backend_options, add_select_option, add_timing_options, backend_options,
+                             positive_float, timing_config)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     p.add_argument("csv", help="one case table")
     add_backend_options(p)
-    p.add_argument("-k", dest="select", type=keyword_expression,
-                   help="pytest-style keyword expression over case names")
+    add_select_option(p)
     p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
     p.add_argument("--timeout", type=positive_float, default=600.0,
                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
@@ -68,18 +68,18 @@ def run(args: argparse.Namespace) -> int:
     table = Path(args.csv)
     if not table.is_file():
         print(f"harness baseline: no such case table: {table}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
-        return EXIT_INSUFFICIENT
+        return Exit.INSUFFICIENT
     settings = runner.Settings(backend=args.backend, backend_options=backend_options(args),
                                timing=timing_config(args), timeout_s=args.timeout)
     try:
         info = runner.check_backend(settings)
     except BackendUnavailable as exc:
         print(str(exc), file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     return _measure(args, table, cases, settings, info)
 
 
@@ -113,4 +113,4 @@ def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, 
         out.parent.mkdir(parents=True, exist_ok=True)
         baselines.write_gpu_baseline(out, rows)
         print(f"wrote {len(rows)} of {len(cases)} perf rows to {out} ({info.get('device', args.backend)})")
-    return EXIT_FAIL if failed else EXIT_OK
+    return Exit.FAIL if failed else Exit.OK

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from harness import coverage, generate
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK
+from harness.exitcodes import Exit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -20,11 +20,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     gen = actions.add_parser("generate", help="write a case table from its seeded generator")
     gen.add_argument("op", help=f"operator ({', '.join(generate.MODULES)})")
-    gen.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
+    gen.add_argument("--seed", type=int, default=generate.DEFAULT_SEED,
+                     help="generator seed: the same seed writes the same table")
     gen.add_argument("--out", help="output path (default: cases/<op>_test.csv)")
     gen.set_defaults(func=run)
     desc = actions.add_parser("describe", help="coverage summary and FLOP sums of case tables")
-    desc.add_argument("csv", nargs="+")
+    desc.add_argument("csv", nargs="+", help="case tables (*_test.csv)")
     desc.set_defaults(func=run)
 
 
@@ -36,21 +37,21 @@ def _generate(args: argparse.Namespace) -> int:
     if args.op not in generate.MODULES:
         print(f"harness cases generate: unknown operator {args.op!r} (known: {', '.join(generate.MODULES)})",
               file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     out = Path(args.out) if args.out else generate.default_path(args.op)
     generate.write_table(args.op, out, args.seed)
     print(f"wrote {out} ({args.op}, seed {args.seed})")
-    return EXIT_OK
+    return Exit.OK
 
 
 def _describe(args: argparse.Namespace) -> int:
-    code = EXIT_OK
+    code = Exit.OK
     for path in args.csv:
         try:
             text, ok = coverage.describe(path)
         except (OSError, ValueError) as exc:
             print(f"harness cases describe: {exc}", file=sys.stderr)
-            return EXIT_ENV
+            return Exit.ENV
         print(text)
-        code = code if ok else EXIT_FAIL
+        code = code if ok else Exit.FAIL
     return code

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from harness import kernel_check
+from harness.exitcodes import Exit
 
-EXIT_OK, EXIT_FINDINGS, EXIT_SKIPPED = 0, 1, 3
 
 
 def add_parser(subparsers) -> None:
@@ -36,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
     if roots is None:
         print(f"{kernel_check.SKIP_MESSAGE} (set {kernel_check.ENV_DEVKIT} and {kernel_check.ENV_CPUDEBUG} to "
               "asc-devkit and asc-tools checkouts)")
-        return EXIT_SKIPPED
+        return Exit.ENV
     sources = _selected(args.files)
     if not sources:
         print("check-kernels: no such Ascend C source")
-        return EXIT_SKIPPED
+        return Exit.ENV
     t0 = time.monotonic()
     print(f"asc-devkit {roots.devkit} @ {kernel_check.devkit_commit(roots)}; cpudebug {roots.cpudebug}")
     standin = kernel_check.generate_standin(roots, args.work_dir, log=print)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
           f"{standin.residual_errors} probe errors, {standin.seconds:.1f} s)")
     if standin.residual_errors:
         print("check-kernels: the stand-in does not cover the asc-devkit headers; results would be meaningless")
-        return EXIT_FINDINGS
+        return Exit.FAIL
     findings = 0
     for source in sources:
         result = kernel_check.check_source(source, roots, standin.path, args.work_dir)
@@ -64,4 +64,4 @@ def run(args: argparse.Namespace) -> int:
                          or result.errors[:20]):
                 print(f"      {line}")
     print(f"check-kernels: {len(sources)} files, {findings} findings, {time.monotonic() - t0:.1f} s")
-    return EXIT_FINDINGS if findings else EXIT_OK
+    return Exit.FAIL if findings else Exit.OK

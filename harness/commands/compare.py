@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli import EXIT_ENV
+from harness.exitcodes import Exit
 from harness.compare import MIN_EFFECT
 
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     def refuse(message: str) -> int:
         print(f"harness compare: {message}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     try:
         fail_on = parse_fail_on(args.fail_on) if args.fail_on is not None else 0.0
     except ValueError as exc:

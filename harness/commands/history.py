@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
+from harness.exitcodes import Exit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,18 +31,18 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.history).is_file():
         print(f"harness history: no history database at {args.history}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     try:
         df = History(args.history).trend(args.case)
     except sqlite3.Error as exc:
         print(f"harness history: --history {args.history}: {exc}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     if df.empty:
         print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {args.history}")
-        return EXIT_INSUFFICIENT
+        return Exit.INSUFFICIENT
     if "change_vs_prev" in df:
         df["change_vs_prev"] = [f"{c:+.2%}" if isinstance(c, float) and math.isfinite(c) else ""
                                 for c in df["change_vs_prev"]]
     rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
     print(tabulate(rows, headers=list(df.columns), tablefmt="github", floatfmt=".4g"))
-    return EXIT_OK
+    return Exit.OK

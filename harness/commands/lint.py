@@ -6,7 +6,7 @@ import sys
 
 from harness import ops
 from harness.cases import ERROR, TableError, op_for_table, read_table
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK
+from harness.exitcodes import Exit
 from harness.lint import lint_rows
 
 
@@ -44,5 +44,5 @@ def run(args: argparse.Namespace) -> int:
             warnings += diag.severity != ERROR
     print(f"{files} file(s) checked: {errors} error(s), {warnings} warning(s)")
     if missing:
-        return EXIT_ENV
-    return EXIT_FAIL if errors or warnings else EXIT_OK
+        return Exit.ENV
+    return Exit.FAIL if errors or warnings else Exit.OK

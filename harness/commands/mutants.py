@@ -10,25 +10,24 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.cli import EXIT_ENV, EXIT_FAIL, EXIT_OK, keyword_expression, positive_float, positive_int
+from harness.exitcodes import Exit
+from harness.options import add_select_option, default_tables, positive_float, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mutants", help="run the tables against deliberately broken twins", description=__doc__)
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
     p.add_argument("--mutant", action="append", help="only this mutant (repeatable; default: all)")
-    p.add_argument("-k", dest="select", type=keyword_expression,
-                   help="pytest-style keyword expression over case names")
+    add_select_option(p)
     p.add_argument("--every", type=positive_int, default=10,
                    help="rows used: every TC_L0 row plus every EVERY-th other precision row (1 = all)")
-    p.add_argument("-n", "--workers", type=positive_int, default=2)
+    p.add_argument("-n", "--workers", type=positive_int, default=2, help="parallel workers for the rows")
     p.add_argument("--timeout", type=positive_float, default=60.0, help="per-row limit in seconds")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_twin
-    from harness.commands.run import default_tables
     from harness.engine import load_cases
     from harness.mutants import MutantResult, caught_by, sample, verdicts
 
@@ -38,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
     if unknown or not tables or not all(Path(t).is_file() for t in tables):
         print(f"harness mutants: unknown mutant {', '.join(unknown)}" if unknown
               else "harness mutants: no case tables", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     cases = sample(load_cases(tables, args.select), args.every)
     try:
         clean = verdicts(cases, str(build_twin()), args.workers, args.timeout)
     except BuildError as exc:
         print(f"harness mutants: the clean twin does not build: {exc}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     print(f"{len(cases)} rows, {sum(v == 'PASS' for v in clean.values())} pass on the clean twin")
     results = []
     for name in names:
@@ -65,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
     caught = sum(r.caught for r in results)
     print(f"\nmutants caught: {caught}/{len(results)}")
     if any(r.build_error for r in results):
-        return EXIT_ENV
-    return EXIT_OK if caught == len(results) else EXIT_FAIL
+        return Exit.ENV
+    return Exit.OK if caught == len(results) else Exit.FAIL

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
+from harness.exitcodes import Exit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not Path(args.history).is_file():
         print(f"harness runs: no history database at {args.history}", file=sys.stderr)
-        return EXIT_ENV
+        return Exit.ENV
     runs = History(args.history).run_list(args.limit or None)
     if args.json:
         print(json.dumps(runs, indent=1))
@@ -44,4 +44,4 @@ def run(args: argparse.Namespace) -> int:
                        tablefmt="github"))
     else:
         print(f"no runs in {args.history}")
-    return EXIT_OK if runs else EXIT_INSUFFICIENT
+    return Exit.OK if runs else Exit.INSUFFICIENT

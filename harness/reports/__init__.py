@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from harness.record import Record
-from harness.reports.html import to_html, write_html
+from harness.reports.html import row_table, to_html, write_html
 from harness.reports.json_csv import exit_code, results_frame, write_atomic, write_json, write_results_csv
 from harness.reports.markdown import sections, to_markdown, write_markdown
 from harness.reports.plots import figures
@@ -31,5 +31,6 @@ def write_all(report_dir: Path, meta: dict[str, Any], records: list[Record],
              "csv": write_results_csv(report_dir / "results.csv", records, frame),
              "md": report_dir / "report.md", "html": report_dir / "report.html"}
     write_atomic(paths["md"], to_markdown(run_id, content))
-    write_atomic(paths["html"], to_html(run_id, exit_code(records) == 0, content, figures(records, frame, compare)))
+    write_atomic(paths["html"], to_html(run_id, exit_code(records) == 0, content, figures(records, frame, compare),
+                                        row_table(frame)))
     return paths

@@ -36,12 +36,12 @@ METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
 _PRECISION_OWN = ("gate", "evidence", "golden_trusted", "reason")
 
 COLUMNS = (
-    "table", "line", "case_name", "op", "family", "verdict", "expected_status", "status", "reason",
+    "table", "line", "case_name", "description", "op", "family", "verdict", "expected_status", "status", "reason",
     "shape", "dtype", "params", "flops",
     "gate", *[f"{m}{suffix}" for m in METRICS for suffix in ("", "_real", "_imag")],
     "golden_trusted", "golden_evidence",
     "timing_mode", "n", "warmup", "mean_us", "median_us", "min_us", "p90_us", "stdev_us", "ci95_lo_us", "ci95_hi_us",
-    "converged", "gflops",
+    "converged", "outliers_low", "outliers_high", "gflops",
     "taskbook_verdict", "taskbook_limit_us", "taskbook_factor", "gpu_verdict", "gpu_us", "gpu_ratio", "gpu_factor",
     "workspace_bytes", "peak_bytes", "expected_workspace_bytes", "memory_verdict",
     "duration_s",
@@ -165,7 +165,7 @@ def flatten(record: Record) -> dict[str, Any]:
     params = record.get("params") or {}
     row: dict[str, Any] = {
         "table": record.get("table"), "line": record.get("line"), "case_name": record["case_name"],
-        "op": record["op"], "family": family(record["case_name"]), "verdict": record["verdict"],
+        "description": record.get("description") or "", "op": record["op"], "family": family(record["case_name"]), "verdict": record["verdict"],
         "expected_status": _status(record.get("expected_status")), "status": _status(record.get("status")),
         "reason": record.get("reason") or "", "shape": shape(params), "dtype": dtype(record["op"], params),
         "params": json.dumps(strict(params), ensure_ascii=False, sort_keys=True) if params else "",
@@ -241,6 +241,8 @@ def _timing_columns(timing: dict[str, Any] | None, flops: float) -> dict[str, An
         "timing_mode": timing.get("mode"), "n": timing.get("n"), "warmup": timing.get("warmup"),
         **{k: timing.get(k) for k in ("mean_us", "median_us", "min_us", "p90_us", "stdev_us")},
         "ci95_lo_us": ci[0], "ci95_hi_us": ci[1], "converged": timing.get("converged"),
+        "outliers_low": (timing.get("outliers") or {}).get("low"),
+        "outliers_high": (timing.get("outliers") or {}).get("high"),
         "gflops": flops / mean / 1e3 if flops and mean else None,
     }
 

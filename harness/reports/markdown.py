@@ -1,7 +1,10 @@
 """report.md: the self-test report (自测报告) with the section headings of the ops-blas report templates.
 
 The content is built once as `sections()` — headings with paragraphs, bullet lists and tables — and rendered here
-as Markdown (tabulate, pipe format) and by html.py as HTML, so both files always say the same thing.
+as Markdown (tabulate, pipe format; wcwidth measures the Chinese cells so columns line up in a terminal) and by
+html.py as HTML, so both files always say the same thing. The first section fits on one screen (status, counts,
+failures, the task-book rows); the per-row detail lives in results.csv / report.json (and report.html's table),
+not in thousands of Markdown lines.
 """
 from __future__ import annotations
 
@@ -17,9 +20,15 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
-from harness.reports.json_csv import METRICS, exit_code, results_frame, write_atomic
+from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, write_atomic
+from harness.session import RunMeta, load_meta
 
-HEADINGS = ("状态", "验证摘要", "测试明细", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境")
+HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境", "测试明细")
+#: Failing rows the one-screen summary lists; the rest are in 失败用例.
+SUMMARY_FAILURES = 10
+SUMMARY_REASON_CHARS = 90
+#: Per-row tables (perf, memory) longer than this keep only the rows that need a look; results.csv has all.
+FULL_TABLE_ROWS = 50
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
@@ -92,7 +101,7 @@ def write_markdown(path: Path, meta: dict[str, Any], records: list[Record], comp
 
 def render_markdown(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
                     frame: pd.DataFrame | None = None) -> str:
-    return to_markdown(meta.get("run_id", ""), sections(meta, records, compare, frame))
+    return to_markdown(str(meta.get("run_id", "")), sections(meta, records, compare, frame))
 
 
 def to_markdown(run_id: str, content: list[Section]) -> str:
@@ -139,10 +148,10 @@ def sections(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame 
              frame: pd.DataFrame | None = None) -> list[Section]:
     """The report's eight sections, in the order of HEADINGS."""
     frame = results_frame(records) if frame is None else frame
+    run = load_meta(meta)
     content = [
-        _status(meta, records), _summary(records, frame), _details(frame), _failures(frame),
-        _precision(meta, records, frame), _performance(meta, records, frame, compare), _memory(frame),
-        _environment(meta),
+        _status(run, records, frame), _summary(frame), _failures(frame), _precision(run, records, frame),
+        _performance(run, records, frame, compare), _memory(frame), _environment(run), _details(frame),
     ]
     for section in content:
         for i, block in enumerate(section.blocks):
@@ -170,7 +179,7 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def _cell(row: dict[str, Any], key: str) -> str:
+def metric_cell(row: dict[str, Any], key: str) -> str:
     """A metric cell: `re/im` for complex outputs, the plain value otherwise."""
     real, imag = row.get(f"{key}_real"), row.get(f"{key}_imag")
     if _present(real) or _present(imag):
@@ -187,26 +196,43 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict("records")
 
 
-def _status(meta: dict[str, Any], records: list[Record]) -> Section:
+def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
+    """The one-screen summary: verdict, counts, the first failures and the task-book rows."""
     code = exit_code(records)
     icon = "✅ 通过" if code == 0 else "❌ 未通过"
-    if meta.get("interrupted"):  # Ctrl-C / SIGTERM: the report covers only the rows that finished
+    if meta["interrupted"]:  # Ctrl-C / SIGTERM: the report covers only the rows that finished
         icon = f"⚠️ 运行被中断，只含已完成的用例；{icon}"
-    dirty = "（工作区有未提交修改）" if meta.get("dirty") else ""
-    return Section("状态", [
-        f"**{icon}** — {EXIT_MEANING[code]}",
-        [f"运行 ID：{meta.get('run_id', '')}", f"后端：{meta.get('backend', '')}，设备：{meta.get('device', '')}",
-         f"提交：{meta.get('commit', '')}{dirty}", f"开始：{meta.get('started', '')}，结束：{meta.get('finished', '')}"],
-    ])
-
-
-def _summary(records: list[Record], frame: pd.DataFrame) -> Section:
+    dirty = "（工作区有未提交修改）" if meta["dirty"] else ""
     s = summarize(records)
-    totals = Table("总体", ["总用例", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
-        s["total"], s["passed"], s["disputed"], s["failed"], s["errors"], s["crashed"], s["timeouts"], s["skipped"],
-        _rate(s["passed"], s["total"] - s["skipped"])]])
     blocks: list[str | list[str] | Table] = [
-        totals, _breakdown("按算子", "算子", frame, "op"), _breakdown("按用例族", "用例族", frame, "family")]
+        f"**{icon}** — {EXIT_MEANING[code]}",
+        [f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}",
+         f"开始：{meta['started']}，结束：{meta['finished']}"],
+        Table("总体", ["总用例", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
+            s["total"], s["passed"], s["disputed"], s["failed"], s["errors"], s["crashed"], s["timeouts"],
+            s["skipped"], _rate(s["passed"], s["total"] - s["skipped"])]])]
+    failed = frame[frame["verdict"].isin((*FAILING, DISPUTED))]
+    if len(failed):
+        shown = failed.head(SUMMARY_FAILURES)
+        more = f"，其余 {len(failed) - len(shown)} 条见「失败用例」" if len(failed) > len(shown) else ""
+        blocks.append(Table(f"未通过用例（{len(failed)}{more}）", ["用例", "结果", "原因"], [
+            [r["case_name"], r["verdict"], _clip(r["reason"])] for r in _rows(shown)]))
+    taskbook = frame[frame["taskbook_verdict"].notna() & frame["taskbook_verdict"].ne("NO_REF")]
+    if len(taskbook):
+        blocks.append(Table("任务书性能用例", ["用例", "形状", "mean(us)", "限值(us)", "判定"], [
+            [r["case_name"], r["shape"], fmt(r["mean_us"]), fmt(r["taskbook_limit_us"]), r["taskbook_verdict"]]
+            for r in _rows(taskbook)]))
+    return Section("状态", blocks)
+
+
+def _clip(text: Any) -> str:
+    text = fmt(text)
+    return text if len(text) <= SUMMARY_REASON_CHARS else text[:SUMMARY_REASON_CHARS - 1] + "…"
+
+
+def _summary(frame: pd.DataFrame) -> Section:
+    blocks: list[str | list[str] | Table] = [
+        _breakdown("按算子", "算子", frame, "op"), _breakdown("按用例族", "用例族", frame, "family")]
     perf = frame[frame["taskbook_verdict"].notna() | frame["memory_verdict"].notna()]
     if len(perf):
         kinds = {"任务书基线": "taskbook_verdict", "GPU 基线": "gpu_verdict", "内存": "memory_verdict"}
@@ -231,16 +257,13 @@ def _rate(passed: int, judged: int) -> str:
 
 
 def _details(frame: pd.DataFrame) -> Section:
+    """Where the per-row detail is: a pointer, not thousands of Markdown lines."""
     if frame.empty:
         return Section("测试明细", ["本次运行没有用例。"])
-    headers = ["用例", "结果", "期望状态", "实际状态", "参数", "门限", *METRICS, "mean(us)"]
-    blocks: list[str | list[str] | Table] = []
-    for op, rows in frame.groupby("op", sort=True):
-        body = [[r["case_name"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["shape"],
-                 fmt(r["gate"]), *[_cell(r, m) for m in METRICS], fmt(r["mean_us"])] for r in _rows(rows)]
-        blocks.append(Table(str(op), headers, body))
-    blocks.append("复数输出的指标写作「实部/虚部」；完整数据见 results.csv。")
-    return Section("测试明细", blocks)
+    return Section("测试明细", [
+        f"逐行明细（{len(frame)} 行）：results.csv（每个用例一行，{len(COLUMNS)} 列：描述、期望/实际状态、形状、"
+        "门限与精度指标（复数输出分实部/虚部）、计时与离群值、任务书/GPU 基线、内存）与 report.json 的 cases（完整记录）；"
+        "report.html 中同一张表可排序、筛选、搜索。"])
 
 
 def _short(status: Any) -> str:
@@ -265,8 +288,8 @@ def _failures(frame: pd.DataFrame) -> Section:
     return Section("失败用例", blocks)
 
 
-def _precision(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame) -> Section:
-    criteria = meta.get("criteria") or (meta.get("settings") or {}).get("gates") or {}
+def _precision(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
+    criteria = meta["settings"]["gates"]
     gates_seen = {op: sorted(set(rows["gate"].dropna())) for op, rows in frame.groupby("op")}
     rows = []
     for op in sorted(set(criteria) | set(gates_seen)):
@@ -334,16 +357,19 @@ def fmt_mapping(mapping: dict[str, Any]) -> str:
     return ", ".join(f"{k}={fmt(v)}" for k, v in mapping.items())
 
 
-def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFrame,
+def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
                  compare: pd.DataFrame | None) -> Section:
-    timing = (meta.get("settings") or {}).get("timing") or {}
+    timing = meta["settings"]["timing"]
     perf = frame[frame["mean_us"].notna()]
+    judged = (perf["taskbook_verdict"].fillna("NO_REF").ne("NO_REF") | perf["gpu_verdict"].fillna("NO_REF").ne("NO_REF")
+              | perf["converged"].ne(True))
+    perf, perf_note = _needing_a_look(perf, judged, "性能用例", "有基线判定或未收敛的行")
     blocks: list[str | list[str] | Table] = [[
         f"计时：{TIMING_MODES.get(str(timing.get('mode')), '见每行模式')}；warm-up {fmt(timing.get('warmup'))}，"
         f"最少采样 {fmt(timing.get('min_samples'))} 次，最多 {fmt(timing.get('max_samples'))} 次，"
         f"置信区间目标 ±{fmt(timing.get('ci_rel_target'))}·mean，每行时限 {fmt(timing.get('max_time_s'))} s；"
         f"未达到最少采样或置信区间目标的行「收敛」为否。", PERF_RULE]]
-    if len(perf):
+    if len(perf) or perf_note:
         headers = ["用例", "算子", "形状", "dtype", "模式", "n", "mean", "median", "min", "p90", "CI95", "收敛",
                    "GFLOP/s", "任务书限值", "任务书倍数", "任务书判定", "GPU", "比值", "GPU 倍数", "GPU 判定"]
         blocks.append(Table("性能（单位 us）", headers, [[
@@ -352,6 +378,8 @@ def _performance(meta: dict[str, Any], records: list[Record], frame: pd.DataFram
             f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
             *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
                                   "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+        if perf_note:
+            blocks.append(perf_note)
         unsettled = [r for r in records if (r.get("timing") or {}).get("not_converged")]
         if unsettled:
             blocks.append(Table("未收敛的行及原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift）",
@@ -388,10 +416,27 @@ def _memory(frame: pd.DataFrame) -> Section:
     mem = frame[frame["workspace_bytes"].notna() | frame["peak_bytes"].notna() | frame["memory_verdict"].notna()]
     if not len(mem):
         return Section("内存占用", ["本次运行没有内存数据。"])
-    return Section("内存占用", [Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
-        [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
-         fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(mem)]),
-        "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+    counts = mem["memory_verdict"].fillna("—").value_counts()
+    failing = ~mem["memory_verdict"].isin(["PASS", "NO_REF"])
+    shown, note = _needing_a_look(mem, failing, "有内存数据的用例", "判定不是 PASS 或 NO_REF 的行")
+    blocks: list[str | list[str] | Table] = [
+        Table("内存判定", ["判定", "行数", "最大峰值（字节）"], [
+            [verdict, int(n), fmt(mem.loc[mem["memory_verdict"].fillna("—") == verdict, "peak_bytes"].max())]
+            for verdict, n in counts.items()])]
+    if len(shown):
+        blocks.append(Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
+            [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
+             fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(shown)]))
+    return Section("内存占用", [*blocks, *([note] if note else []),
+                                "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+
+
+def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str) -> tuple[pd.DataFrame, str]:
+    """All rows when there are few; else only those `keep` marks, and the sentence saying where the rest are."""
+    if len(rows) <= FULL_TABLE_ROWS:
+        return rows, ""
+    shown = rows[keep]
+    return shown, f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行），全部数据见 results.csv。"
 
 
 def hardware_text(hardware: Any) -> str:
@@ -403,15 +448,23 @@ def hardware_text(hardware: Any) -> str:
     return f"{hardware.get('detected') or '未知'}（运行时报告）"
 
 
-def _environment(meta: dict[str, Any]) -> Section:
-    dirty = " (dirty)" if meta.get("dirty") else ""
-    rows = [["运行 ID", meta.get("run_id", "")], ["后端", meta.get("backend", "")], ["设备", meta.get("device", "")],
-            ["硬件（性能判定）", hardware_text(meta.get("hardware"))], ["主机", meta.get("host", "")], ["提交", f"{meta.get('commit', '')}{dirty}"],
-            ["分支", meta.get("branch", "")], ["开始", meta.get("started", "")], ["结束", meta.get("finished", "")]]
-    for prefix, key in (("标杆 BLAS", "golden_blas"), ("后端信息", "backend_info"), ("设置", "settings")):
-        value = meta.get(key) or {}
+def host_text(host: dict[str, Any]) -> str:
+    """`hostname（platform，Python x.y，N CPU）`: the host as a sentence, not a Python dict."""
+    details = [str(host[k]) for k in ("platform",) if host.get(k)]
+    details += [f"Python {host['python']}"] if host.get("python") else []
+    details += [f"{host['cpus']} CPU"] if host.get("cpus") else []
+    return f"{host.get('hostname') or '未知'}" + (f"（{'，'.join(details)}）" if details else "")
+
+
+def _environment(meta: RunMeta) -> Section:
+    dirty = " (dirty)" if meta["dirty"] else ""
+    rows = [["运行 ID", meta["run_id"]], ["后端", meta["backend"]], ["设备", meta["device"]],
+            ["硬件（性能判定）", hardware_text(meta["hardware"])], ["主机", host_text(meta["host"])],
+            ["提交", f"{meta['commit']}{dirty}"], ["分支", meta["branch"]], ["开始", meta["started"]],
+            ["结束", meta["finished"]]]
+    for prefix, value in (("标杆 BLAS", meta["golden_blas"]), ("后端信息", meta["backend_info"]),
+                          ("设置", meta["settings"])):
         rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()]
-    inputs = meta.get("inputs") or []
     return Section("测试环境", [Table("", ["项", "值"], [[k, fmt(v)] for k, v in rows]),
-                                Table("输入用例表", ["路径", "sha256"], [[i.get("path"), i.get("sha256")] for i in inputs])])
+                                Table("输入用例表", ["路径", "sha256"], [[i["path"], i["sha256"]] for i in meta["inputs"]])])
 

@@ -18,7 +18,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.record import VERDICTS, Record
+from harness.record import DISPUTED, FAILING, VERDICTS, Record
 from harness.reports.json_csv import baseline_entry
 
 MAX_FIGURES = 40
@@ -44,7 +44,7 @@ def figures(records: list[Record], frame: pd.DataFrame, compare: pd.DataFrame | 
             max_figures: int = MAX_FIGURES) -> dict[str, list[dict[str, str]]]:
     """Figures keyed by the report section they belong to; each is {"title", "uri"}. The timing distributions
     cover every timed perf row whatever `max_figures` says (it caps the per-row baseline panel only)."""
-    out: dict[str, list[dict[str, str]]] = {"验证摘要": [verdict_bar(frame)]}
+    out: dict[str, list[dict[str, str]]] = {"失败用例": [fig for fig in (failures_chart(frame),) if fig]}
     out["精度说明"] = [fig for fig in (error_histogram(frame, "max_abs_error"), error_histogram(frame, "mere")) if fig]
     perf: list[dict[str, str]] = []
     if compare is not None and not compare.empty and set(COMPARE_COLUMNS) <= set(compare.columns):
@@ -141,14 +141,24 @@ def baseline_panel(rows: list[Record]) -> dict[str, str]:
     return _encode(fig, "任务书标杆对比：耗时分布、均值 95% 置信区间与限值 " + " ".join(r["case_name"] for r in rows))
 
 
-def verdict_bar(frame: pd.DataFrame) -> dict[str, str]:
-    counts = frame["verdict"].value_counts().reindex(list(VERDICTS), fill_value=0)
-    fig, ax = _figure(6.0, 2.4)
-    bars = ax.bar(counts.index, counts.values, color=[COLOURS[v] for v in counts.index])
-    ax.bar_label(bars, fontsize=8)
-    ax.set_ylabel("cases")
-    ax.set_title("Verdicts", fontsize=10)
-    return _encode(fig, "用例判定统计")
+def failures_chart(frame: pd.DataFrame) -> dict[str, str] | None:
+    """Where the failing rows are: per case family, stacked by verdict. None when nothing failed (a verdict count
+    chart would only repeat the summary table's numbers)."""
+    failing = frame[frame["verdict"].isin([*FAILING, DISPUTED])]
+    if failing.empty:
+        return None
+    counts = pd.crosstab(failing["family"], failing["verdict"])
+    fig, ax = _figure(6.0, 1.0 + 0.3 * len(counts), left=0.4, bottom=0.45)
+    left = np.zeros(len(counts))
+    for verdict in [v for v in VERDICTS if v in counts.columns]:
+        bars = ax.barh(counts.index, counts[verdict].values, left=left, color=COLOURS[verdict], label=verdict)
+        ax.bar_label(bars, labels=[str(v) if v else "" for v in counts[verdict].values], label_type="center",
+                     color="white", fontsize=8)
+        left += counts[verdict].values
+    ax.set_xlabel("failing rows")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("Failing rows by case family", fontsize=10)
+    return _encode(fig, f"未通过用例按用例族（{len(failing)}）")
 
 
 def error_histogram(frame: pd.DataFrame, metric: str) -> dict[str, str] | None:

@@ -1,0 +1,118 @@
+"""Command-line option types and the option groups several commands share (backend, timing, case selection).
+
+Apart from cli.py so that the commands, which define their options, never import the command line that imports
+them; every option carries a help text and argparse shows its default (cli.HelpFormatter).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Callable
+
+#: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
+DEFAULT_ROUNDS = 10
+
+
+def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str], float]:
+    """An argparse type: a finite `kind` (int or float) at or above `low` (above it when not inclusive)."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}")
+        if not math.isfinite(value) or value < low or (value == low and not inclusive):
+            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number {'>=' if inclusive else '>'} "
+                                             f"{low:g}")
+        return value
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+positive_float = number(float, 0, inclusive=False)
+positive_int = number(int, 1)
+non_negative_int = number(int, 0)
+
+
+def probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1 (a false-discovery rate)."""
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be below 1")
+    return value
+
+
+def keyword_expression(text: str) -> str:
+    """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
+    from harness.cases import SelectError, check_select
+
+    try:
+        check_select(text)
+    except SelectError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+    return text
+
+
+def add_select_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-k", dest="select", type=keyword_expression, metavar="EXPR",
+                   help="pytest-style keyword expression over case names, e.g. 'TC_L0 and not 0003' "
+                        "(default: every row)")
+
+
+def add_history_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+
+
+def add_backend_options(p: argparse.ArgumentParser) -> None:
+    from harness.backends import NAMES
+
+    p.add_argument("--backend", default="cpu", choices=NAMES,
+                   help="where the operator runs: cpu (the C++ twin), ascend-cpu (the Ascend C kernels emulated), "
+                        "npu (CANN + Ascend NPU), cuda (the cuBLAS peer)")
+    p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
+    p.add_argument("--operator-lib", metavar="PATH",
+                   help="shared library exporting the ops-blas C ABI (cpu, npu backends; default: the CPU twin, "
+                        "built on first use)")
+    p.add_argument("--hardware", metavar="NAME",
+                   help="hardware name perf baselines are judged on (default: what the runtime reports, e.g. the "
+                        "Ascend SoC or the CUDA device name)")
+
+
+def add_timing_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
+                   help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
+    p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls before a perf row's samples")
+    p.add_argument("--min-samples", type=number(int, 2), default=50,
+                   help="samples a perf row needs at least (2 or more: a spread needs two)")
+    p.add_argument("--max-time", type=positive_float, default=None,
+                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu and ascend-cpu, 10 on "
+                        "devices); "
+                        "warm-up gets a quarter of it")
+    p.add_argument("--rounds", type=positive_int, default=None,
+                   help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
+                        f"out over them (default {DEFAULT_ROUNDS})")
+
+
+def backend_options(args: argparse.Namespace) -> dict:
+    options: dict = {"device": args.device}
+    if args.operator_lib:
+        options["operator_lib"] = args.operator_lib
+    return options
+
+
+def timing_config(args: argparse.Namespace):
+    from harness.timing import TimingConfig
+
+    cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
+    return TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
+                        max_time_s=cap, warmup_max_time_s=cap / 4,
+                        rounds=args.rounds if getattr(args, "rounds", None) is not None else DEFAULT_ROUNDS)
+
+
+def default_tables() -> list[str]:
+    """Every cases/*_test.csv of the working directory, else of the checkout this harness runs from."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        found = sorted((root / "cases").glob("*_test.csv"))
+        if found:
+            return [str(p) for p in found]
+    return []
