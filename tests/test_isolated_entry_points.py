@@ -137,9 +137,10 @@ def test_ab_end_to_end_on_this_checkout_loads_no_library_here(tmp_path, monkeypa
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_0001", 8, 8)])
     config = TimingConfig(warmup=1, min_samples=5, max_samples=20, max_time_s=0.05, warmup_max_time_s=0.05)
     history = History(str(tmp_path / "history.db"))
-    a, b = run_ab("HEAD", "HEAD", [str(table)], None, {}, {}, config, history, ROOT)
+    a, b = run_ab("HEAD", "HEAD", [str(table)], None, {}, {}, config, history, ROOT, tmp_path / "reports")
     assert not mapped(Path(a.lib)) and a.info.get("device")
     assert [r["verdict"] for r in a.records + b.records] == ["SKIP", "SKIP"]
     assert all(r["timing"]["n"] >= 5 for r in a.records + b.records)
     runs = history.runs()
     assert set(runs["run_id"]) == {a.run_id, b.run_id} and runs["finished"].notna().all()
+    assert all((tmp_path / "reports" / side.run_id / "report.md").is_file() for side in (a, b))
