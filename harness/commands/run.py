@@ -18,7 +18,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from harness import ops, perf, provenance
+from harness import devices, ops, perf, provenance
 from harness.backends import NAMES, BackendUnavailable
 from harness.cases import TableError
 from harness.cli import (EXIT_ENV, EXIT_INSUFFICIENT, exit_interrupted, keyword_expression, non_negative_int, number,
@@ -56,7 +56,9 @@ DEFAULT_ROUNDS = 10
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="cpu", choices=NAMES)
-    p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
+    p.add_argument("--device", type=devices.parse, default="0",
+                   help="device ids: 3, a list 0,2,5, a range 0-7 or all; one worker per device (cpu: emulated "
+                        "devices, `all` = HARNESS_CPU_DEVICES, default 4)")
     p.add_argument("--operator-lib", help="shared library exporting the ops-blas C ABI (cpu, npu backends)")
     p.add_argument("--hardware", metavar="NAME",
                    help="hardware name perf baselines are judged on (default: what the runtime reports, e.g. the "
@@ -77,7 +79,7 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
 
 
 def backend_options(args: argparse.Namespace) -> dict:
-    options: dict = {"device": args.device}
+    options: dict = {"device": devices.resolve(args.device, args.backend)[0]}
     if args.operator_lib:
         options["operator_lib"] = args.operator_lib
     return options
@@ -127,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
                                    timeout_s=args.timeout, poison=not args.no_poison,
                                    memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                                   baselines=baselines_for)
+                                   baselines=baselines_for, devices=devices.resolve(args.device, args.backend))
     except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
         print(f"harness run: {exc}", file=sys.stderr)
         return EXIT_ENV
@@ -217,7 +219,8 @@ def _meta(args: argparse.Namespace, tables: list[str], settings, backend_info: d
         "device": backend_info.get("device", ""), "host": provenance.host(),
         "inputs": [{"path": t, "sha256": provenance.sha256(t)} for t in tables],
         "operator_lib": {"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
-        "settings": {"select": args.select, "workers": args.workers, "timeout_s": args.timeout,
+        "settings": {"select": args.select, "workers": args.workers, "devices": settings.devices,
+                     "timeout_s": args.timeout,
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
                      "accept_disputed": args.accept_disputed,
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
