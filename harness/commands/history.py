@@ -6,7 +6,6 @@ import argparse
 import math
 import sqlite3
 import sys
-from pathlib import Path
 
 from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
 
@@ -14,7 +13,7 @@ from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("history", help="per-commit trend from the run history", description=__doc__)
     p.add_argument("--case", help="case name (e.g. TC_PF_001); without it, totals per commit")
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.set_defaults(func=run)
 
 
@@ -29,16 +28,17 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.history import History
 
-    if not Path(args.history).is_file():
-        print(f"harness history: no history database at {args.history}", file=sys.stderr)
-        return EXIT_ENV
+    history = History(args.history)
     try:
-        df = History(args.history).trend(args.case)
+        if not history.exists():
+            print(f"harness history: no history database at {history.path}", file=sys.stderr)
+            return EXIT_ENV
+        df = history.trend(args.case)
     except sqlite3.Error as exc:
-        print(f"harness history: --history {args.history}: {exc}", file=sys.stderr)
+        print(f"harness history: --history {history.path}: {exc}", file=sys.stderr)
         return EXIT_ENV
     if df.empty:
-        print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {args.history}")
+        print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {history.path}")
         return EXIT_INSUFFICIENT
     if "change_vs_prev" in df:
         df["change_vs_prev"] = [f"{c:+.2%}" if isinstance(c, float) and math.isfinite(c) else ""

@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-k", dest="select", type=keyword_expression,
                    help="pytest-style keyword expression over case names")
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.add_argument("--timeout", type=positive_float, default=600.0,
                    help="per-row limit in seconds (TIMEOUT beyond it)")
     p.add_argument("--no-poison", action="store_true",
@@ -185,11 +185,11 @@ def _open_history(path: str):
     """The history database, opened and checked now, so a bad --history is one line before anything runs."""
     from harness.history import History
 
+    history = History(path)
     try:
-        history = History(path)
         history.db.execute("SELECT COUNT(*) FROM runs").fetchone()
     except (OSError, sqlite3.Error) as exc:
-        raise _Unusable(f"harness run: --history {path}: {_why(exc)}") from None
+        raise _Unusable(f"harness run: --history {history.path}: {_why(exc)}") from None
     return history
 
 
