@@ -18,7 +18,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from harness import devices, ops, perf, provenance
+from harness import devices, ops, perf, provenance, shard
 from harness.backends import NAMES, BackendUnavailable
 from harness.cases import TableError
 from harness.cli import (EXIT_ENV, EXIT_INSUFFICIENT, exit_interrupted, keyword_expression, non_negative_int, number,
@@ -47,7 +47,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB (default 8)")
     add_timing_options(p)
+    add_scale_options(p)
     p.set_defaults(func=run)
+
+
+def add_scale_options(p: argparse.ArgumentParser) -> None:
+    """Many hosts (issue 16): a Ray cluster, or shards a CI system runs itself and `harness merge` joins."""
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the rows on a Ray cluster: ray://host:port, host:port or auto (default: this host)")
+    p.add_argument("--retries", type=non_negative_int, default=0,
+                   help="with --cluster: re-run a row whose host died this many times on another host (default 0)")
+    p.add_argument("--shard", type=shard.parse, metavar="I/N",
+                   help="run only shard I of N (every N-th selected row); `harness merge` joins the shards' reports")
 
 
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
@@ -120,6 +131,7 @@ def baselines_for(case: Case) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from harness import runner
+    from harness.cluster import ClusterUnavailable
 
     tables = args.csv or default_tables()
     if problem := _tables_problem(tables):
@@ -135,10 +147,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_ENV
     try:
         cases = load_cases(tables, args.select)
+        if args.shard:
+            cases = shard.select(cases, args.shard)
+        if args.cluster:
+            from harness.cluster import connect
+            connect(args.cluster, args.backend)
         history = _open_history(args.history)
         out_dir = _report_dir(Path(args.report_dir))
         backend_info = runner.check_backend(settings)
-    except (TableError, BackendUnavailable, _Unusable) as exc:
+    except (TableError, BackendUnavailable, _Unusable, ClusterUnavailable) as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_ENV
     except OSError as exc:  # a table that vanished or cannot be read after the first check
@@ -150,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     session = _Session(history, out_dir / meta["run_id"], meta, cases)
     try:
         session.start()
-        runner.run(cases, settings, session.record)
+        _dispatch(args, cases, settings, session.record)
     except runner.Interrupted as exc:
         with runner.StopSignals():
             return session.end(interrupted=exc.signum)
@@ -158,6 +175,17 @@ def run(args: argparse.Namespace) -> int:
         return session.fail(exc)
     with runner.StopSignals():  # a Ctrl-C now would only cut a report in half
         return session.end()
+
+
+def _dispatch(args: argparse.Namespace, cases: list[Case], settings, on_record) -> None:
+    """This host's devices, or the Ray cluster's."""
+    from harness import runner
+
+    if args.cluster:
+        from harness.cluster import run as run_on_cluster
+        run_on_cluster(cases, settings, on_record, retries=args.retries)
+    else:
+        runner.run(cases, settings, on_record)
 
 
 class _Unusable(Exception):
@@ -222,7 +250,8 @@ def _meta(args: argparse.Namespace, tables: list[str], settings, backend_info: d
         "settings": {"select": args.select, "workers": args.workers, "devices": settings.devices,
                      "timeout_s": args.timeout,
                      "poison": not args.no_poison, "timing": settings.timing.as_dict(),
-                     "accept_disputed": args.accept_disputed,
+                     "accept_disputed": args.accept_disputed, "cluster": args.cluster,
+                     "shard": shard.label(args.shard) if args.shard else None,
                      "gates": {name: ops.get(name).GATE for name in ops.names()}},
         "started": provenance.now(), "backend_info": backend_info, "golden_blas": _golden_info(),
         "hardware": hardware, "interrupted": False,
