@@ -85,7 +85,7 @@ def run(cases: list[Case], settings: runner.Settings, on_record: Callable[[Recor
     import ray
 
     task = ray.remote(_run_row).options(num_cpus=0, resources={RESOURCE[settings.backend]: 1}, max_retries=0,
-                                        retry_exceptions=False)
+                                        retry_exceptions=False, scheduling_strategy="SPREAD")
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
     with runner.StopSignals() as stop:

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def pg_server():
     if postgres.binaries() is None:
         pytest.skip("requires PostgreSQL server binaries (initdb, pg_ctl: apt-get install postgresql)")
+    pytest.importorskip("psycopg", reason="requires psycopg 3 (pip install '.[cluster]')")
     with postgres.server() as url:
         yield url
 
