@@ -26,6 +26,7 @@ from harness.record import Record
 #: The Ray resource one row needs, per backend: the cpu backend's emulated devices are NPUs too.
 RESOURCE = {"cpu": "NPU", "npu": "NPU", "cuda": "GPU"}
 _built: set[str] = set()
+_CONNECT_S = 10.0
 
 
 class ClusterUnavailable(Exception):
@@ -38,18 +39,32 @@ def connect(address: str, backend: str) -> dict[str, float]:
     try:
         import ray
     except ImportError:
-        raise ClusterUnavailable("--cluster needs Ray: pip install 'ops-blas-harness[cluster]'") from None
+        raise ClusterUnavailable("harness run: --cluster needs Ray: pip install 'ops-blas-harness[cluster]'") from None
+    _reachable(address)
     try:
         if not ray.is_initialized():
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
         resources = ray.cluster_resources()
     except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError... for this
-        raise ClusterUnavailable(f"--cluster {address}: {str(exc).strip().splitlines()[0] if str(exc) else exc}") \
-            from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ClusterUnavailable(f"harness run: --cluster {address}: {first}") from None
     if resources.get(RESOURCE[backend], 0) < 1:
-        raise ClusterUnavailable(f"--cluster {address}: no node offers a {RESOURCE[backend]} device for the {backend} "
-                                 "backend (cpu backend: start nodes with --resources '{\"NPU\": N}')")
+        raise ClusterUnavailable(f"harness run: --cluster {address}: no node offers a {RESOURCE[backend]} device "
+                                 f"for the {backend} backend (cpu backend: start nodes with "
+                                 """--resources '{"NPU": N}')""")
     return resources
+
+
+def _reachable(address: str) -> None:
+    """A host:port that refuses connections is one line within seconds (ray.init would retry it for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise ClusterUnavailable(f"harness run: --cluster {address}: cannot reach {host}:{port} "
+                                 f"({exc.strerror or exc})") from None
 
 
 def _run_row(case: Case, settings: runner.Settings) -> list[Record]:
@@ -62,7 +77,7 @@ def _run_row(case: Case, settings: runner.Settings) -> list[Record]:
     # Device runtimes see only the assigned device (Ray set the visibility variable): it is their device 0.
     local = device if settings.backend == "cpu" else 0
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib") and "twin" not in _built:
-        runner._build_twin()
+        runner.ensure_twin()
         _built.add("twin")
     records: list[Record] = []
     runner.run([case], replace(settings, devices=[local]), records.append)

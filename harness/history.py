@@ -264,8 +264,8 @@ class History:
 
         def body(c: Any) -> None:
             c.execute("INSERT INTO results (run_id, table_name, case_name, op, line, verdict, is_perf, n, mean_us,"
-                      " median_us, min_us, converged, record, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      row)
+                      " median_us, min_us, converged, record, device)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             if samples is not None:
                 c.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?)", key + (_json(samples), record.get("line")))
         self._write(body)

@@ -352,7 +352,7 @@ def _free_slots(slots: list[int], taken: list[int]) -> list[int]:
     return free
 
 
-def devices_of(settings: Settings) -> list[int]:
+def _devices_of(settings: Settings) -> list[int]:
     """The devices a run uses: Settings.devices, else the one device of the backend options."""
     return list(settings.devices) if settings.devices else [int(settings.backend_options.get("device", 0))]
 
@@ -363,7 +363,7 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
     every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
-    devices = devices_of(settings)
+    devices = _devices_of(settings)
     slots = devices * max(1, settings.workers) if len(devices) == 1 else devices
     with _subreaper(), StopSignals() as stop:
         if precision:
@@ -434,13 +434,14 @@ def check_backend(settings: Settings) -> dict[str, Any]:
     """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
-        _build_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
+        ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
     limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
     with _subreaper():
         return _probe(settings, limit)
 
 
-def _build_twin() -> None:
+def ensure_twin() -> None:
+    """Build the CPU twin if it is missing or stale (here, or on each Ray host before its first row)."""
     from harness.backends.build import BuildError, build_twin
 
     try:

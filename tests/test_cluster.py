@@ -125,3 +125,11 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_row(cluster, tmp_path):
 
 def _host_of(node) -> str:
     return f"{os.uname().nodename}/{node.node_id[:8]}"
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "nohost.invalid:6379"])
+def test_an_unreachable_cluster_is_one_line_and_exit_3(address, tmp_path):
+    done = _harness("run", TABLES[0], "-k", "TC_L0_0001", "--cluster", address, "--report-dir", str(tmp_path),
+                    timeout=120)
+    assert done.returncode == 3 and done.stderr.startswith(f"harness run: --cluster {address}: cannot reach")
+    assert len(done.stderr.strip().splitlines()) == 1 and not list(tmp_path.glob("*/report.json"))

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="compare even when tables, backends or timing modes differ")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of the table")
     p.add_argument("--report-dir", help="also write compare.html, compare.md (+ compare.png) and compare.json here")
-    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
+    p.add_argument("--history", default="reports/history.sqlite",
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.set_defaults(func=run)
 
 

@@ -13,7 +13,8 @@ from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("history", help="per-commit trend from the run history", description=__doc__)
     p.add_argument("--case", help="case name (e.g. TC_PF_001); without it, totals per commit")
-    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
+    p.add_argument("--history", default="reports/history.sqlite",
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.set_defaults(func=run)
 
 

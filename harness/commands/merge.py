@@ -19,7 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("shards", nargs="+", type=Path, help="report directories of the shards (REPORT_DIR/<run_id>/)")
     p.add_argument("--report-dir", default="reports", help="the merged report lands in REPORT_DIR/<run_id>/")
     p.add_argument("--history", default="reports/history.sqlite",
-                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every "
+                        "host")
     p.set_defaults(func=run)
 
 

@@ -32,11 +32,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
     add_backend_options(p)
     p.add_argument("-n", "--workers", type=positive_int, default=2,
-                   help="parallel workers for precision rows (default 2)")
+                   help="parallel workers for precision rows on a single --device (default 2; several devices get "
+                        "one worker each)")
     p.add_argument("-k", dest="select", type=keyword_expression,
                    help="pytest-style keyword expression over case names")
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
-    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
+    p.add_argument("--history", default="reports/history.sqlite",
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.add_argument("--timeout", type=positive_float, default=600.0,
                    help="per-row limit in seconds (TIMEOUT beyond it)")
     p.add_argument("--no-poison", action="store_true",

@@ -12,7 +12,8 @@ from harness.cli import EXIT_ENV, EXIT_INSUFFICIENT, EXIT_OK
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="list the runs in the history", description=__doc__)
-    p.add_argument("--history", default="reports/history.sqlite", help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
+    p.add_argument("--history", default="reports/history.sqlite",
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
     p.add_argument("--limit", type=int, default=20, help="newest N runs (default 20; 0 for all)")
     p.add_argument("--json", action="store_true", help="one JSON list instead of the table")
     p.set_defaults(func=run)
