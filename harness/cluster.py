@@ -94,6 +94,14 @@ def _lost(case: Case, why: str, attempts: int) -> Record:
     return rec
 
 
+def _failed(case: Case, exc: BaseException) -> Record:
+    cause = getattr(exc, "cause", None) or exc
+    rec = case.new_record()
+    rec.update(verdict="ERROR", reason=f"the harness failed on the Ray host: {type(cause).__name__}: "
+                                       f"{(str(cause).strip().splitlines() or [''])[0]}")
+    return rec
+
+
 def run(cases: list[Case], settings: runner.Settings, on_record: Callable[[Record], None], retries: int = 0) -> None:
     """Precision rows on every device of the cluster, then perf rows; records handed out as they arrive. Raises
     runner.Interrupted (after cancelling the tasks in flight) on SIGINT/SIGTERM."""
@@ -116,12 +124,15 @@ def _run_tasks(task: Any, cases: list[Case], settings: runner.Settings, on_recor
     pending: dict[Any, tuple[Case, int]] = {task.remote(c, settings): (c, 1) for c in cases}
     try:
         while pending and not stop.signum:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
+            ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2)
             for ref in ready:
                 case, attempt = pending.pop(ref)
                 try:
                     records = ray.get(ref)
-                except ray.exceptions.RayError as exc:
+                except ray.exceptions.RayTaskError as exc:  # the harness failed on that host (not the operator)
+                    on_record(_failed(case, exc))
+                    continue
+                except ray.exceptions.RayError as exc:  # the host or its Ray worker died: the row was in flight
                     why = type(exc).__name__
                     if attempt <= retries:
                         print(f"\nwarning: {case.id}: the host running it was lost ({why}); re-running it elsewhere "

@@ -18,6 +18,8 @@ from harness.history import MIGRATIONS, History
 from tests import postgres
 
 ctx = mp.get_context("fork")
+#: With `pytest -n 2 --dist loadgroup` (.ci/run) this module's tests share one PostgreSQL server.
+pytestmark = pytest.mark.xdist_group("postgresql")
 ROOT = Path(__file__).resolve().parents[1]
 
 
