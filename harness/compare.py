@@ -273,7 +273,7 @@ def resolve_run(ref: str, history: Any) -> tuple[dict, list[dict]]:
     path = Path(ref)
     if path.is_file() or (path.is_dir() and (path / "report.json").is_file()):
         return load_report(path)
-    if history.path.exists():
+    if history.exists():
         if history.has_run(ref):
             return history.load_run(ref)
         if ref in RUN_ALIASES:

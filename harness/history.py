@@ -1,17 +1,20 @@
-"""Run history in SQLite (`reports/history.sqlite` by default): every run's provenance, every row's result record,
-and the raw timing samples, so `compare` and `history` work long after the report files are gone.
+"""Run history: every run's provenance, every row's result record and the raw timing samples, so `compare` and
+`history` work long after the report files are gone. SQLite (`reports/history.sqlite`) is the embedded default; a
+`postgresql://` URL stores the same schema in a PostgreSQL server, so every host and CI job shares one history.
 
 Only the harness's own process writes (workers run untrusted operators and hold no handle of it). Several runs and
-readers may share the file: the database runs in WAL mode with a busy timeout, each write is its own `BEGIN
-IMMEDIATE` transaction retried on contention, and each record commits on its own, so a run killed halfway keeps every
-row it finished. Rows are keyed by run, table and line (plus name): a duplicated case name adds a row, never
-overwrites one; a database from before that key is migrated on open.
+readers may share one history: SQLite runs in WAL mode with a busy timeout and each write is its own `BEGIN
+IMMEDIATE` transaction retried on contention; PostgreSQL gives each write its own transaction. Each record commits
+on its own, so a run killed halfway keeps every row it finished. Rows are keyed by run, table and line (plus name):
+a duplicated case name adds a row, never overwrites one. The schema is versioned in a `schema_migrations` table on
+both backends; a history opened by an older harness is migrated on open.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import re
 import sqlite3
 import time
 from pathlib import Path
@@ -22,24 +25,39 @@ import pandas as pd
 from harness.record import DISPUTED, FAILING
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
+_POSTGRES = ("postgresql://", "postgres://")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY, commit_sha TEXT, dirty INTEGER, branch TEXT, backend TEXT, device TEXT, host TEXT,
-    started TEXT, finished TEXT, meta TEXT NOT NULL, summary TEXT);
+    {rowid}run_id TEXT PRIMARY KEY, commit_sha TEXT, dirty INTEGER, branch TEXT, backend TEXT, device TEXT,
+    host TEXT, started TEXT, finished TEXT, meta TEXT NOT NULL, summary TEXT);
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, op TEXT, line INTEGER,
-    verdict TEXT, is_perf INTEGER, n INTEGER, mean_us REAL, median_us REAL, min_us REAL, converged INTEGER,
+    verdict TEXT, is_perf INTEGER, n INTEGER, mean_us {real}, median_us {real}, min_us {real}, converged INTEGER,
     record TEXT NOT NULL, PRIMARY KEY (run_id, table_name, line, case_name));
 CREATE TABLE IF NOT EXISTS samples (
     run_id TEXT NOT NULL, table_name TEXT NOT NULL, case_name TEXT NOT NULL, samples_us TEXT NOT NULL,
     line INTEGER, PRIMARY KEY (run_id, table_name, line, case_name));
 CREATE INDEX IF NOT EXISTS results_case ON results (case_name);
 """
-#: PRAGMA user_version of the schema above; older databases are migrated by _migrate.
-_VERSION = 1
+_MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, description TEXT," \
+                    " applied TEXT)"
 
 _RETRIES = 20
+
+
+def is_url(location: str | Path) -> bool:
+    """Whether a --history value names a PostgreSQL server rather than an SQLite file."""
+    return str(location).startswith(_POSTGRES)
+
+
+def redacted(url: str) -> str:
+    """A PostgreSQL URL fit for messages: the password replaced by ***."""
+    return re.sub(r"^(\w+://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+class HistoryError(sqlite3.DatabaseError):
+    """A PostgreSQL failure, as the sqlite3.Error every caller already handles for a history it cannot use."""
 
 
 def _json(value: Any) -> str:
@@ -52,22 +70,19 @@ def _json(value: Any) -> str:
     return json.dumps(value, default=default)
 
 
-def _create_schema(db: sqlite3.Connection) -> None:
-    if db.execute("PRAGMA user_version").fetchone()[0] >= _VERSION:
-        return
-    _migrate(db)
-    _create_tables(db)
-    db.execute(f"PRAGMA user_version = {_VERSION}")
-
-
-def _create_tables(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA.split(";"):  # executescript would commit the surrounding transaction
+def _create_tables(db: Any) -> None:
+    dialect = {"rowid": "seq BIGSERIAL, ", "real": "DOUBLE PRECISION"} if isinstance(db, _Postgres) \
+        else {"rowid": "", "real": "REAL"}
+    for statement in _SCHEMA.format(**dialect).split(";"):  # executescript would commit the surrounding transaction
         if statement.strip():
             db.execute(statement)
 
 
-def _migrate(db: sqlite3.Connection) -> None:
-    """Version 0 keyed rows by (run, table, case name), so a duplicated name overwrote a row: re-key by line."""
+def _rekey_v0(db: Any) -> None:
+    """SQLite histories before version 1 keyed rows by (run, table, case name), so a duplicated name overwrote a
+    row: re-key them by line."""
+    if isinstance(db, _Postgres) or db.execute("PRAGMA user_version").fetchone()[0] >= 1:
+        return
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "results" not in tables:
         return
@@ -82,26 +97,114 @@ def _migrate(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE samples_v0")
 
 
-class History:
-    """One history database; cheap to open, safe to open in every worker process."""
+def _v1(db: Any) -> None:
+    _rekey_v0(db)
+    _create_tables(db)
 
-    def __init__(self, path: str | Path = DEFAULT_PATH, timeout_s: float = 30.0):
-        self.path = Path(path)
+
+def _v2(db: Any) -> None:
+    db.execute("ALTER TABLE results ADD COLUMN device TEXT")
+
+
+#: (version, what it does, how): applied in order, each once, recorded in schema_migrations.
+MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
+    (1, "runs, results (keyed by table and line) and samples", _v1),
+    (2, "results.device: the device (and host) a row ran on", _v2),
+]
+
+
+def _migrate(db: Any) -> None:
+    """Apply the migrations this history lacks (inside the caller's write transaction)."""
+    db.execute(_MIGRATIONS_TABLE)
+    applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations").fetchall()}
+    for version, description, body in MIGRATIONS:
+        if version not in applied:
+            body(db)
+            db.execute("INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                       (version, description, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+    if not isinstance(db, _Postgres):
+        db.execute(f"PRAGMA user_version = {MIGRATIONS[-1][0]}")  # what harnesses before schema_migrations read
+
+
+def _open_schema(db: Any) -> None:
+    """Migrate on open; on PostgreSQL under a transaction-scoped lock, so two runs opening a fresh database at once
+    do not both create it (SQLite's BEGIN IMMEDIATE already serialises them)."""
+    if isinstance(db, _Postgres):
+        db.execute("SELECT pg_advisory_xact_lock(16016)")
+    _migrate(db)
+
+
+class _Postgres:
+    """A psycopg connection that speaks the SQLite dialect History is written in: `?` parameters, `rowid` (the
+    `seq` column here), sqlite3-style execute/fetch, and failures as HistoryError. State: the connection."""
+
+    def __init__(self, url: str):
+        try:
+            import psycopg
+        except ImportError:
+            raise HistoryError("a postgresql:// history needs psycopg (pip install 'ops-blas-harness[cluster]')") \
+                from None
+        self.psycopg = psycopg
+        self.url = url
+        try:
+            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise HistoryError(_first_line(exc)) from None
+        self.in_transaction = False
+
+    def execute(self, sql: str, params: tuple = ()) -> Any:
+        if sql.strip().upper().startswith("PRAGMA"):
+            raise AssertionError(f"SQLite-only statement on PostgreSQL: {sql}")
+        if sql in ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"):
+            self.in_transaction = sql == "BEGIN IMMEDIATE"
+            sql = "BEGIN" if self.in_transaction else sql
+        text = re.sub(r"\browid\b", "seq", sql.replace("%", "%%")).replace("?", "%s")
+        try:
+            return self.conn.execute(text, params)
+        except self.psycopg.Error as exc:
+            raise HistoryError(_first_line(exc)) from exc
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class History:
+    """One history (an SQLite file or a PostgreSQL URL); cheap to open, reconnects in a forked process."""
+
+    def __init__(self, location: str | Path = DEFAULT_PATH, timeout_s: float = 30.0):
+        self.url = str(location) if is_url(location) else ""
+        #: What messages name: the SQLite file, or the server URL without its password.
+        self.path: Any = redacted(self.url) if self.url else Path(location)
         self.timeout_s = timeout_s
-        self._db: sqlite3.Connection | None = None
+        self._db: Any = None
         self._pid = -1
 
     @property
-    def db(self) -> sqlite3.Connection:
+    def db(self) -> Any:
+        """The open connection: sqlite3's, or one that speaks its dialect to PostgreSQL (_Postgres)."""
         if self._db is None or self._pid != os.getpid():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
-            db.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
-            self._retry(lambda: db.execute("PRAGMA journal_mode = WAL"))
-            db.execute("PRAGMA synchronous = NORMAL")
+            if self.url:
+                db = _Postgres(self.url)
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+                db.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+                self._retry(lambda: db.execute("PRAGMA journal_mode = WAL"))
+                db.execute("PRAGMA synchronous = NORMAL")
             self._db, self._pid = db, os.getpid()
-            self._write(_create_schema)
+            self._write(_open_schema)
         return self._db
+
+    def exists(self) -> bool:
+        """Whether there is a history to read: the SQLite file exists, or the server answers."""
+        if not self.url:
+            return self.path.is_file()
+        self.db
+        return True
 
     def close(self) -> None:
         if self._db is not None and self._pid == os.getpid():
@@ -119,7 +222,7 @@ class History:
                 time.sleep(min(0.01 * 2 ** attempt, 1.0))
         raise AssertionError("unreachable")
 
-    def _write(self, body: Callable[[sqlite3.Connection], Any]) -> None:
+    def _write(self, body: Callable[[Any], Any]) -> None:
         """Run `body` in one BEGIN IMMEDIATE transaction (write lock up front: no deadlocked upgrades)."""
         db = self.db
 
@@ -156,10 +259,13 @@ class History:
         key = (run_id, str(record.get("table", "")), record["case_name"])
         row = key + (record.get("op"), record.get("line"), record.get("verdict"), int(bool(record.get("is_perf"))),
                      timing.get("n"), timing.get("mean_us"), timing.get("median_us"), timing.get("min_us"),
-                     None if not timing else int(bool(timing.get("converged"))), _json(slim))
+                     None if not timing else int(bool(timing.get("converged"))), _json(slim),
+                     None if record.get("device") is None else str(record["device"]))
 
-        def body(c: sqlite3.Connection) -> None:
-            c.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+        def body(c: Any) -> None:
+            c.execute("INSERT INTO results (run_id, table_name, case_name, op, line, verdict, is_perf, n, mean_us,"
+                      " median_us, min_us, converged, record, device)"
+                      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             if samples is not None:
                 c.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?)", key + (_json(samples), record.get("line")))
         self._write(body)
@@ -172,12 +278,15 @@ class History:
     # -- reading ---------------------------------------------------------------------------------------------
 
     def _query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
-        return self._retry(lambda: pd.read_sql_query(sql, self.db, params=params))
+        def query() -> pd.DataFrame:
+            cursor = self.db.execute(sql, params)
+            return pd.DataFrame(cursor.fetchall(), columns=[d[0] for d in cursor.description])
+        return self._retry(query)
 
     def runs(self) -> pd.DataFrame:
         """One row per run, oldest first, with its summary counts as columns and how many rows it recorded."""
         df = self._query(
-            "SELECT r.run_id, r.commit_sha AS 'commit', r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
+            "SELECT r.run_id, r.commit_sha AS \"commit\", r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
             " r.finished, r.summary, (SELECT COUNT(*) FROM results s WHERE s.run_id = r.run_id) AS records"
             " FROM runs r ORDER BY r.started, r.rowid")
         summaries = pd.DataFrame([json.loads(s) if isinstance(s, str) else {} for s in df.pop("summary")],
@@ -244,7 +353,7 @@ class History:
         Several runs of one commit: the newest one's figures, with `runs` saying how many there were.
         """
         df = self._query(
-            "SELECT u.commit_sha AS 'commit', u.dirty, u.started, u.run_id, r.op, r.case_name, r.verdict, r.is_perf,"
+            "SELECT u.commit_sha AS \"commit\", u.dirty, u.started, u.run_id, r.op, r.case_name, r.verdict, r.is_perf,"
             " r.n, r.mean_us, r.median_us, r.min_us, r.converged, r.record FROM results r"
             " JOIN runs u USING (run_id)" + (" WHERE r.case_name = ?" if case_name else "") +
             " ORDER BY u.started, u.rowid", (case_name,) if case_name else ())

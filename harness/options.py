@@ -10,6 +10,8 @@ import math
 from pathlib import Path
 from typing import Callable
 
+from harness import devices
+
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
 DEFAULT_ROUNDS = 10
 
@@ -60,7 +62,8 @@ def add_select_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_history_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    p.add_argument("--history", default="reports/history.sqlite",
+                   help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
@@ -69,7 +72,9 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="cpu", choices=NAMES,
                    help="where the operator runs: cpu (the C++ twin), ascend-cpu (the Ascend C kernels emulated), "
                         "npu (CANN + Ascend NPU), cuda (the cuBLAS peer)")
-    p.add_argument("--device", type=int, default=0, help="device id (npu, cuda)")
+    p.add_argument("--device", type=devices.parse, default="0",
+                   help="device ids: 3, a list 0,2,5, a range 0-7 or all; one worker per device (cpu: emulated "
+                        "devices, `all` = HARNESS_CPU_DEVICES, default 4)")
     p.add_argument("--operator-lib", metavar="PATH",
                    help="shared library exporting the ops-blas C ABI (cpu, npu backends; default: the CPU twin, "
                         "built on first use)")
@@ -94,7 +99,7 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
 
 
 def backend_options(args: argparse.Namespace) -> dict:
-    options: dict = {"device": args.device}
+    options: dict = {"device": devices.resolve(args.device, args.backend)[0]}
     if args.operator_lib:
         options["operator_lib"] = args.operator_lib
     return options

@@ -7,9 +7,10 @@ abort, exit, a SIGKILL we did not send) yields CRASH for that row; one that exce
 yields TIMEOUT; one that sends something that is not a well-formed record yields CRASH; either way its whole process
 tree is killed and a fresh worker takes the next row. Death is seen through a pidfd (or waitpid polling on kernels
 before 5.3), never through the pipe, so a child the operator forked holding the pipe open cannot turn a crash into a
-timeout. Precision rows run on `workers` processes in parallel;
-perf rows afterwards, alone, on one worker, so timing never shares the machine with other rows. Every finished
-record goes to `on_record` at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interrupted.
+timeout. Each worker is bound to one device (Settings.devices: one worker per device, or `workers` on a single
+device) and every record names its device. Precision rows are spread over all workers; perf rows afterwards, one
+per device at a time, so timing never shares a device with another row. Every finished record goes to `on_record`
+at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interrupted.
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ class Settings:
     timing: Any = None  # harness.timing.TimingConfig for perf rows; None skips timing
     baselines: Callable[[Case], list] | None = None
     hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
+    devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
     service: Any = None  # what a worker does with each case (harness.worker.Rows when None); picklable
 
 
@@ -71,7 +73,10 @@ class _Garbage(Exception):
 class _Worker:
     """One worker process (state: its pid, pidfd, pipe, and the case it runs since when)."""
 
-    def __init__(self, settings: Settings):
+    def __init__(self, settings: Settings, device: int | None = None):
+        self.device = int(settings.backend_options.get("device", 0)) if device is None else device
+        if self.device != settings.backend_options.get("device", 0):
+            settings = replace(settings, backend_options={**settings.backend_options, "device": self.device})
         self.conn, child = mp.Pipe()
         life_r, self.lifeline = os.pipe()
         parent = os.getpid()
@@ -93,6 +98,7 @@ class _Worker:
         self.since = time.monotonic()
         self.status: int | None = None
         self.killed = False
+        self.settling = False
 
     def submit(self, case: Case) -> None:
         """Hand over a case; a worker already dead takes it down with it (its pidfd reports the crash)."""
@@ -259,10 +265,21 @@ class StopSignals:
             signal.signal(signum, handler)
 
 
-def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: Callable[[Record], None],
-               stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None) -> None:
-    pending = deque(cases)
+def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[int],
+               on_record: Callable[[Record], None], stop: StopSignals, settle: Case | None = None,
+               on_start: Callable[[Case], None] = lambda case: None) -> None:
+    """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
+    workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
+    over all of them). With `settle`, every fresh worker runs that case first and its record is dropped.
+    `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
     pool: list[_Worker] = []
+
+    def emit(w: _Worker, record: Record) -> None:
+        if w.settling:
+            w.settling = False
+            return
+        record["device"] = w.device
+        on_record(record)
 
     def finish(w: _Worker, record: Record | None) -> None:
         pool.remove(w)
@@ -271,23 +288,29 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
         else:
             w.release()
         if record is not None:
-            on_record(record)
+            emit(w, record)
+
+    def pending() -> bool:
+        return any(queues.values())
 
     try:
-        while (pending or any(w.case for w in pool)) and not stop.signum:
+        while (pending() or any(w.case for w in pool)) and not stop.signum:
             for w in [w for w in pool if w.case is None and w.dead()]:  # died after its row was recorded
                 print(f"\nwarning: the worker that ran {w.last} died after that row finished "
                       f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
                 finish(w, None)
             for w in pool:
-                if w.case is None and pending:
-                    w.submit(pending.popleft())
+                if w.case is None and queues[w.device]:
+                    w.submit(queues[w.device].popleft())
                     on_start(w.case)
-            while pending and len(pool) < workers:
-                w = _Worker(settings)
-                pool.append(w)
-                w.submit(pending.popleft())
-                on_start(w.case)
+            for device in _free_slots(slots, [w.device for w in pool]):
+                if queues[device]:
+                    w = _Worker(settings, device)
+                    pool.append(w)
+                    w.settling = settle is not None
+                    w.submit(settle if settle is not None else queues[device].popleft())
+                    if not w.settling:
+                        on_start(w.case)
             busy = [w for w in pool if w.case is not None]
             ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
             now = time.monotonic()
@@ -298,7 +321,7 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
                         kind, payload = w.receive()
                         if kind == "record":
                             w.case = None
-                            on_record(_checked(case, payload))
+                            emit(w, _checked(case, payload))
                         elif kind != "ready":  # "ready" only says the library loaded: the record follows
                             rec = case.new_record()
                             rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {payload}")
@@ -323,25 +346,46 @@ def _run_phase(cases: list[Case], settings: Settings, workers: int, on_record: C
         raise Interrupted(stop.signum)
 
 
+def _free_slots(slots: list[int], taken: list[int]) -> list[int]:
+    """The entries of `slots` no live worker holds (a multiset difference, in slot order)."""
+    left = list(taken)
+    free = []
+    for device in slots:
+        if device in left:
+            left.remove(device)
+        else:
+            free.append(device)
+    return free
+
+
+def _devices_of(settings: Settings) -> list[int]:
+    """The devices a run uses: Settings.devices, else the one device of the backend options."""
+    return list(settings.devices) if settings.devices else [int(settings.backend_options.get("device", 0))]
+
+
 def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None],
         on_start: Callable[[Case], None] = lambda case: None) -> None:
-    """Precision phase in parallel, then the perf phase serially; records are handed out as they finish, and
-    `on_start` hears of each row handed to a worker (the progress display's row being timed).
-    Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
+    """Precision phase in parallel over every device, then the perf phase (one row per device at a time, devices in
+    parallel); records are handed out as they finish, each naming its device, and `on_start` hears of each row
+    handed to a worker. Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
+    devices = _devices_of(settings)
+    slots = devices * max(1, settings.workers) if len(devices) == 1 else devices
     with _subreaper(), StopSignals() as stop:
         if precision:
-            _run_phase(precision, settings, max(1, settings.workers), on_record, stop, on_start)
+            shared = deque(precision)
+            _run_phase({d: shared for d in devices}, settings, slots, on_record, stop, on_start=on_start)
         if perf:
-            _run_perf(perf, settings, on_record, stop, on_start)
+            _run_perf(perf, settings, devices, on_record, stop, on_start)
 
 
 def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
     """Each case once, in order, on one isolated worker, perf rows included and not in rounds: for callers that
     time nothing here (the pytest plugin runs one item at a time)."""
+    device = _devices_of(settings)[0]
     with _subreaper(), StopSignals() as stop:
-        _run_phase(cases, settings, 1, on_record, stop)
+        _run_phase({device: deque(cases)}, settings, [device], on_record, stop)
 
 
 @contextmanager
@@ -356,13 +400,15 @@ def _subreaper() -> Iterator[None]:
         _KEEP.clear()
 
 
-def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record], None],
+def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_record: Callable[[Record], None],
               stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None) -> None:
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
     order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
     (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
     not). Its record goes out after its last round, rounds merged and judged once
-    (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once."""
+    (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once. Each row keeps
+    one device for all its rounds (rows dealt over the devices in table order), and each device runs one row at a
+    time: rows never share a device, and the precision phase has ended before."""
     from harness.perf import merge_round_records, round_decides
     from harness.timing import more_rounds
 
@@ -375,13 +421,9 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
     def finish(key: str) -> None:
         on_record(merge_round_records(taken.pop(key), by_id[key], config, settings.baselines, settings.hardware))
 
-    settling = False
+    home = {c.id: devices[i % len(devices)] for i, c in enumerate(perf)}
 
     def collect(rec: Record) -> None:
-        nonlocal settling
-        if settling:  # the round's settling pass: its numbers belong to a process that had not run anything yet
-            settling = False
-            return
         key = f"{Path(rec['table']).name}::{rec['case_name']}"
         taken[key].append(rec)
         if round_decides(rec):
@@ -391,11 +433,11 @@ def _run_perf(perf: list[Case], settings: Settings, on_record: Callable[[Record]
         if not todo:
             break
         # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin: the
-        # first row of a round ran ~20 % slow); the round opens with the cheapest row once, untimed for the record.
+        # first row of a round ran ~20 % slow); each round's worker opens with the cheapest row once, untimed.
         settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
                                           ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
-        settling = True
-        _run_phase([settle, *todo], per_round, 1, collect, stop, on_start)
+        queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
+        _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start)
         for case in [c for c in todo if c.id in taken]:
             spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
             if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
@@ -407,13 +449,14 @@ def check_backend(settings: Settings) -> dict[str, Any]:
     """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
-        _build_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
+        ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
     limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
     with _subreaper():
         return _probe(settings, limit)
 
 
-def _build_twin() -> None:
+def ensure_twin() -> None:
+    """Build the CPU twin if it is missing or stale (here, or on each Ray host before its first row)."""
     from harness.backends.build import BuildError, build_twin
 
     try:

@@ -38,6 +38,9 @@ class RunSettings(TypedDict):
     accept_disputed: bool
     gates: dict[str, str]  # op -> the precision gate its rows are judged by
     ab: dict[str, Any] | None  # harness ab: {"side", "rev", "pair", "defines"}; None otherwise
+    devices: list[int]  # the device ids rows ran on (cpu: emulated devices)
+    cluster: str | None  # the Ray cluster address (--cluster); None: this host
+    shard: str | None  # "i/N" for `harness run --shard i/N`; None: every selected row
 
 
 class RunMeta(TypedDict):
@@ -81,9 +84,11 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
 
 def new_settings(*, gates: dict[str, str], timing: dict[str, Any], select: str | None = None, workers: int = 1,
                  timeout_s: float | None = None, poison: bool = True, accept_disputed: bool = False,
-                 ab: dict[str, Any] | None = None) -> RunSettings:
+                 ab: dict[str, Any] | None = None, devices: list[int] | None = None, cluster: str | None = None,
+                 shard: str | None = None) -> RunSettings:
     return RunSettings(select=select, workers=workers, timeout_s=timeout_s, poison=poison, timing=timing,
-                       accept_disputed=accept_disputed, gates=gates, ab=ab)
+                       accept_disputed=accept_disputed, gates=gates, ab=ab, devices=list(devices or []),
+                       cluster=cluster, shard=shard)
 
 
 def load_meta(raw: dict[str, Any]) -> RunMeta:

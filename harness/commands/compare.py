@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from harness.exitcodes import Exit
+from harness.options import add_history_option
 from harness.compare import MIN_EFFECT
 
 
@@ -28,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="compare even when tables, backends or timing modes differ")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of the table")
     p.add_argument("--report-dir", help="also write compare.html, compare.md (+ compare.png) and compare.json here")
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    add_history_option(p)
     p.set_defaults(func=run)
 
 

@@ -6,15 +6,15 @@ import argparse
 import math
 import sqlite3
 import sys
-from pathlib import Path
 
 from harness.exitcodes import Exit
+from harness.options import add_history_option
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("history", help="per-commit trend from the run history", description=__doc__)
     p.add_argument("--case", help="case name (e.g. TC_PF_001); without it, totals per commit")
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    add_history_option(p)
     p.set_defaults(func=run)
 
 
@@ -29,16 +29,17 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.history import History
 
-    if not Path(args.history).is_file():
-        print(f"harness history: no history database at {args.history}", file=sys.stderr)
-        return Exit.ENV
+    history = History(args.history)
     try:
-        df = History(args.history).trend(args.case)
+        if not history.exists():
+            print(f"harness history: no history database at {history.path}", file=sys.stderr)
+            return Exit.ENV
+        df = history.trend(args.case)
     except sqlite3.Error as exc:
-        print(f"harness history: --history {args.history}: {exc}", file=sys.stderr)
+        print(f"harness history: --history {history.path}: {exc}", file=sys.stderr)
         return Exit.ENV
     if df.empty:
-        print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {args.history}")
+        print(f"no recorded rows{f' for case {args.case}' if args.case else ''} in {history.path}")
         return Exit.INSUFFICIENT
     if "change_vs_prev" in df:
         df["change_vs_prev"] = [f"{c:+.2%}" if isinstance(c, float) and math.isfinite(c) else ""

@@ -16,13 +16,14 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-from harness import ops, perf
+from harness import devices, ops, perf, shard
 from harness.backends import BackendUnavailable
 from harness.cases import TableError
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
 from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
-                             backend_options, default_tables, positive_float, positive_int, timing_config)
+                             backend_options, default_tables, non_negative_int, positive_float, positive_int,
+                             timing_config)
 from harness.progress import Progress
 from harness.session import Session, new_meta, new_settings, why
 
@@ -32,7 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description=__doc__)
     p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
     add_backend_options(p)
-    p.add_argument("-n", "--workers", type=positive_int, default=2, help="parallel workers for precision rows")
+    p.add_argument("-n", "--workers", type=positive_int, default=2,
+                   help="parallel workers for precision rows on a single --device (several devices get one worker "
+                        "each)")
     add_select_option(p)
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
     add_history_option(p)
@@ -46,7 +49,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB")
     add_timing_options(p)
+    add_scale_options(p)
     p.set_defaults(func=run)
+
+
+def add_scale_options(p: argparse.ArgumentParser) -> None:
+    """Many hosts (issue 16): a Ray cluster, or shards a CI system runs itself and `harness merge` joins."""
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run the rows on a Ray cluster: ray://host:port, host:port or auto (default: this host)")
+    p.add_argument("--retries", type=non_negative_int, default=0,
+                   help="with --cluster: re-run a row whose host died this many times on another host")
+    p.add_argument("--shard", type=shard.parse, metavar="I/N",
+                   help="run only shard I of N (every N-th selected row); `harness merge` joins the shards' reports")
 
 
 @lru_cache(maxsize=None)
@@ -67,6 +81,7 @@ def baselines_for(case: Case) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from harness import runner
+    from harness.cluster import ClusterUnavailable
 
     if args.timeout is None:  # the emulator takes minutes per 4096^2 call
         args.timeout = 3600.0 if args.backend == "ascend-cpu" else 600.0
@@ -78,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
                                    timeout_s=args.timeout, poison=not args.no_poison,
                                    memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                                   baselines=baselines_for)
+                                   baselines=baselines_for, devices=devices.resolve(args.device, args.backend))
     except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -90,10 +105,15 @@ def run(args: argparse.Namespace) -> int:
             if not cases:
                 print("harness run: nothing to run, no run recorded (exit 2)", file=sys.stderr)
                 return Exit.INSUFFICIENT
+        if args.shard:
+            cases = shard.select(cases, args.shard)
+        if args.cluster:
+            from harness.cluster import connect
+            connect(args.cluster, args.backend)
         history = _open_history(args.history)
         out_dir = _report_dir(Path(args.report_dir))
         backend_info = runner.check_backend(settings)
-    except (TableError, BackendUnavailable, _Unusable) as exc:
+    except (TableError, BackendUnavailable, _Unusable, ClusterUnavailable) as exc:
         print(str(exc), file=sys.stderr)
         return Exit.ENV
     except OSError as exc:  # a table that vanished or cannot be read after the first check
@@ -104,11 +124,12 @@ def run(args: argparse.Namespace) -> int:
     meta = new_meta("run", args.backend, tables, new_settings(
         select=args.select, workers=args.workers, timeout_s=args.timeout, poison=not args.no_poison,
         timing=settings.timing.as_dict(), accept_disputed=args.accept_disputed,
-        gates={name: ops.get(name).GATE for name in ops.names()}), backend_info, hardware)
+        gates={name: ops.get(name).GATE for name in ops.names()}, devices=settings.devices, cluster=args.cluster,
+        shard=shard.label(args.shard) if args.shard else None), backend_info, hardware)
     session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing.rounds))
     try:
         session.start()
-        runner.run(cases, settings, session.record, on_start=session.started)
+        _dispatch(args, cases, settings, session)
     except runner.Interrupted as exc:
         with runner.StopSignals():
             return session.end(interrupted_by=exc.signum)
@@ -116,6 +137,17 @@ def run(args: argparse.Namespace) -> int:
         return session.fail(exc)
     with runner.StopSignals():  # a Ctrl-C now would only cut a report in half
         return session.end()
+
+
+def _dispatch(args: argparse.Namespace, cases: list[Case], settings, session: Session) -> None:
+    """This host's devices, or the Ray cluster's."""
+    from harness import runner
+
+    if args.cluster:
+        from harness.cluster import run as run_on_cluster
+        run_on_cluster(cases, settings, session.record, retries=args.retries)
+    else:
+        runner.run(cases, settings, session.record, on_start=session.started)
 
 
 class _Unusable(Exception):
@@ -143,11 +175,11 @@ def _open_history(path: str):
     """The history database, opened and checked now, so a bad --history is one line before anything runs."""
     from harness.history import History
 
+    history = History(path)
     try:
-        history = History(path)
         history.db.execute("SELECT COUNT(*) FROM runs").fetchone()
     except (OSError, sqlite3.Error) as exc:
-        raise _Unusable(f"harness run: --history {path}: {why(exc)}") from None
+        raise _Unusable(f"harness run: --history {history.path}: {why(exc)}") from None
     return history
 
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
-from pathlib import Path
 
 from harness.exitcodes import Exit
+from harness.options import add_history_option
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("runs", help="list the runs in the history", description=__doc__)
-    p.add_argument("--history", default="reports/history.sqlite", help="SQLite run history")
+    add_history_option(p)
     p.add_argument("--limit", type=int, default=20, help="newest N runs (default 20; 0 for all)")
     p.add_argument("--json", action="store_true", help="one JSON list instead of the table")
     p.set_defaults(func=run)
@@ -31,10 +32,15 @@ def run(args: argparse.Namespace) -> int:
 
     from harness.history import History
 
-    if not Path(args.history).is_file():
-        print(f"harness runs: no history database at {args.history}", file=sys.stderr)
+    history = History(args.history)
+    try:
+        if not history.exists():
+            print(f"harness runs: no history database at {history.path}", file=sys.stderr)
+            return Exit.ENV
+        runs = history.run_list(args.limit or None)
+    except sqlite3.Error as exc:
+        print(f"harness runs: --history {history.path}: {exc}", file=sys.stderr)
         return Exit.ENV
-    runs = History(args.history).run_list(args.limit or None)
     if args.json:
         print(json.dumps(runs, indent=1))
     elif runs:
@@ -43,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
                        headers=["run", "started", "commit", "dirty", "backend", "hardware", "summary"],
                        tablefmt="github"))
     else:
-        print(f"no runs in {args.history}")
+        print(f"no runs in {history.path}")
     return Exit.OK if runs else Exit.INSUFFICIENT

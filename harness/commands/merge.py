@@ -1,0 +1,48 @@
+"""`harness merge DIR...`: one run from the report directories of `harness run --shard i/N` runs (any order): one
+report and one history run, as if a single run had run every row. Refuses shards of different inputs, commits or
+shard counts, and a row present twice (exit 3); missing shards are named in a warning and in the report's meta
+(`missing_shards`). Exit code as `harness run`'s for the merged rows."""
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from pathlib import Path
+
+from harness.exitcodes import Exit
+from harness.options import add_history_option
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("merge", help="merge the reports of sharded runs into one run", description=__doc__)
+    p.add_argument("shards", nargs="+", type=Path, help="report directories of the shards (REPORT_DIR/<run_id>/)")
+    p.add_argument("--report-dir", default="reports", help="the merged report lands in REPORT_DIR/<run_id>/")
+    add_history_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness import reports
+    from harness.history import History
+    from harness.session import Session
+    from harness.shard import MergeError, load_shard, merge
+
+    try:
+        meta, records = merge([load_shard(d) for d in args.shards])
+    except MergeError as exc:
+        print(f"harness merge: {exc}", file=sys.stderr)
+        return Exit.ENV
+    if meta["missing_shards"]:
+        print(f"harness merge: warning: shards {', '.join(meta['missing_shards'])} not given: the merged run lacks "
+              "their rows", file=sys.stderr)
+    session = Session(History(args.history), Path(args.report_dir) / meta["run_id"], meta)
+    try:
+        session.start()
+        for rec in records:
+            session.record(rec)
+        paths = session.finish(interrupted_by=int(meta["interrupted"]))  # any true value marks it interrupted
+    except (OSError, sqlite3.Error) as exc:
+        return session.fail(exc)
+    print(f"merged {len(args.shards)} shard(s), {len(records)} rows into run {meta['run_id']}")
+    print(f"report: {paths['md']}")
+    return reports.exit_code(records)
