@@ -246,26 +246,34 @@ class RunNotFound(Exception):
 
 
 def load_run(where: str, history_path: str) -> tuple[RunMeta, list[Record], Path]:
-    """(meta, records, report dir) of a finished or crashed run: a directory holding results.jsonl (meta from its
-    run.json, else report.json), a results.jsonl path, or a run id in the history (reports go to
+    """(meta, records in table order, report dir) of a finished or crashed run: a directory holding results.jsonl
+    (meta from its run.json, else report.json), a results.jsonl path, or a run id in the history (reports go to
     reports/<run_id>/). A torn last line (a crash mid-write) is dropped; any other bad line is an error."""
     path = Path(where)
     if path.is_file() and path.name == RESULTS:
         path = path.parent
     if (path / RESULTS).is_file():
-        return _meta_beside(path), _read_results(path / RESULTS), path
+        meta, records, out = _meta_beside(path), _read_results(path / RESULTS), path
+    else:
+        meta, records, out = _from_history(where, history_path)
+    tables = {item["path"]: i for i, item in enumerate(meta["inputs"])}
+    records.sort(key=lambda r: (tables.get(r["table"], len(tables)), r["table"], r["line"]))  # as finish() orders
+    return meta, records, out
+
+
+def _from_history(run_id: str, history_path: str) -> tuple[RunMeta, list[Record], Path]:
     from harness.history import History
 
-    if not Path(history_path).is_file():
-        raise RunNotFound(f"{where}: no {RESULTS} there and no history database {history_path}")
     history = History(history_path)
     try:
-        raw, records = history.load_run(where)
+        if not history.exists():
+            raise RunNotFound(f"{run_id}: no {RESULTS} there and no history database {history.path}")
+        raw, records = history.load_run(run_id)
     except KeyError:
-        raise RunNotFound(f"{where}: not a run directory (no {RESULTS}) nor a run id in {history_path}") from None
+        raise RunNotFound(f"{run_id}: not a run directory (no {RESULTS}) nor a run id in {history.path}") from None
     finally:
         history.close()
-    return load_meta(raw), records, Path(history_path).parent / where
+    return load_meta(raw), records, Path(history_path).parent / run_id
 
 
 def _meta_beside(run_dir: Path) -> RunMeta:
