@@ -20,9 +20,13 @@ from tables import csymm_row, write_csymm_table
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def mapped(lib: Path) -> bool:
-    """Whether this (the harness's) process has `lib` mapped."""
-    return str(lib) in Path("/proc/self/maps").read_text()
+def mapped_after(code: str) -> set[str]:
+    """Run `code` in a fresh interpreter (this test process may have loaded libraries through other tests) and
+    return the shared objects that interpreter has mapped at the end: what the harness's own process loaded."""
+    script = code + "\nprint('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if '.so' in l.split()[-1]})))"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT / "tests")
+    assert out.returncode == 0, out.stderr
+    return set(out.stdout.split())
 
 
 def _pytest(where: Path, lib: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -60,14 +64,24 @@ def test_plugin_times_out_a_hanging_operator(tmp_path, hostile_proc_lib):
     assert "TIMEOUT: no result within the per-row limit of 2 s" in result.stdout
 
 
-def test_plugin_never_loads_the_library_into_pytests_process(tmp_path, toy_lib, pytestconfig):
-    """In this very process: run an item through the plugin's path and look at our own mappings."""
+def test_the_mapping_check_sees_a_library_loaded_in_process(toy_lib):
+    """Negative control of the two checks that use mapped_after: opening the backend here maps the library."""
+    libs = mapped_after(f"from harness.backends import open_backend\nopen_backend('cpu', operator_lib={str(toy_lib)!r})")
+    assert str(toy_lib) in libs
+
+
+def test_plugin_never_loads_the_library_into_pytests_process(tmp_path, toy_lib):
+    """The plugin's path (runner.run_in_order) in a fresh process that then looks at its own mappings."""
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)])
-    records: list[dict] = []
-    runner.run_in_order(load_table(table), runner.Settings(backend_options={"operator_lib": str(toy_lib)}),
-                        records.append)
-    assert [r["verdict"] for r in records] == ["PASS"]
-    assert not mapped(toy_lib)
+    libs = mapped_after(f"""
+from harness import runner
+from harness.engine import load_table
+records = []
+runner.run_in_order(load_table({str(table)!r}), runner.Settings(backend_options={{"operator_lib": {str(toy_lib)!r}}}),
+                    records.append)
+assert [r["verdict"] for r in records] == ["PASS"], records
+""")
+    assert str(toy_lib) not in libs and any("libc.so" in lib for lib in libs)  # the listing works
 
 
 # --- harness baseline ----------------------------------------------------------------------------------------------
@@ -114,7 +128,6 @@ def test_ab_pair_in_one_worker_times_both_sides_and_charges_a_crash_to_both(tmp_
     got: dict[str, tuple[dict, dict]] = {}
     settings = runner.Settings(service=PairService((str(toy_lib), str(hostile_proc_lib)), config), timeout_s=60)
     runner.run(cases, settings, lambda rec: got.__setitem__(rec["case_name"], split_pair(rec)))
-    assert not mapped(toy_lib) and not mapped(hostile_proc_lib)
     for name in ("TC_PF_0001", "TC_PF_0003"):
         a, b = got[name]
         assert a["verdict"] == b["verdict"] == "SKIP" and a["timing"]["n"] >= 5 and b["timing"]["n"] >= 5
@@ -131,16 +144,25 @@ def test_split_pair_charges_what_the_worker_saw_to_both_sides():
     assert a == b == {"case_name": "x", "verdict": "TIMEOUT", "reason": "no result"}
 
 
-def test_ab_end_to_end_on_this_checkout_loads_no_library_here(tmp_path, monkeypatch):
+def test_ab_end_to_end_on_this_checkout_loads_no_library_here(tmp_path):
+    """run_ab on this checkout (HEAD against HEAD), in a fresh process that then looks at its own mappings."""
     if subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True).returncode != 0:
         pytest.skip("requires the project as a git checkout")
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_0001", 8, 8)])
-    config = TimingConfig(warmup=1, min_samples=5, max_samples=20, max_time_s=0.05, warmup_max_time_s=0.05)
-    history = History(str(tmp_path / "history.db"))
-    a, b = run_ab("HEAD", "HEAD", [str(table)], None, {}, {}, config, history, ROOT, tmp_path / "reports")
-    assert not mapped(Path(a.lib)) and a.info.get("device")
-    assert [r["verdict"] for r in a.records + b.records] == ["SKIP", "SKIP"]
-    assert all(r["timing"]["n"] >= 5 for r in a.records + b.records)
-    runs = history.runs()
-    assert set(runs["run_id"]) == {a.run_id, b.run_id} and runs["finished"].notna().all()
-    assert all((tmp_path / "reports" / side.run_id / "report.md").is_file() for side in (a, b))
+    libs = mapped_after(f"""
+from pathlib import Path
+from harness.ab import run_ab
+from harness.history import History
+from harness.timing import TimingConfig
+config = TimingConfig(warmup=1, min_samples=5, max_samples=20, max_time_s=0.05, warmup_max_time_s=0.05)
+history = History({str(tmp_path / "history.db")!r})
+a, b = run_ab("HEAD", "HEAD", [{str(table)!r}], None, {{}}, {{}}, config, history, Path({str(ROOT)!r}),
+              Path({str(tmp_path / "reports")!r}))
+assert a.info.get("device") and [r["verdict"] for r in a.records + b.records] == ["SKIP", "SKIP"]
+assert all(r["timing"]["n"] >= 5 for r in a.records + b.records)
+runs = history.runs()
+assert set(runs["run_id"]) == {{a.run_id, b.run_id}} and runs["finished"].notna().all()
+assert all((Path({str(tmp_path / "reports")!r}) / side.run_id / "report.md").is_file() for side in (a, b))
+""")
+    twin = [lib for lib in libs if lib.endswith("libaclblas_twin.so")]
+    assert twin == [], twin
