@@ -243,7 +243,7 @@ def test_pytest_plugin_records_a_session_like_harness_run(tmp_path, toy_lib):
 
 def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, capsys):
     code = main(["ab", "HEAD", "HEAD", str(ROOT / "cases" / "csymm_test.csv"), "-k", "TC_PF_0001",
-                 "--max-time", "0.1", "--min-samples", "4", "--report-dir", str(tmp_path / "r"),
+                 "--max-time", "0.5", "--min-samples", "4", "--report-dir", str(tmp_path / "r"),
                  "--history", str(tmp_path / "h.sqlite")])
     assert code in (0, 2), capsys.readouterr()  # no regression of HEAD against itself
     a, b = sorted((tmp_path / "r").iterdir())
