@@ -27,6 +27,8 @@ from harness.record import Record
 RESOURCE = {"cpu": "NPU", "npu": "NPU", "cuda": "GPU"}
 _built: set[str] = set()
 _CONNECT_S = 10.0
+#: How long rows in flight get to stop after a plain cancel before they are force-cancelled.
+_CANCEL_S = 10.0
 
 
 class ClusterUnavailable(Exception):
@@ -146,7 +148,21 @@ def _run_tasks(task: Any, cases: list[Case], settings: runner.Settings, on_recor
                         rec["attempts"] = attempt
                     on_record(rec)
     finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-    if stop.signum:  # Ray kills the cancelled tasks' processes; their isolated workers follow (lifeline)
+        if pending:
+            _cancel(list(pending))
+    if stop.signum:
         raise runner.Interrupted(stop.signum)
+
+
+def _cancel(refs: list[Any]) -> None:
+    """Stop rows in flight as a local Ctrl-C does: a plain cancel is a KeyboardInterrupt in the Ray task, whose
+    runner then kills the row's worker with its process tree and group. Only what has not stopped within
+    _CANCEL_S is force-cancelled: that SIGKILLs the Ray worker and Ray kills its child (the row's worker) outright,
+    which orphans whatever the operator forked (seen: a busy child left running under init)."""
+    import ray
+
+    for ref in refs:
+        ray.cancel(ref, force=False)
+    stopped, left = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_S)
+    for ref in left:
+        ray.cancel(ref, force=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -132,6 +133,61 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_row(cluster, tmp_path, 
         assert proc.returncode == 1 and lost, stdout + stderr
         assert all(c["verdict"] == "ERROR" and "was lost" in c["reason"] for c in lost)
         assert report["summary"]["errors"] == len(lost)
+
+
+def _mapping(lib: Path) -> list[int]:
+    """Live processes with `lib` mapped: where a Ray host runs the operator (its isolated worker and what that forked;
+    Ray's own processes never load it, and they do not carry the harness's environment)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if str(lib) in Path(f"/proc/{entry}/maps").read_text():
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def _describe(pid: int) -> str:
+    try:
+        status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                      if ":\t" in line)
+        parent = Path(f"/proc/{status['PPid'].strip()}/cmdline").read_bytes().replace(b"\0", b" ")[:80]
+        return f"{status['Name'].strip()} state {status['State'].strip()}, parent {status['PPid'].strip()} {parent!r}"
+    except (OSError, KeyError):
+        return "gone while looked at"
+
+
+def test_ctrl_c_on_a_cluster_run_cancels_its_rows_and_reports_what_finished(cluster, tmp_path, hostile_proc_lib):
+    """Six good rows and one that forks a busy child and spins (m=113) on a Ray host: SIGINT once the good rows are
+    in results.jsonl ends the run with 130, the spinning row and its child gone from the host (Ray cancels the task,
+    the isolated worker follows through its lifeline), the report and history run marked interrupted."""
+    good = [csymm_row(f"TC_L0_{i}", 3 + i % 4, 2) for i in range(6)]
+    table = write_csymm_table(tmp_path / "csymm_test.csv", [*good, csymm_row("TC_L0_spin", 113, 2)])
+    out = tmp_path / "r"
+    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(table), "--operator-lib",
+                             str(hostile_proc_lib), "--timeout", "600", "--cluster", cluster.address,
+                             "--report-dir", str(out), "--history", str(tmp_path / "h.sqlite")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while (len(_finished(out)) < 6 or len(_mapping(hostile_proc_lib)) < 2) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    assert len(_finished(out)) == 6 and len(_mapping(hostile_proc_lib)) >= 2, "the spinning row never started"
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stdout + stderr
+    assert "Traceback" not in stdout + stderr and "interrupted" in stderr, stderr
+    end = time.monotonic() + 30
+    while _mapping(hostile_proc_lib) and time.monotonic() < end:
+        time.sleep(0.1)
+    left = {pid: _describe(pid) for pid in _mapping(hostile_proc_lib)}
+    assert left == {}, f"the spinning row (or its child) outlived the interrupted run: {left}"
+    report = _report(out)
+    assert report["interrupted"] is True and report["summary"]["total"] == 6
+    assert {c["case_name"] for c in report["cases"]} == {f"TC_L0_{i}" for i in range(6)}
+    runs = json.loads(_harness("runs", "--history", str(tmp_path / "h.sqlite"), "--json").stdout)
+    assert len(runs) == 1 and runs[0]["summary"] == {**report["summary"], "interrupted": True}
 
 
 def _host_of(node) -> str:
