@@ -48,6 +48,11 @@ def names() -> tuple[str, ...]:
     return tuple(_PACKAGES)
 
 
+def gates() -> dict[str, str]:
+    """op -> the precision gate its rows are judged by, as every run's meta records them."""
+    return {name: get(name).GATE for name in names()}
+
+
 def get(op: str | None) -> ModuleType | None:
     """The operator package for a table's operator name, or None when this harness does not implement it."""
     if op not in _PACKAGES:
