@@ -26,6 +26,12 @@ Each package provides:
     flops(args) -> float;  buffer_bytes(args) -> {role: bytes};  bytes_needed(args) -> int
     expected_workspace_bytes(args) -> int | None
     baseline_params(args) -> dict                        params baselines are keyed by
+
+and may provide (optional):
+
+    verify_parts(args, bufs) -> [(label, index)]         parts of the output judged each on its own, as ops-blas
+                                                         verifies them (sgemm_batched: per batch); default: the
+                                                         written region as one
 """
 from __future__ import annotations
 
