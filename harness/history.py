@@ -301,8 +301,8 @@ class History:
         return self._newest("SELECT run_id, meta FROM runs ORDER BY started DESC, rowid DESC", (), count, kinds)
 
     def run_list(self, limit: int | None = None) -> list[dict]:
-        """Newest first: id, kind, time, commit, dirty, backend, hardware (the name perf was judged on, else the device)
-        and summary counts of each run, for `harness runs`."""
+        """Newest first: id, kind, time, commit, dirty, backend, hardware (the name perf was judged on, else the
+        device) and summary counts of each run, for `harness runs`."""
         rows = self._retry(lambda: self.db.execute(
             "SELECT run_id, started, commit_sha, dirty, backend, device, meta, summary FROM runs"
             " ORDER BY started DESC, rowid DESC" + (" LIMIT ?" if limit else ""),
