@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from harness.session import REFERENCE_KINDS
 from harness.stats import hodges_lehmann
 from harness.timing import MIN_ROUNDS
 
@@ -269,7 +270,8 @@ RUN_ALIASES = {"latest": 0, "previous": 1}
 
 def resolve_run(ref: str, history: Any) -> tuple[dict, list[dict]]:
     """A run named by a report.json path (or its directory), a run id in the history, `latest` / `previous`, or
-    a git revision (the newest run of that commit). Raises LookupError saying what was tried."""
+    a git revision (the newest run of that commit); the last two choose among the runs of REFERENCE_KINDS only (a
+    mutants run must never become the reference by being the newest). Raises LookupError saying what was tried."""
     path = Path(ref)
     if path.is_file() or (path.is_dir() and (path / "report.json").is_file()):
         return load_report(path)
@@ -277,16 +279,18 @@ def resolve_run(ref: str, history: Any) -> tuple[dict, list[dict]]:
         if history.has_run(ref):
             return history.load_run(ref)
         if ref in RUN_ALIASES:
-            ids = history.recent_run_ids(RUN_ALIASES[ref] + 1)
+            ids = history.recent_run_ids(RUN_ALIASES[ref] + 1, REFERENCE_KINDS)
             if len(ids) <= RUN_ALIASES[ref]:
-                raise LookupError(f"{ref}: {history.path} holds only {len(ids)} run(s)")
+                raise LookupError(f"{ref}: {history.path} holds only {len(ids)} run(s) of kind "
+                                  f"{' or '.join(REFERENCE_KINDS)} (others are named by their run id)")
             return history.load_run(ids[RUN_ALIASES[ref]])
         commit = git_commit(ref)
         if commit:
-            run_id = history.latest_run_of_commit(commit)
+            run_id = history.latest_run_of_commit(commit, REFERENCE_KINDS)
             if run_id:
                 return history.load_run(run_id)
-            raise LookupError(f"{ref} is commit {commit[:12]}, but {history.path} holds no run of it")
+            raise LookupError(f"{ref} is commit {commit[:12]}, but {history.path} holds no run of it of kind "
+                              f"{' or '.join(REFERENCE_KINDS)}")
     raise LookupError(f"{ref!r} is neither a report.json path, a run id in {history.path}, latest/previous, nor "
                       "a git revision with a recorded run")
 

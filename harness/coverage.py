@@ -94,6 +94,11 @@ def fill_classes(fills: list[str]) -> list[str]:
     return out
 
 
+def padded(p: dict[str, Any], mins: tuple[int, int, int]) -> list[str]:
+    """The leading dimensions of a row (lda, ldb, ldc) above their minimum `mins`."""
+    return [name for name, ld, lo in zip(("lda", "ldb", "ldc"), (p["lda"], p["ldb"], p["ldc"]), mins) if ld > lo]
+
+
 def status_categories(p: dict[str, Any], found: list) -> list[tuple[str, str]]:
     """The expected status and, for a row that must be rejected, its faults: all that such a row covers."""
     out = [("expected status", p["expect"].name)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -530,6 +530,22 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     params.update(rtol=rtol, atol=atol, max_abs_error_limit=f"max({fixed:g}, 32 ulp)")
     return Judgement(verdict_name == PASS, gate, metrics, reason, diagnosis["golden_trusted"], "; ".join(evidence),
                      via or "golden", params, verdict_name, diagnosis)
+
+
+def worst_part(parts: list[tuple[str, Judgement]]) -> Judgement:
+    """One judgement of an output verified in parts, each part on its own (ops-blas verifies every batch of a
+    pointer-array operator with its own `verifyVector`, so the 99% matched ratio must hold in each): the first part
+    that FAILs, else the first DISPUTED, else the part closest to failing (lowest matched ratio). Its metrics and
+    diagnosis are that part's; the reason and the criteria name the part."""
+    rank = {FAIL: 0, DISPUTED: 1, PASS: 2}
+
+    def closeness(part: tuple[str, Judgement]) -> tuple[int, float]:
+        ratio = part[1].metrics.get("matched_ratio")
+        return rank[part[1].verdict], ratio if isinstance(ratio, float) else 1.0
+
+    label, worst = min(parts, key=closeness)
+    return replace(worst, reason=f"{label}: {worst.reason}" if worst.reason else "",
+                   criteria={**worst.criteria, "verified_in_parts": len(parts), "reported_part": label})
 
 
 def bound_ratio(golden: np.ndarray, scale: np.ndarray, gate: str, *, threshold: float = 0.0,

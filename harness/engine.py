@@ -253,15 +253,23 @@ def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
 
 def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
                  truth: np.ndarray) -> criteria.Judgement:
+    """The written region judged as one, or, for an operator whose package names `verify_parts` (the parts of its
+    output ops-blas verifies one by one), each part on its own, the worst deciding."""
     spec = ops.get(case.op)
-    mask = written_mask(bufs)
     gate, options = spec.gate(case.args, case.thresholds)
+    parts = spec.verify_parts(case.args, bufs) if hasattr(spec, "verify_parts") else []
+    if not parts:
+        parts = [("", np.flatnonzero(written_mask(bufs)))]
 
-    def scale() -> np.ndarray:  # G for the forward-error test, computed only if the judgement needs it
+    @lru_cache(maxsize=1)
+    def scale_all() -> np.ndarray:  # G for the forward-error test, computed only if a judgement needs it
         with np.errstate(all="ignore"):
-            return spec.error_scale(case.args, bufs)[mask]
+            return spec.error_scale(case.args, bufs)
 
-    return criteria.judge(out_c[mask], expected[mask], truth[mask], gate, scale=scale, **options)
+    judged = [(label, criteria.judge(out_c[index], expected[index], truth[index], gate,
+                                     scale=lambda index=index: scale_all()[index], **options))
+              for label, index in parts]
+    return judged[0][1] if len(judged) == 1 and not judged[0][0] else criteria.worst_part(judged)
 
 
 def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,

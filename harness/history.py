@@ -295,14 +295,14 @@ class History:
         df["dirty"] = df["dirty"].astype(bool)
         return pd.concat([df, summaries], axis=1)
 
-    def recent_run_ids(self, count: int) -> list[str]:
-        """The newest `count` run ids, newest first (started time, then insertion order)."""
-        return [r[0] for r in self._retry(lambda: self.db.execute(
-            "SELECT run_id FROM runs ORDER BY started DESC, rowid DESC LIMIT ?", (count,)).fetchall())]
+    def recent_run_ids(self, count: int, kinds: tuple[str, ...] | None = None) -> list[str]:
+        """The newest `count` run ids, newest first (started time, then insertion order), of the given kinds
+        only when `kinds` is given (a run recorded before kinds existed is a "run")."""
+        return self._newest("SELECT run_id, meta FROM runs ORDER BY started DESC, rowid DESC", (), count, kinds)
 
     def run_list(self, limit: int | None = None) -> list[dict]:
-        """Newest first: id, time, commit, dirty, backend, hardware (the name perf was judged on, else the device)
-        and summary counts of each run, for `harness runs`."""
+        """Newest first: id, kind, time, commit, dirty, backend, hardware (the name perf was judged on, else the
+        device) and summary counts of each run, for `harness runs`."""
         rows = self._retry(lambda: self.db.execute(
             "SELECT run_id, started, commit_sha, dirty, backend, device, meta, summary FROM runs"
             " ORDER BY started DESC, rowid DESC" + (" LIMIT ?" if limit else ""),
@@ -311,8 +311,8 @@ class History:
         for run_id, started, commit, dirty, backend, device, meta_json, summary_json in rows:
             meta = json.loads(meta_json) if meta_json else {}
             hardware = meta.get("hardware")
-            out.append({"run_id": run_id, "started": started, "commit": commit, "dirty": bool(dirty),
-                        "backend": backend, "device": device,
+            out.append({"run_id": run_id, "kind": run_kind(meta), "started": started, "commit": commit,
+                        "dirty": bool(dirty), "backend": backend, "device": device,
                         "hardware": hardware.get("name") if isinstance(hardware, dict) else device,
                         "summary": json.loads(summary_json) if summary_json else None})
         return out
@@ -321,12 +321,26 @@ class History:
         return bool(self._retry(lambda: self.db.execute(
             "SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone()))
 
-    def latest_run_of_commit(self, commit: str) -> str | None:
-        """The newest run whose commit matches `commit` (either may be abbreviated)."""
-        row = self._retry(lambda: self.db.execute(
-            "SELECT run_id FROM runs WHERE commit_sha != '' AND (commit_sha LIKE ? || '%' OR ? LIKE commit_sha || '%')"
-            " ORDER BY started DESC, rowid DESC LIMIT 1", (commit, commit)).fetchone())
-        return row[0] if row else None
+    def latest_run_of_commit(self, commit: str, kinds: tuple[str, ...] | None = None) -> str | None:
+        """The newest run (of the given kinds, when given) whose commit matches `commit` (either may be
+        abbreviated)."""
+        ids = self._newest("SELECT run_id, meta FROM runs WHERE commit_sha != '' AND (commit_sha LIKE ? || '%'"
+                           " OR ? LIKE commit_sha || '%') ORDER BY started DESC, rowid DESC", (commit, commit), 1,
+                           kinds)
+        return ids[0] if ids else None
+
+    def _newest(self, sql: str, params: tuple, count: int, kinds: tuple[str, ...] | None) -> list[str]:
+        """The first `count` run ids `sql` (selecting run_id, meta) yields whose kind is in `kinds` (any kind when
+        None). Filtered here, not in SQL: the meta is JSON text, read alike by SQLite and PostgreSQL."""
+        def query() -> list[str]:
+            out: list[str] = []
+            for run_id, meta in self.db.execute(sql, params).fetchall():
+                if kinds is None or run_kind(json.loads(meta) if meta else {}) in kinds:
+                    out.append(run_id)
+                    if len(out) == count:
+                        break
+            return out
+        return self._retry(query)
 
     def load_run(self, run_id: str) -> tuple[dict, list[dict]]:
         """(meta with summary/finished, records in table/line order with their samples put back)."""
@@ -367,6 +381,11 @@ class History:
         if case_name:
             return _case_trend(latest)
         return _commit_totals(latest)
+
+
+def run_kind(meta: dict) -> str:
+    """Which shell recorded a run, from its stored meta ("run" for runs recorded before kinds existed)."""
+    return str(meta.get("kind") or "run")
 
 
 def _precision_figure(value: Any) -> float | None:

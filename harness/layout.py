@@ -42,6 +42,12 @@ class Buffer:
         return int(self.host.nbytes)
 
 
+def span(rows: int, cols: int, ld: int) -> int:
+    """Elements a column-major rows x cols matrix with leading dimension ld occupies (ld * cols, or less padding
+    where ld < rows); 0 for an empty or impossible shape. A row-major matrix is the column-major cols x rows one."""
+    return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
+
+
 def region_mask(total: int, rows: int, cols: int, ld: int, offset: int = 0,
                 mask: np.ndarray | None = None) -> np.ndarray:
     """Mark the rows x cols column-major block at `offset` (leading dimension ld) in a bool mask of `total`."""

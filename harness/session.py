@@ -1,9 +1,10 @@
 """One run's life on disk: its meta, its results.jsonl and history rows as each row finishes, the progress display,
 and the reports at the end.
 
-`harness run`, `harness ab` (one session per side), `harness report` (rebuilding) and the pytest plugin (with
-`--harness-report-dir`) all go through this, so a run looks the same in reports/ and in the history whoever made
-it, and the commands stay shells that parse options and print. Only this process writes a session's files:
+`harness run`, `harness ab` (one session per side), `harness baseline`, `harness mutants` (one session per library
+built), `harness report` (rebuilding) and the pytest plugin (with `--harness-report-dir`) all go through this, so a
+run looks the same in reports/ and in the history whoever made it, and the commands stay shells that parse options
+and print. Only this process writes a session's files:
 results.jsonl gets whole lines only, run.json the meta as soon as the run starts, so a crashed run can still be
 rebuilt (`harness report`).
 """
@@ -15,8 +16,9 @@ import os
 import signal
 import sqlite3
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO, TypedDict
+from typing import Any, Iterator, TextIO, TypedDict
 
 from harness import provenance
 from harness.exitcodes import Exit, interrupted
@@ -25,6 +27,11 @@ from harness.record import Record, accept_disputed, summarize
 
 RESULTS = "results.jsonl"
 META = "run.json"
+#: The kinds whose runs measure the checkout's own operators with their outputs judged: what `latest`, `previous`
+#: and a git revision name in `harness compare`. An ab side is a build of another revision (perhaps with defines,
+#: outputs unchecked), a mutants run is broken on purpose, a baseline run times a peer library: each is reached by
+#: its run id only, so none of them silently becomes the reference a regression is measured against.
+REFERENCE_KINDS = ("run", "pytest")
 
 
 class RunSettings(TypedDict):
@@ -41,12 +48,13 @@ class RunSettings(TypedDict):
     devices: list[int]  # the device ids rows ran on (cpu: emulated devices)
     cluster: str | None  # the Ray cluster address (--cluster); None: this host
     shard: str | None  # "i/N" for `harness run --shard i/N`; None: every selected row
+    mutant: dict[str, Any] | None  # harness mutants: {"name", "description"} ("clean": the twin as written)
 
 
 class RunMeta(TypedDict):
     """report.json `meta`, run.json and the history's runs.meta (contract, ARCHITECTURE.md "Report")."""
 
-    kind: str  # "run", "ab" or "pytest": which shell made the session
+    kind: str  # "run", "ab", "pytest", "baseline" or "mutants": which shell made the session
     run_id: str
     commit: str
     dirty: bool
@@ -85,10 +93,10 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
 def new_settings(*, gates: dict[str, str], timing: dict[str, Any], select: str | None = None, workers: int = 1,
                  timeout_s: float | None = None, poison: bool = True, accept_disputed: bool = False,
                  ab: dict[str, Any] | None = None, devices: list[int] | None = None, cluster: str | None = None,
-                 shard: str | None = None) -> RunSettings:
+                 shard: str | None = None, mutant: dict[str, Any] | None = None) -> RunSettings:
     return RunSettings(select=select, workers=workers, timeout_s=timeout_s, poison=poison, timing=timing,
                        accept_disputed=accept_disputed, gates=gates, ab=ab, devices=list(devices or []),
-                       cluster=cluster, shard=shard)
+                       cluster=cluster, shard=shard, mutant=mutant)
 
 
 def load_meta(raw: dict[str, Any]) -> RunMeta:
@@ -133,6 +141,20 @@ class Session:
         self.stream = os.open(self.out_dir / RESULTS, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
         self.history.start_run(self.meta)
         self.progress.start()
+
+    @contextmanager
+    def recording(self) -> Iterator[Session]:
+        """start(), then finish() however the body ends: marked interrupted when Ctrl-C or SIGTERM cut it short
+        (the interrupt goes on to the caller), for shells that print their own outcome (baseline, mutants)."""
+        self.start()
+        interrupted_by = 0
+        try:
+            yield self
+        except KeyboardInterrupt as exc:
+            interrupted_by = getattr(exc, "signum", signal.SIGINT)
+            raise
+        finally:
+            self.finish(interrupted_by)
 
     def started(self, case: Any) -> None:
         """A row was handed to a worker: the display names it (the row being timed, in the perf phase)."""

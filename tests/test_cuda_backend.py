@@ -386,13 +386,17 @@ def perf_case(name: str, m: int, line: int):
     args = csymm.Args(side=abi.SIDE_LEFT, uplo=abi.UPPER, m=m, n=m, alpha=1 + 0j, beta=0j, a_fill="", b_fill="",
                       c_fill="", lda=m, ldb=m, ldc=m)
     return SimpleNamespace(name=name, op="csymm", is_perf=name.startswith("TC_PF_"), args=args, table="t.csv",
-                           line=line)
+                           line=line, description="")
 
 
 @pytest.fixture
-def measured(monkeypatch):
+def measured(monkeypatch, tmp_path):
     """baseline's collaborators replaced: the runner's probe and isolated run (each row's record canned), three
-    cases, a capturing writer. Records arrive out of table order, as parallel workers may send them."""
+    cases, a capturing writer. Records arrive out of table order, as parallel workers may send them. The run's
+    session (history, reports) goes to the default paths under tmp_path."""
+    from harness.record import new_record
+
+    monkeypatch.chdir(tmp_path)
     cases = [perf_case("TC_L0_001", 8, 2), perf_case("TC_PF_001", 256, 3), perf_case("TC_PF_002", 1024, 4)]
     outcome = {"TC_PF_001": ("PASS", 50, 18.75), "TC_PF_002": ("PASS", 60, 250.0)}
     written = {}
@@ -402,7 +406,8 @@ def measured(monkeypatch):
         timed.extend((case.name, settings) for case in cases)
         for case in reversed(cases):
             verdict, n, mean = outcome[case.name]
-            on_record({"table": case.table, "line": case.line, "verdict": verdict,
+            rec = new_record(case.name, case.op, case.table, case.line, 0, case.is_perf)
+            on_record({**rec, "verdict": verdict,
                        "reason": "status ACLBLAS_STATUS_INVALID_VALUE" if verdict != "PASS" else "",
                        "timing": {"n": n, "mean_us": mean} if verdict == "PASS" else None})
 

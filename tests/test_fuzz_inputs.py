@@ -104,7 +104,8 @@ def _argv(rng: random.Random, files: dict[str, str]) -> list[str]:
                "compare": ["--history", "--threshold", "--alpha"],
                "mutants": ["-k", "--every", "-n", "--timeout"], "ab": ["-k", "--threshold", "--alpha", "--warmup",
                                                                         "--max-time", "--min-samples"],
-               "baseline": ["-k", "--warmup", "--min-samples", "--max-time", "--timing-mode"], "nonsense": []}
+               "baseline": ["-k", "--warmup", "--min-samples", "--max-time", "--timing-mode", "--history",
+                            "--report-dir"], "nonsense": []}
     argv = [command]
     if command in ("ab", "compare"):
         argv += [pick(["HEAD", "no-such-run", "", "..", "-"]) for _ in range(2)]

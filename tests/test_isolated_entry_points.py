@@ -88,7 +88,8 @@ assert [r["verdict"] for r in records] == ["PASS"], records
 
 def _baseline(table: Path, lib: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "harness.cli", "baseline", str(table), "--backend", "cpu", "--operator-lib",
-           str(lib), "--max-time", "0.05", "--min-samples", "5", "--warmup", "1", "--rounds", "1", *args]
+           str(lib), "--max-time", "0.05", "--min-samples", "5", "--warmup", "1", "--rounds", "1",
+           "--history", str(table.parent / "h.sqlite"), "--report-dir", str(table.parent / "reports"), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, **env})
 
 

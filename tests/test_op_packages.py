@@ -63,6 +63,14 @@ def test_no_module_outside_the_packages_names_an_operator():
     assert offenders == {}
 
 
+def test_family_modules_name_no_operator():
+    """What a family shares is the family's: a family module that named one of its operators would be that
+    operator's code in the wrong room."""
+    families = sorted((ROOT / "harness" / "ops").glob("*_family.py"))
+    assert [p.name for p in families] == ["gemm_family.py", "symm_family.py"]
+    assert {p.name: naming(p.read_text()) for p in families} == {p.name: set() for p in families}
+
+
 def test_the_scan_finds_names_in_code_but_not_in_docstrings():
     assert naming('"""An example: cases/ssymm_test.csv."""\nx = 1\n') == set()
     assert naming("from harness.ops import ssymm\n") == {"ssymm"}

@@ -59,10 +59,11 @@ def test_missing_backend_exits_3_with_one_line(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1 and "npu backend" in result.stderr
 
 
-def test_mutants_command_names_the_rows_that_caught_each_mutant(capsys):
+def test_mutants_command_names_the_rows_that_caught_each_mutant(capsys, tmp_path):
     # two of the mutants tests/test_twin_mutants.py builds anyway (shared build cache)
     code = main(["mutants", "--mutant", "conjugated_a", "--mutant", "beta0_reads_c", "-k",
-                 "TC_L0_0001 or TC_L0_0002 or TC_EX_0061", "--every", "1", "-n", "2"])
+                 "TC_L0_0001 or TC_L0_0002 or TC_EX_0061", "--every", "1", "-n", "2",
+                 "--history", str(tmp_path / "h.sqlite"), "--report-dir", str(tmp_path / "r")])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "conjugated_a: caught by" in out and "beta0_reads_c: caught by" in out

@@ -118,6 +118,25 @@ def scalar_pointer(value, make):
     return ctypes.pointer(value if isinstance(value, (AclblasComplex, c_float)) else make(value))
 
 
+#: The host-scalar pointer types of the C signatures, and how a Python number becomes the scalar each points to.
+_SCALAR_MAKERS = {FLOAT_PTR: float_value, COMPLEX_PTR: complex_value}
+
+
+def invoke(symbol: str, argtypes: list, lib: ctypes.CDLL, handle: int | None, *args) -> int:
+    """`symbol` of `lib` called with (handle, *args), returning the raw status: the one call pattern of every
+    operator's `invoke`. Host-scalar arguments (FLOAT_PTR / COMPLEX_PTR in the signature) may be Python numbers,
+    ctypes scalars or None (NULL); device buffers are addresses or None."""
+    values = [scalar_pointer(value, _SCALAR_MAKERS[kind]) if kind in _SCALAR_MAKERS else value
+              for kind, value in zip(argtypes[1:], args, strict=True)]
+    return function(lib, symbol, argtypes)(handle, *values)
+
+
+def host_scalars(args, make=float_value) -> dict[str, object]:
+    """alpha and beta of a BLAS-3 call as the host memory it points to (None = NULL), kept by the engine to check
+    them afterwards; `make` is complex_value for complex operators."""
+    return {"alpha": make(args.alpha), "beta": make(args.beta)}
+
+
 def workspace_stats(lib: ctypes.CDLL, handle: int) -> tuple[int, int] | None:
     """(high-water bytes, bytes of the last call) from the twin extension; None when the library lacks it."""
     if not has_extension(lib, "aclblasTwinGetWorkspaceStats"):

@@ -18,7 +18,7 @@ import ctypes.util
 import importlib
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -48,6 +48,22 @@ def scalar_ptr(value: complex | float, dtype: Any) -> tuple[int, np.ndarray]:
         raise ValueError(f"scalar {value!r} has an imaginary part; {dtype} cannot hold it")
     held = np.array([value if dtype.kind == "c" else complex(value).real], dtype=dtype)
     return held.ctypes.data, held
+
+
+def checked_call(backend: Any, valid: bool, alpha: complex | float | None, beta: complex | float | None,
+                 dtype: Any, call: Callable[[int, int], object]) -> int:
+    """Every operator's cuBLAS call has this shape: arguments with no cuBLAS meaning (an invalid enum: `valid` is
+    false; a NULL scalar) are answered INVALID_VALUE here, alpha and beta go as host pointers kept alive through
+    `call(alpha_ptr, beta_ptr)`, and a cuBLAS error is EXECUTION_FAILED."""
+    if not valid or alpha is None or beta is None:
+        return int(abi.Status.INVALID_VALUE)
+    alpha_ptr, keep_alpha = scalar_ptr(alpha, dtype)
+    beta_ptr, keep_beta = scalar_ptr(beta, dtype)
+    try:
+        call(alpha_ptr, beta_ptr)
+    except backend.lib.CUBLASError:
+        return int(abi.Status.EXECUTION_FAILED)
+    return int(abi.Status.SUCCESS)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -4,13 +4,16 @@ Times the perf rows (`TC_PF_*`) of one case table and writes `<table dir>/baseli
 --out): the op's key params, `gpu_ms`, hardware, driver/CUDA/cuBLAS versions, method and date, the table task
 packages judge NPU times against (pass if gpu_us / npu_us >= 0.4). Each row goes through the same path as
 `harness run` (an isolated worker process that alone loads the library; status and guard-zone checks first), so a
-row that misbehaves is reported, never written.
+row that misbehaves is reported, never written. The run is recorded like `harness run`'s (kind "baseline": history,
+results.jsonl and reports under REPORT_DIR/<run_id>/), so the measurement behind a baseline table can be looked at
+later; `harness compare latest` never picks it.
 Exit 0 every selected row written; 1 some row failed or fell short of the minimum samples; 2 no perf row
 selected; 3 no such table or backend.
 """
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,8 +22,9 @@ from typing import Any
 from harness import engine, ops
 from harness.backends import BackendUnavailable
 from harness.exitcodes import Exit
-from harness.options import (add_backend_options, add_select_option, add_timing_options, backend_options,
-                             positive_float, timing_config)
+from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
+                             backend_options, positive_float, timing_config)
+from harness.session import Session, new_meta, new_settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=positive_float, default=600.0,
                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
     add_timing_options(p)
+    add_history_option(p)
+    p.add_argument("--report-dir", default="reports", help="the run's reports land in REPORT_DIR/<run_id>/")
     p.set_defaults(func=run, backend="cuda")
 
 
@@ -80,10 +86,29 @@ def run(args: argparse.Namespace) -> int:
     except BackendUnavailable as exc:
         print(str(exc), file=sys.stderr)
         return Exit.ENV
-    return _measure(args, table, cases, settings, info)
+    return _recorded(args, table, cases, settings, info)
 
 
-def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict) -> int:
+def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict) -> int:
+    """_measure inside a session of kind "baseline"; a history or report path that cannot be written is exit 3."""
+    from harness import perf
+    from harness.history import History
+
+    meta = new_meta("baseline", args.backend, [str(table)], new_settings(
+        select=args.select, timeout_s=args.timeout, timing=settings.timing.as_dict(), gates=ops.gates()), info,
+        perf.hardware_identity(info, None))
+    session = Session(History(args.history), Path(args.report_dir) / meta["run_id"], meta, cases)
+    try:
+        with session.recording():
+            code = _measure(args, table, cases, settings, info, session)
+    except (OSError, sqlite3.Error) as exc:
+        return session.fail(exc)
+    print(f"run {meta['run_id']} (kind baseline) recorded in {session.history.path}; reports in {session.out_dir}")
+    return code
+
+
+def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict,
+             session: Session) -> int:
     from harness import baselines, runner
 
     config = settings.timing
@@ -94,6 +119,7 @@ def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, 
 
     def take(rec: dict) -> None:
         nonlocal failed
+        session.record(rec)
         case, timing = by_key[(rec["table"], rec["line"])], rec["timing"]
         if rec["verdict"] != "PASS" or not timing:
             failed += 1

@@ -1,17 +1,22 @@
 """`harness mutants [CSV ...]`: prove the harness catches realistic kernel bugs. Builds the CPU twin once clean and
 once per injected bug (`operators/cpu_twin/twin_mutants.h`), runs the same rows on each, and prints which rows
-caught which mutant. Exit 0 only if every mutant was caught; 1 if any survived; 3 if a build failed.
+caught which mutant. Each library's rows are recorded as a run of kind "mutants" (history, results.jsonl, reports
+under REPORT_DIR/<run_id>/, the run id ending in the mutant's name); `harness compare latest` never picks one.
+Exit 0 only if every mutant was caught; 1 if any survived; 3 if a build failed or the history or reports cannot be
+written.
 """
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 
 from tabulate import tabulate
 
 from harness.exitcodes import Exit
-from harness.options import add_select_option, default_tables, positive_float, positive_int
+from harness.options import add_history_option, add_select_option, default_tables, positive_float, positive_int
+from harness.session import why
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -23,13 +28,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="rows used: every TC_L0 row plus every EVERY-th other precision row (1 = all)")
     p.add_argument("-n", "--workers", type=positive_int, default=2, help="parallel workers for the rows")
     p.add_argument("--timeout", type=positive_float, default=60.0, help="per-row limit in seconds")
+    add_history_option(p)
+    p.add_argument("--report-dir", default="reports", help="each library's reports land in REPORT_DIR/<run_id>/")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except (OSError, sqlite3.Error) as exc:
+        print(f"harness mutants: cannot record the runs: {why(exc)}", file=sys.stderr)
+        return Exit.ENV
+
+
+def _run(args: argparse.Namespace) -> int:
     from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_twin
     from harness.engine import load_cases
-    from harness.mutants import MutantResult, caught_by, sample, verdicts
+    from harness.history import History
+    from harness.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
 
     names = args.mutant or sorted(MUTANTS, key=MUTANTS.get)
     unknown = [n for n in names if n not in MUTANTS]
@@ -39,8 +55,10 @@ def run(args: argparse.Namespace) -> int:
               else "harness mutants: no case tables", file=sys.stderr)
         return Exit.ENV
     cases = sample(load_cases(tables, args.select), args.every)
+    where = Recording(History(args.history), Path(args.report_dir), tables, args.select, args.workers, args.timeout)
     try:
-        clean = verdicts(cases, str(build_twin()), args.workers, args.timeout)
+        clean = recorded_verdicts(cases, str(build_twin()), {"name": "clean", "description": "the twin as written"},
+                                  where)
     except BuildError as exc:
         print(f"harness mutants: the clean twin does not build: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -53,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         except BuildError as exc:
             result.build_error = str(exc)
         else:
-            result.caught_by = caught_by(clean, verdicts(cases, str(lib), args.workers, args.timeout))
+            mutant = {"name": name, "description": MUTANT_DESCRIPTIONS[name]}
+            result.caught_by = caught_by(clean, recorded_verdicts(cases, str(lib), mutant, where))
         results.append(result)
         print(f"  {name}: {'caught by ' + str(len(result.caught_by)) + ' row(s)' if result.caught else 'SURVIVED'}",
               flush=True)
@@ -63,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                    tablefmt="github"))
     caught = sum(r.caught for r in results)
     print(f"\nmutants caught: {caught}/{len(results)}")
+    print(f"runs (kind mutants) recorded in {where.history.path}; reports under {where.report_dir}")
     if any(r.build_error for r in results):
         return Exit.ENV
     return Exit.OK if caught == len(results) else Exit.FAIL

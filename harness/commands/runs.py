@@ -1,5 +1,6 @@
-"""`harness runs`: the runs in the history, newest first (id, time, commit, dirty, backend, hardware, summary),
-so `harness compare` can be given an id, a commit, `latest` or `previous`."""
+"""`harness runs`: the runs in the history, newest first (id, kind, time, commit, dirty, backend, hardware,
+summary), so `harness compare` can be given an id, a commit, `latest` or `previous` (the last three name runs of
+kind `run` or `pytest` only: ab, baseline and mutants runs are named by their id)."""
 from __future__ import annotations
 
 import argparse
@@ -44,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(runs, indent=1))
     elif runs:
-        print(tabulate([[r["run_id"], r["started"], (r["commit"] or "")[:12], "dirty" if r["dirty"] else "",
-                         r["backend"], r["hardware"], summary_text(r["summary"])] for r in runs],
-                       headers=["run", "started", "commit", "dirty", "backend", "hardware", "summary"],
+        print(tabulate([[r["run_id"], r["kind"], r["started"], (r["commit"] or "")[:12],
+                         "dirty" if r["dirty"] else "", r["backend"], r["hardware"], summary_text(r["summary"])]
+                        for r in runs],
+                       headers=["run", "kind", "started", "commit", "dirty", "backend", "hardware", "summary"],
                        tablefmt="github"))
     else:
         print(f"no runs in {history.path}")

@@ -58,6 +58,18 @@ def is_null(cell: str) -> bool:
     return cell.strip().lower() in ("null", "nullptr")
 
 
+def real_cell(cell: str, default: float) -> float | None:
+    """A real scalar cell as the tables read it: `null` is NULL (None), empty is the default."""
+    if is_null(cell):
+        return None
+    return float(cell) if cell.strip() else default
+
+
+def int_cell(cell: str, default: int) -> int:
+    """An integer cell; empty is the default."""
+    return int(cell) if cell.strip() else default
+
+
 def status_cell(status: abi.Status) -> str:
     return f"ACLBLAS_STATUS_{status.name}"
 
@@ -143,6 +155,13 @@ def with_faults(base: Spec, names: tuple[str, ...], variant: int, apply: Callabl
     prefix = {2: "two_fault_", 3: "three_fault_"}.get(len(names), "")
     s["tag"] = prefix + "_".join(x.replace("handle_null", "handle") for x in names)
     return s
+
+
+def faulty(render: Callable[[Spec, tuple[str, ...]], dict[str, str]], apply: Callable[[Spec, str, int], Spec],
+           base: Spec, names: tuple[str, ...], variant: int = 0) -> dict[str, str]:
+    """The rendered row of `base` with the faults `names` applied (in order, `variant` picking among each one's
+    invalid values); `render` checks they are the faults the row ends up with, in check order."""
+    return render(with_faults(base, names, variant, apply), names)
 
 
 def set_expectation(row: dict[str, str], found: list[tuple[str, abi.Status]], intended: tuple[str, ...] | None,

@@ -4,6 +4,9 @@ A package `harness/ops/<op>/` holds everything the harness knows about one opera
 buffer plan, golden (through `golden/`), C signature, the call on each backend API, FLOP count, and in submodules its
 table generator (`generate`) and coverage categories (`coverage`). Adding an operator means adding its package and one
 line to `_PACKAGES`; no other module of `harness/` names an operator (tests/test_op_packages.py enforces it).
+What operators of one family do alike lives once in a family module beside the packages (`symm_family`,
+`gemm_family`: the call shape, baseline key, FLOP count, shared checks and coverage columns), which names no
+operator either; a package re-exports from it what is part of its interface.
 
 Each package provides:
 
@@ -23,6 +26,12 @@ Each package provides:
     flops(args) -> float;  buffer_bytes(args) -> {role: bytes};  bytes_needed(args) -> int
     expected_workspace_bytes(args) -> int | None
     baseline_params(args) -> dict                        params baselines are keyed by
+
+and may provide (optional):
+
+    verify_parts(args, bufs) -> [(label, index)]         parts of the output judged each on its own, as ops-blas
+                                                         verifies them (sgemm_batched: per batch); default: the
+                                                         written region as one
 """
 from __future__ import annotations
 
@@ -46,6 +55,11 @@ def accumulates(args) -> bool:
 
 def names() -> tuple[str, ...]:
     return tuple(_PACKAGES)
+
+
+def gates() -> dict[str, str]:
+    """op -> the precision gate its rows are judged by, as every run's meta records them."""
+    return {name: get(name).GATE for name in names()}
 
 
 def get(op: str | None) -> ModuleType | None:

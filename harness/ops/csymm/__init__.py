@@ -8,6 +8,7 @@ handle. Seeds as the C++ frame derives them: A = s, B = s+1, C = s+2 (imaginary 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -15,8 +16,11 @@ import golden
 from golden import sample
 from harness import abi, fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask, triangle_mask
-from harness.ops import accumulates  # noqa: F401  (part of this operator's interface)
+from harness.layout import Buffer, region_mask, span, triangle_mask
+from harness.ops import symm_family
+# part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
+from harness.ops import accumulates  # noqa: F401
+from harness.ops.symm_family import baseline_params, expected_workspace_bytes, output_overlap  # noqa: F401
 
 NAME = "csymm"
 COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -27,11 +31,7 @@ DEFAULT_FILL = "RANDOM_NORM_1"
 
 
 @dataclass(frozen=True)
-class Args:
-    side: int
-    uplo: int
-    m: int
-    n: int
+class Args(symm_family.SymmArgs):
     alpha: complex | None
     beta: complex | None
     a_fill: str
@@ -42,11 +42,6 @@ class Args:
     ldc: int
     handle_null: bool = False
 
-    @property
-    def ka(self) -> int:
-        """Order of A: m for LEFT, n for RIGHT (an invalid side reads as LEFT for buffer planning)."""
-        return self.n if self.side == abi.SIDE_RIGHT else self.m
-
 
 def parse(reader, description: str) -> Args:
     from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
@@ -55,7 +50,7 @@ def parse(reader, description: str) -> Args:
     uplo = reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
     m = reader.int("m", 0)
     n = reader.int("n", 0)
-    ka = n if side == abi.SIDE_RIGHT else m
+    ka = symm_family.order_of_a(side, m, n)
     return Args(
         side=side, uplo=uplo, m=m, n=n,
         alpha=reader.complex_pair("alpha_real", "alpha_imag", complex(1, 0)),
@@ -75,22 +70,13 @@ def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.nda
     return fill.make_complex_matrix(spec, rows, cols, ld, seed), False
 
 
-def _span(rows: int, cols: int, ld: int) -> int:
-    return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
-
-
 def buffer_bytes(a: Args) -> dict[str, int]:
     """Host bytes of A, B and C, computed before anything is allocated (memory cap)."""
-    return {"A": 8 * _span(a.ka, a.ka, a.lda), "B": 8 * _span(a.m, a.n, a.ldb), "C": 8 * _span(a.m, a.n, a.ldc)}
+    return {"A": 8 * span(a.ka, a.ka, a.lda), "B": 8 * span(a.m, a.n, a.ldb), "C": 8 * span(a.m, a.n, a.ldc)}
 
 
 def bytes_needed(a: Args) -> int:
     return sum(buffer_bytes(a).values())
-
-
-def output_overlap(a: Args) -> str:
-    """One C, no batches: it never overlaps itself."""
-    return ""
 
 
 def buffers(a: Args, seed: int) -> dict[str, Buffer]:
@@ -158,60 +144,17 @@ def flops(a: Args) -> float:
     return flops_of(a.m, a.n, a.ka)
 
 
-def expected_workspace_bytes(a: Args) -> int | None:
-    return None
-
-
-def baseline_params(a: Args) -> dict:
-    return {"side": a.side, "uplo": a.uplo, "m": a.m, "n": a.n}
-
-
 def scalars(a: Args) -> dict[str, object]:
     """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
-    return {"alpha": aclblas_lib.complex_value(a.alpha), "beta": aclblas_lib.complex_value(a.beta)}
+    return aclblas_lib.host_scalars(a, aclblas_lib.complex_value)
 
 
 SYMBOL = "aclblasCsymm"
 _L = aclblas_lib
 ARGTYPES = [_L.HANDLE, _L.ENUM, _L.ENUM, _L.INT, _L.INT, _L.COMPLEX_PTR, _L.PTR, _L.INT, _L.PTR, _L.INT,
             _L.COMPLEX_PTR, _L.PTR, _L.INT]
-
-
-def invoke(lib, handle: int | None, side: int, uplo: int, m: int, n: int, alpha, a: int | None, lda: int,
-           b: int | None, ldb: int, beta, c: int | None, ldc: int) -> int:
-    """aclblasCsymm with host scalars (Python numbers or AclblasComplex; None -> NULL) and device addresses;
-    returns the raw status."""
-    fn = aclblas_lib.function(lib, SYMBOL, ARGTYPES)
-    return fn(handle, side, uplo, m, n, aclblas_lib.scalar_pointer(alpha, aclblas_lib.complex_value), a, lda, b,
-              ldb, aclblas_lib.scalar_pointer(beta, aclblas_lib.complex_value), c, ldc)
-
-
-def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
-    return invoke(backend.lib, handle, a.side, a.uplo, a.m, a.n, host_scalars["alpha"], ptrs["A"], a.lda, ptrs["B"],
-                  a.ldb, host_scalars["beta"], ptrs["C"], a.ldc)
-
-
-#: cublasCsymm_v2 (CuPy does not wrap SYMM): handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc.
-_CUBLAS_SYMBOL = "cublasCsymm_v2"
-_CUBLAS_ARGTYPES = [_L.PTR, _L.INT, _L.INT, _L.INT, _L.INT, _L.PTR, _L.PTR, _L.INT, _L.PTR, _L.INT, _L.PTR, _L.PTR,
-                    _L.INT]
-
-
-def _call_cublas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
-    """cublasCsymm with the same column-major semantics (host scalars); invalid enums or NULL scalars have no
-    cuBLAS meaning and are answered here."""
-    from harness.backends import cuda
-
-    if a.side not in cuda.SIDE or a.uplo not in cuda.FILL or a.alpha is None or a.beta is None:
-        return int(abi.Status.INVALID_VALUE)
-    alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.complex64)
-    beta, keep_beta = cuda.scalar_ptr(a.beta, np.complex64)
-    try:
-        backend.lib.native(_CUBLAS_SYMBOL, _CUBLAS_ARGTYPES, backend.handle, cuda.SIDE[a.side], cuda.FILL[a.uplo],
-                           a.m, a.n, alpha, ptrs["A"], a.lda, ptrs["B"], a.ldb, beta, ptrs["C"], a.ldc)
-    except backend.lib.CUBLASError:
-        return int(abi.Status.EXECUTION_FAILED)
-    return int(abi.Status.SUCCESS)
-
-
-CALLS = {"aclblas": _call_aclblas, "cublas": _call_cublas}
+#: aclblasCsymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc) with host scalars (Python numbers
+#: or AclblasComplex; None -> NULL) and device addresses; returns the raw status.
+invoke = partial(aclblas_lib.invoke, SYMBOL, ARGTYPES)
+CALLS = {"aclblas": partial(symm_family.call_aclblas, invoke),
+         "cublas": partial(symm_family.call_cublas, "cublasCsymm_v2", np.complex64, False)}

@@ -3,20 +3,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.ops.csymm.generate import TASKBOOK
-from harness.coverage import (COMMON_REQUIRED, complex_class, dim_classes, fill_classes, status_categories)
+from harness.coverage import COMMON_REQUIRED, complex_class, fill_classes, padded
 from harness.generate import cells
+from harness.ops import symm_family
+from harness.ops.csymm.generate import TASKBOOK
+
 
 def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, [(group, category)]) of one csymm row."""
-    out = status_categories(p, found)
+    column, out = symm_family.categories_head(p, found)
     if found:
-        return "negative", out
-    column = (cells.enum_cell(p["side"], cells.SIDES).removeprefix("ACLBLAS_SIDE_") + " " +
-              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_"))
+        return column, out
     m, n = p["m"], p["n"]
-    out.append(("side x uplo", column))
-    out += [("size", c) for c in dim_classes((m, n))]
     if m > 0 and n >= 4 * m:
         out.append(("size", "wide_n_ge_4m"))
     if n > 0 and m >= 4 * n:
@@ -30,9 +28,9 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
     if m == 0 or n == 0:
         out.append(("path", "quick_return_empty"))
     mins = (max(1, p["ka"]), max(1, m), max(1, m))
-    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
-    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
-    out.append(("leading dim", f"padded_count_{sum(pads)}"))
+    pads = padded(p, mins)
+    out += [("leading dim", f"{name}_padded") for name in pads]
+    out.append(("leading dim", f"padded_count_{len(pads)}"))
     out += [("inputs", c) for c in fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
     compact = p["lda"] == mins[0] and p["ldb"] == mins[1] and p["ldc"] == mins[2]
     for tm, tn, side, uplo in TASKBOOK:
@@ -43,7 +41,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
 
 
 REQUIRED = (COMMON_REQUIRED
-    + [("side x uplo", f"{s} {u}") for s in ("LEFT", "RIGHT") for u in ("UPPER", "LOWER")]
+    + symm_family.REQUIRED_SIDE_UPLO
     + [("size", "wide_n_ge_4m"), ("size", "narrow_m_ge_4n")]
     + [(g, c) for g in ("alpha", "beta") for c in ("zero", "one", "neg_one", "imag", "large", "general")]
     + [("path", c) for c in ("quick_return_alpha0_beta1", "alpha0_scale_c", "quick_return_empty")]

@@ -16,20 +16,21 @@ import dataclasses
 import random
 import sys
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.ops import symm_family
 from harness.ops.csymm import flops_of
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
           "b_fill", "ldb", "beta_real", "beta_imag", "c_fill", "ldc", "expect_result", "mere_threshold",
           "mare_multiplier", "random_seed")
-COMBOS = ((abi.SIDE_LEFT, abi.UPPER), (abi.SIDE_LEFT, abi.LOWER), (abi.SIDE_RIGHT, abi.UPPER),
-          (abi.SIDE_RIGHT, abi.LOWER))
+COMBOS = symm_family.COMBOS
 #: The task book §3.3 performance cases (csymm seed §6.2), in that order.
 TASKBOOK = ((256, 256, abi.SIDE_LEFT, abi.UPPER), (1024, 1024, abi.SIDE_LEFT, abi.LOWER),
             (1024, 1024, abi.SIDE_RIGHT, abi.UPPER))
@@ -42,7 +43,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     side = cells.enum_value(row["side"], cells.SIDES, abi.SIDE_LEFT)
     uplo = cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
-    ka = n if side == abi.SIDE_RIGHT else m
+    ka = symm_family.order_of_a(side, m, n)
 
     def scalar(re: str, im: str, default: complex) -> complex | None:
         if cells.is_null(re):
@@ -64,13 +65,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
 
 def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
     """Every fault of a row, in the seed's check order; the first one decides the status."""
-    out: list[tuple[str, Status]] = []
-    if p["handle_null"]:
-        out.append(("handle_null", Status.HANDLE_IS_NULLPTR))
-    if p["side"] not in (abi.SIDE_LEFT, abi.SIDE_RIGHT):
-        out.append(("invalid_side", Status.INVALID_ENUM))
-    if p["uplo"] not in (abi.UPPER, abi.LOWER):
-        out.append(("invalid_uplo", Status.INVALID_ENUM))
+    out = symm_family.handle_and_enum_faults(p)
     checks = (
         ("negative_m", p["m"] < 0), ("negative_n", p["n"] < 0),
         ("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None),
@@ -152,7 +147,7 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 def _lds(side: int, m: int, n: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
     """Explicit leading dimensions (`cells.padded_lds`)."""
-    ka = n if side == abi.SIDE_RIGHT else m
+    ka = symm_family.order_of_a(side, m, n)
     return cells.padded_lds((max(1, ka), max(1, m), max(1, m)), pattern, rng, big)
 
 
@@ -196,7 +191,7 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     """One fault on a copy of a valid spec (`variant` picks among the invalid values of a check)."""
     s = dict(s)
     m, n = s["m"], s["n"]
-    ka = n if s["side"] == abi.SIDE_RIGHT else m
+    ka = symm_family.order_of_a(s["side"], m, n)
     if cells.apply_shared_fault(s, fault, variant, (ka, m, m), (-1, -5, -5)):
         return s
     if fault == "invalid_side":
@@ -212,8 +207,7 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     return s
 
 
-def _faulty(base: Spec, names: tuple[str, ...], variant: int = 0) -> dict[str, str]:
-    return _render(cells.with_faults(base, names, variant, _apply), names)
+_faulty = partial(cells.faulty, _render, _apply)
 
 
 #: Fault pairs (and triples) in check order; the first one's status is expected, which pins the order.

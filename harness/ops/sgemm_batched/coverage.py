@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.coverage import dim_classes, real_class, status_categories
+from harness.coverage import real_class
 from harness.generate import cells
+from harness.ops.gemm_family import REQUIRED_TRANS, batch_class, categories_head
 
 NEGATIVE = ("handle_null", "null_alpha", "null_beta", "negative_m", "negative_n", "negative_k", "negative_batch",
             "invalid_transA", "invalid_transB", "invalid_lda", "invalid_ldb", "invalid_ldc", "null_Aarray",
@@ -13,15 +14,12 @@ NEGATIVE = ("handle_null", "null_alpha", "null_beta", "negative_m", "negative_n"
 
 def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, [(group, category)]) of one sgemm_batched row."""
-    out = status_categories(p, found)
+    column, out = categories_head(p, found)
     if found:
-        return "negative", out
-    column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
+        return column, out
     m, n, k, batch = p["m"], p["n"], p["k"], p["batchCount"]
-    out.append(("transA x transB", column))
-    out += [("size", c) for c in dim_classes((m, n, k))]
     out += [("alpha", real_class(p["alpha"])), ("beta", real_class(p["beta"]))]
-    out.append(("batchCount", "0" if batch == 0 else "1" if batch == 1 else "2_15" if batch < 16 else "ge_16"))
+    out.append(("batchCount", batch_class(batch)))
     if min(m, n, batch) > 0 and (k == 0 or p["alpha"] == 0):
         out.append(("path", "null_A_B_entries"))
     if p["c_fill"] == cells.NAN:
@@ -29,7 +27,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
     return column, out
 
 
-REQUIRED = ([("transA x transB", a + b) for a in "NTC" for b in "NTC"]
+REQUIRED = (REQUIRED_TRANS
             + [("size", c) for c in ("zero", "one", "small_prime", "power_of_two", "unaligned")]
             + [(g, c) for g in ("alpha", "beta") for c in ("zero", "one", "other")]
             + [("batchCount", c) for c in ("0", "1", "2_15", "ge_16")]

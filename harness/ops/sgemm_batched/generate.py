@@ -13,15 +13,13 @@ from typing import Any
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells
-from harness.generate.cells import NULLPTR
+from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, parse_dims
 from harness.ops.sgemm_batched import flops_of
 
 OP = "sgemm_batched"
 HEADER = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "ldb", "ldc",
           "batchCount", "a_fill", "b_fill", "c_fill", "alpha_null", "beta_null", "aarray_null", "barray_null",
           "carray_null", "expect_result", "random_seed")
-OPS = (abi.OP_N, abi.OP_T, abi.OP_C)
-COMBOS = tuple((ta, tb) for ta in OPS for tb in OPS)
 SHAPES = ((1, 1, 1), (3, 5, 7), (8, 8, 8), (17, 19, 23), (33, 16, 64), (64, 33, 1), (1, 64, 100), (100, 1, 13),
           (128, 64, 32))
 BATCHES = (1, 2, 3, 5, 16)
@@ -30,29 +28,17 @@ FILLS = ("RANDOM_1", "RANDOM_1", "RANDOM_1")
 PERF = ((128, 128, 128, 8), (256, 256, 256, 2), (64, 64, 64, 32))
 
 
-def _rows_of(trans: int, inner: int, outer: int) -> int:
-    """Stored rows of a matrix whose op() has `outer` rows over depth `inner`."""
-    return outer if trans == abi.OP_N else inner
-
-
 def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters of a row with sgemm_batched_param.h's defaults."""
-    ta = cells.enum_value(row["transA"], cells.TRANS, abi.OP_N)
-    tb = cells.enum_value(row["transB"], cells.TRANS, abi.OP_N)
-    m, n, k = (int(row[d] or 0) for d in ("m", "n", "k"))
+    ta, tb, m, n, k = parse_dims(row)
 
     def scalar(col: str, default: float) -> float | None:
-        if cells.is_null(row[col]) or row[f"{col}_null"] == "true":
-            return None
-        return float(row[col]) if row[col].strip() else default
-
-    def integer(col: str, default: int) -> int:
-        return int(row[col]) if row[col].strip() else default
+        return None if row[f"{col}_null"] == "true" else cells.real_cell(row[col], default)
 
     return {"transA": ta, "transB": tb, "m": m, "n": n, "k": k, "alpha": scalar("alpha", 1.0),
-            "beta": scalar("beta", 0.0), "lda": integer("lda", max(1, _rows_of(ta, k, m))),
-            "ldb": integer("ldb", max(1, _rows_of(tb, n, k))), "ldc": integer("ldc", max(1, m)),
-            "batchCount": integer("batchCount", 1), "a_fill": row["a_fill"], "b_fill": row["b_fill"],
+            "beta": scalar("beta", 0.0), "lda": cells.int_cell(row["lda"], max(1, a_rows(ta, m, k))),
+            "ldb": cells.int_cell(row["ldb"], max(1, b_rows(tb, k, n))), "ldc": cells.int_cell(row["ldc"], max(1, m)),
+            "batchCount": cells.int_cell(row["batchCount"], 1), "a_fill": row["a_fill"], "b_fill": row["b_fill"],
             "c_fill": row["c_fill"], "nulls": {r for r in "abc" if row[f"{r}array_null"] == "true"},
             "handle_null": "handle_null" in row["description"], "expect": cells.status_value(row["expect_result"])}
 
@@ -63,8 +49,8 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
     checks = (("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None), ("negative_m", p["m"] < 0),
               ("negative_n", p["n"] < 0), ("negative_k", p["k"] < 0), ("negative_batch", p["batchCount"] < 0),
               ("invalid_transA", p["transA"] not in OPS), ("invalid_transB", p["transB"] not in OPS),
-              ("invalid_lda", p["lda"] < max(1, _rows_of(p["transA"], p["k"], p["m"]))),
-              ("invalid_ldb", p["ldb"] < max(1, _rows_of(p["transB"], p["n"], p["k"]))),
+              ("invalid_lda", p["lda"] < max(1, a_rows(p["transA"], p["m"], p["k"]))),
+              ("invalid_ldb", p["ldb"] < max(1, b_rows(p["transB"], p["k"], p["n"]))),
               ("invalid_ldc", p["ldc"] < max(1, p["m"])))
     out += [(name, Status.INVALID_VALUE) for name, bad in checks if bad]
     if p["batchCount"] > 0:
@@ -143,7 +129,7 @@ def _coverage(rng: random.Random) -> list[dict[str, str]]:
             alpha, beta = SCALARS[rng.randrange(len(SCALARS))]
             batch = rng.choice(BATCHES)
             pad = rng.randint(0, 7)
-            mins = (max(1, _rows_of(ta, k, m)), max(1, _rows_of(tb, n, k)), max(1, m))
+            mins = (max(1, a_rows(ta, m, k)), max(1, b_rows(tb, k, n)), max(1, m))
             lds = tuple(str(lo + rng.randint(1, 9)) if pad >> bit & 1 else "" for bit, lo in enumerate(mins))
             rows.append(_row(ta, tb, m, n, k, batch, alpha, beta, lds, tag=f"pad{pad}"))
     return rows

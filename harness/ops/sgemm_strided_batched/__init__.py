@@ -10,6 +10,7 @@ description a NULL handle. Seeds per batch b as the C++ batched frame: A = s+3b,
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -17,8 +18,11 @@ import golden
 from golden import sample
 from harness import abi, fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask
-from harness.ops import accumulates  # noqa: F401  (part of this operator's interface)
+from harness.layout import Buffer, region_mask, span
+from harness.ops import gemm_family
+# part of this operator's interface, the same for every BLAS-3 operator / every batched GEMM operator:
+from harness.ops import accumulates  # noqa: F401
+from harness.ops.gemm_family import baseline_params, expected_workspace_bytes, flops, flops_of  # noqa: F401
 
 NAME = "sgemm_strided_batched"
 COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
@@ -32,17 +36,7 @@ ATOL_FLOOR = 2.0 ** -13
 
 
 @dataclass(frozen=True)
-class Args:
-    trans_a: int
-    trans_b: int
-    m: int
-    n: int
-    k: int
-    alpha: float | None
-    beta: float | None
-    lda: int
-    ldb: int
-    ldc: int
+class Args(gemm_family.GemmArgs):
     stride_a: int
     stride_b: int
     stride_c: int
@@ -52,14 +46,6 @@ class Args:
     c_fill: str
     handle_null: bool = False
 
-    @property
-    def a_shape(self) -> tuple[int, int]:
-        """Stored rows x cols of each A_i."""
-        return (self.m, self.k) if self.trans_a == abi.OP_N else (self.k, self.m)
-
-    @property
-    def b_shape(self) -> tuple[int, int]:
-        return (self.k, self.n) if self.trans_b == abi.OP_N else (self.n, self.k)
 
 
 def parse(reader, description: str) -> Args:
@@ -68,8 +54,8 @@ def parse(reader, description: str) -> Args:
     ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
     tb = reader.enum("transB", TRANS, abi.OP_N, "transB")
     m, n, k = reader.int("m", 0), reader.int("n", 0), reader.int("k", 0)
-    lda = reader.int("lda", max(1, m if ta == abi.OP_N else k))
-    ldb = reader.int("ldb", max(1, k if tb == abi.OP_N else n))
+    lda = reader.int("lda", max(1, gemm_family.a_rows(ta, m, k)))
+    ldb = reader.int("ldb", max(1, gemm_family.b_rows(tb, k, n)))
     ldc = reader.int("ldc", max(1, m))
     return Args(
         trans_a=ta, trans_b=tb, m=m, n=n, k=k,
@@ -93,12 +79,8 @@ def _null_fill(reader, matrix: str, default: str) -> str:
     return "NULLPTR" if reader.flag(f"{matrix}array_null") else fill_text
 
 
-def _span(rows: int, cols: int, ld: int) -> int:
-    return max(ld * cols, (rows - 1) + (cols - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
-
-
 def _total(a: Args, rows: int, cols: int, ld: int, stride: int) -> int:
-    one = _span(rows, cols, ld)
+    one = span(rows, cols, ld)
     if one == 0 or a.batch <= 0:
         return 0
     return (a.batch - 1) * max(stride, 0) + one
@@ -118,11 +100,11 @@ def output_overlap(a: Args) -> str:
     """Why C's batches overlap ("" when they do not): the result would depend on the order batches run in."""
     if a.batch <= 1 or min(a.m, a.n) <= 0 or a.ldc <= 0:
         return ""
-    span = _span(a.m, a.n, a.ldc)
+    one = span(a.m, a.n, a.ldc)
     if a.stride_c == 0:
         return f"strideC=0 with batchCount={a.batch}: every batch writes the same C"
-    if abs(a.stride_c) < span:
-        return (f"strideC={a.stride_c} is smaller than one C's span ({span} elements for m={a.m}, n={a.n}, "
+    if abs(a.stride_c) < one:
+        return (f"strideC={a.stride_c} is smaller than one C's span ({one} elements for m={a.m}, n={a.n}, "
                 f"ldc={a.ldc}): C batches overlap, so the result depends on the order batches run in")
     return ""
 
@@ -170,7 +152,7 @@ def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
     """A smaller problem on a sample of batches and of C's columns, within `budget` FLOPs: (its args, its buffers,
     the full-C storage index of each element of its C); None where the full golden is within budget or the layout
     is not one a sample can stand for (overlapping or negative strides)."""
-    strides_ok = min(a.stride_a, a.stride_b) >= 0 and a.stride_c >= _span(a.m, a.n, a.ldc)
+    strides_ok = min(a.stride_a, a.stride_b) >= 0 and a.stride_c >= span(a.m, a.n, a.ldc)
     if flops(a) <= budget or not strides_ok or min(a.m, a.n, a.k, a.batch) <= 0 or a.alpha is None \
             or a.beta is None:
         return None
@@ -208,37 +190,7 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult, "atol_floor": ATOL_FLOOR}
 
 
-def flops_of(m: int, n: int, k: int, batch: int) -> float:
-    """The one FLOP count of a call (reports, budgets, the generator): 2 per multiply-add over m*n*k terms plus the
-    epilogue alpha*acc + beta*C (3 per element), per batch; the epilogue is counted as for every operator here."""
-    if min(m, n, batch) <= 0:
-        return 0.0
-    return 2.0 * m * n * k * batch + 3.0 * m * n * batch
-
-
-def flops(a: Args) -> float:
-    return flops_of(a.m, a.n, a.k, a.batch)
-
-
-def expected_workspace_bytes(a: Args) -> int | None:
-    """The seed's general-path peak n*CeilAlign(m,8)*4, reused across batches; 0 on the fast/quick paths."""
-    if min(a.m, a.n, a.batch) <= 0 or a.alpha is None or a.beta is None:
-        return 0
-    if a.k == 0 or a.alpha == 0:
-        return 0
-    if a.alpha == 1 and a.beta == 0 and a.ldc % 8 == 0:
-        return 0
-    return a.n * ((a.m + 7) // 8 * 8) * 4
-
-
-def baseline_params(a: Args) -> dict:
-    return {"transA": a.trans_a, "transB": a.trans_b, "m": a.m, "n": a.n, "k": a.k, "batchCount": a.batch}
-
-
-def scalars(a: Args) -> dict[str, object]:
-    """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
-    return {"alpha": aclblas_lib.float_value(a.alpha), "beta": aclblas_lib.float_value(a.beta)}
-
+scalars = aclblas_lib.host_scalars
 
 SYMBOL = "aclblasSgemmStridedBatched"
 _L = aclblas_lib
@@ -246,15 +198,10 @@ ARGTYPES = [_L.HANDLE, _L.ENUM, _L.ENUM, _L.INT, _L.INT, _L.INT, _L.FLOAT_PTR, _
             _L.INT, _L.INT64, _L.FLOAT_PTR, _L.PTR, _L.INT, _L.INT64, _L.INT]
 
 
-def invoke(lib, handle: int | None, trans_a: int, trans_b: int, m: int, n: int, k: int, alpha, a: int | None,
-           lda: int, stride_a: int, b: int | None, ldb: int, stride_b: int, beta, c: int | None, ldc: int,
-           stride_c: int, batch_count: int) -> int:
-    """aclblasSgemmStridedBatched with host scalars (Python numbers or c_float; None -> NULL) and device addresses;
-    returns the raw status."""
-    fn = aclblas_lib.function(lib, SYMBOL, ARGTYPES)
-    return fn(handle, trans_a, trans_b, m, n, k, aclblas_lib.scalar_pointer(alpha, aclblas_lib.float_value), a, lda,
-              stride_a, b, ldb, stride_b, aclblas_lib.scalar_pointer(beta, aclblas_lib.float_value), c, ldc,
-              stride_c, batch_count)
+#: aclblasSgemmStridedBatched(handle, transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
+#: C, ldc, strideC, batchCount) with host scalars (Python numbers or c_float; None -> NULL) and device addresses;
+#: returns the raw status.
+invoke = partial(aclblas_lib.invoke, SYMBOL, ARGTYPES)
 
 
 def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
@@ -264,19 +211,14 @@ def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scal
 
 
 def _call_cublas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
+    """cublasSgemmStridedBatched (CuPy wraps it) on the same strided buffers."""
     from harness.backends import cuda
 
-    if a.trans_a not in cuda.OP or a.trans_b not in cuda.OP or a.alpha is None or a.beta is None:
-        return int(abi.Status.INVALID_VALUE)
-    alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.float32)
-    beta, keep_beta = cuda.scalar_ptr(a.beta, np.float32)
-    try:
-        backend.lib.sgemmStridedBatched(backend.handle, cuda.OP[a.trans_a], cuda.OP[a.trans_b], a.m, a.n, a.k,
-                                        alpha, ptrs["A"], a.lda, a.stride_a, ptrs["B"], a.ldb, a.stride_b, beta,
-                                        ptrs["C"], a.ldc, a.stride_c, a.batch)
-    except backend.lib.CUBLASError:
-        return int(abi.Status.EXECUTION_FAILED)
-    return int(abi.Status.SUCCESS)
+    return cuda.checked_call(
+        backend, a.trans_a in cuda.OP and a.trans_b in cuda.OP, a.alpha, a.beta, np.float32,
+        lambda alpha, beta: backend.lib.sgemmStridedBatched(
+            backend.handle, cuda.OP[a.trans_a], cuda.OP[a.trans_b], a.m, a.n, a.k, alpha, ptrs["A"], a.lda,
+            a.stride_a, ptrs["B"], a.ldb, a.stride_b, beta, ptrs["C"], a.ldc, a.stride_c, a.batch))
 
 
 CALLS = {"aclblas": _call_aclblas, "cublas": _call_cublas}

@@ -3,21 +3,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import abi
+from harness.coverage import COMMON_REQUIRED, K_CHUNK_EDGES, TILE_EDGES, fill_classes, padded, real_class
+from harness.ops.gemm_family import REQUIRED_TRANS, a_rows, b_rows, batch_class, categories_head
 from harness.ops.sgemm_strided_batched.generate import REQUIRED_PERF, compact_strides
-from harness.coverage import (COMMON_REQUIRED, K_CHUNK_EDGES, TILE_EDGES, dim_classes, fill_classes, real_class,
-                              status_categories)
-from harness.generate import cells
+
 
 def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, [(group, category)]) of one sgemm_strided_batched row."""
-    out = status_categories(p, found)
+    column, out = categories_head(p, found)
     if found:
-        return "negative", out
-    column = cells.enum_cell(p["transA"], cells.TRANS)[-1] + cells.enum_cell(p["transB"], cells.TRANS)[-1]
+        return column, out
     m, n, k, batch = p["m"], p["n"], p["k"], p["batchCount"]
-    out.append(("transA x transB", column))
-    out += [("size", c) for c in dim_classes((m, n, k))]
     if m in TILE_EDGES or n in TILE_EDGES:
         out.append(("size", "tile_128_edge"))
     if k in K_CHUNK_EDGES:
@@ -33,7 +29,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
         out.append(("path", "rect_m_ne_n_ldc_mod8_ne0"))
     out.append(("alpha", real_class(p["alpha"])))
     out.append(("beta", real_class(p["beta"])))
-    out.append(("batchCount", "0" if batch == 0 else "1" if batch == 1 else "2_15" if batch < 16 else "ge_16"))
+    out.append(("batchCount", batch_class(batch)))
     compact = compact_strides(p)
     strides = (p["strideA"], p["strideB"], p["strideC"])
     if batch > 1 and min(m, n, k) > 0:
@@ -44,10 +40,9 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
                 out.append(("stride", f"gap_{name}"))
         if all(s == c for s, c in zip(strides, compact)):
             out.append(("stride", "compact"))
-    mins = (max(1, m if p["transA"] == abi.OP_N else k), max(1, k if p["transB"] == abi.OP_N else n), max(1, m))
-    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
-    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
-    out.append(("leading dim", f"padded_count_{sum(pads)}"))
+    pads = padded(p, (max(1, a_rows(p["transA"], m, k)), max(1, b_rows(p["transB"], k, n)), max(1, m)))
+    out += [("leading dim", f"{name}_padded") for name in pads]
+    out.append(("leading dim", f"padded_count_{len(pads)}"))
     out += [("inputs", c) for c in fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]
     if perf and (m, n, k, batch) in REQUIRED_PERF:
         out.append(("required perf", f"{m}x{n}x{k} x{batch}"))
@@ -55,7 +50,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
 
 
 REQUIRED = (COMMON_REQUIRED
-    + [("transA x transB", a + b) for a in "NTC" for b in "NTC"]
+    + REQUIRED_TRANS
     + [("size", "tile_128_edge"), ("size", "k_chunk_256_edge")]
     + [("path", c) for c in ("k_zero", "alpha_zero", "fast_path_ldc8", "fast_path_ldc_unaligned",
                              "rect_m_ne_n_ldc_mod8_ne0")]

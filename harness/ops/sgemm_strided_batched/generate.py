@@ -14,20 +14,20 @@ import dataclasses
 import random
 import sys
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, parse_dims
 from harness.ops.sgemm_strided_batched import flops_of
 
 OP = "sgemm_strided_batched"
 HEADER = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "strideA", "ldb",
           "strideB", "ldc", "strideC", "batchCount", "a_fill", "b_fill", "c_fill", "expect_result",
           "mere_threshold", "mare_multiplier", "random_seed")
-OPS = (abi.OP_N, abi.OP_T, abi.OP_C)
-COMBOS = tuple((ta, tb) for ta in OPS for tb in OPS)
 #: Perf rows the issue names: (m, n, k, batchCount).
 REQUIRED_PERF = ((1024, 1024, 1024, 16), (2048, 2048, 2048, 4), (2048, 2048, 2048, 8), (4096, 4096, 4096, 1),
                  (4096, 4096, 4096, 4))
@@ -35,39 +35,20 @@ SCALAR_CLASSES = ("zero", "one", "neg_one", "other", "large")
 
 
 # ---------------------------------------------------------------- the seed's checks (参数约束), shared with coverage
-def _a_rows(ta: int, m: int, k: int) -> int:
-    return m if ta == abi.OP_N else k
-
-
-def _b_rows(tb: int, k: int, n: int) -> int:
-    return k if tb == abi.OP_N else n
-
-
 def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters with the table's defaults (empty ld/stride = compact, empty batchCount = 1)."""
-    ta = cells.enum_value(row["transA"], cells.TRANS, abi.OP_N)
-    tb = cells.enum_value(row["transB"], cells.TRANS, abi.OP_N)
-    m, n, k = (int(row[c] or 0) for c in ("m", "n", "k"))
-
-    def scalar(cell: str, default: float) -> float | None:
-        if cells.is_null(cell):
-            return None
-        return float(cell) if cell.strip() else default
-
-    def integer(cell: str, default: int) -> int:
-        return int(cell) if cell.strip() else default
-
-    lda = integer(row["lda"], max(1, _a_rows(ta, m, k)))
-    ldb = integer(row["ldb"], max(1, _b_rows(tb, k, n)))
-    ldc = integer(row["ldc"], max(1, m))
+    ta, tb, m, n, k = parse_dims(row)
+    lda = cells.int_cell(row["lda"], max(1, a_rows(ta, m, k)))
+    ldb = cells.int_cell(row["ldb"], max(1, b_rows(tb, k, n)))
+    ldc = cells.int_cell(row["ldc"], max(1, m))
     return {
         "transA": ta, "transB": tb, "m": m, "n": n, "k": k,
-        "alpha": scalar(row["alpha"], 1.0), "beta": scalar(row["beta"], 0.0),
+        "alpha": cells.real_cell(row["alpha"], 1.0), "beta": cells.real_cell(row["beta"], 0.0),
         "lda": lda, "ldb": ldb, "ldc": ldc,
-        "strideA": integer(row["strideA"], lda * (k if ta == abi.OP_N else m)),
-        "strideB": integer(row["strideB"], ldb * (n if tb == abi.OP_N else k)),
-        "strideC": integer(row["strideC"], ldc * n),
-        "batchCount": integer(row["batchCount"], 1),
+        "strideA": cells.int_cell(row["strideA"], lda * (k if ta == abi.OP_N else m)),
+        "strideB": cells.int_cell(row["strideB"], ldb * (n if tb == abi.OP_N else k)),
+        "strideC": cells.int_cell(row["strideC"], ldc * n),
+        "batchCount": cells.int_cell(row["batchCount"], 1),
         "a_fill": row["a_fill"], "b_fill": row["b_fill"], "c_fill": row["c_fill"],
         "handle_null": "handle_null" in row["description"],
         "expect": cells.status_value(row["expect_result"]),
@@ -90,8 +71,8 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
         ("negative_m", p["m"] < 0), ("negative_n", p["n"] < 0), ("negative_k", p["k"] < 0),
         ("negative_batch", p["batchCount"] < 0),
         ("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None),
-        ("invalid_lda", p["lda"] < max(1, _a_rows(p["transA"], p["m"], p["k"]))),
-        ("invalid_ldb", p["ldb"] < max(1, _b_rows(p["transB"], p["k"], p["n"]))),
+        ("invalid_lda", p["lda"] < max(1, a_rows(p["transA"], p["m"], p["k"]))),
+        ("invalid_ldb", p["ldb"] < max(1, b_rows(p["transB"], p["k"], p["n"]))),
         ("invalid_ldc", p["ldc"] < max(1, p["m"])),
     )
     out += [(name, Status.INVALID_VALUE) for name, bad in checks if bad]
@@ -164,14 +145,14 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 def _lds(ta: int, tb: int, m: int, n: int, k: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
     """Explicit leading dimensions (`cells.padded_lds`)."""
-    return cells.padded_lds((max(1, _a_rows(ta, m, k)), max(1, _b_rows(tb, k, n)), max(1, m)), pattern, rng, big)
+    return cells.padded_lds((max(1, a_rows(ta, m, k)), max(1, b_rows(tb, k, n)), max(1, m)), pattern, rng, big)
 
 
 def _compact(s: Spec) -> tuple[int, int, int]:
     """Compact strides of a spec (its explicit or compact leading dimensions)."""
     m, n, k = s["m"], s["n"], s["k"]
-    lda = s["lds"][0] or max(1, _a_rows(s["ta"], m, k))
-    ldb = s["lds"][1] or max(1, _b_rows(s["tb"], k, n))
+    lda = s["lds"][0] or max(1, a_rows(s["ta"], m, k))
+    ldb = s["lds"][1] or max(1, b_rows(s["tb"], k, n))
     ldc = s["lds"][2] or max(1, m)
     return (lda * (k if s["ta"] == abi.OP_N else m), ldb * (n if s["tb"] == abi.OP_N else k), ldc * n)
 
@@ -231,7 +212,7 @@ def _gate(rng: random.Random) -> list[dict[str, str]]:
 
 def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     s = dict(s)
-    bounds = (_a_rows(s["ta"], s["m"], s["k"]), _b_rows(s["tb"], s["k"], s["n"]), s["m"])
+    bounds = (a_rows(s["ta"], s["m"], s["k"]), b_rows(s["tb"], s["k"], s["n"]), s["m"])
     if cells.apply_shared_fault(s, fault, variant, bounds):
         return s
     invalid_ops = (0, 110, 114, 999, 255, 121, -1)
@@ -248,8 +229,7 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     return s
 
 
-def _faulty(base: Spec, names: tuple[str, ...], variant: int = 0) -> dict[str, str]:
-    return _render(cells.with_faults(base, names, variant, _apply), names)
+_faulty = partial(cells.faulty, _render, _apply)
 
 
 MULTI_FAULTS = (

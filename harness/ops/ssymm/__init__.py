@@ -16,14 +16,18 @@ sequence 1, 2, 3... over the storage (ops-blas-conventions §3.7); seeds A = s, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 import golden
 from harness import abi, fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask, triangle_mask
-from harness.ops import accumulates  # noqa: F401  (part of this operator's interface)
+from harness.layout import Buffer, region_mask, span, triangle_mask
+from harness.ops import symm_family
+# part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
+from harness.ops import accumulates  # noqa: F401
+from harness.ops.symm_family import baseline_params, expected_workspace_bytes, output_overlap  # noqa: F401
 
 NAME = "ssymm"
 COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda", "ldb", "beta", "ldc",
@@ -35,11 +39,7 @@ DEFAULT_FILL = "RANDOM:-10:10"
 
 
 @dataclass(frozen=True)
-class Args:
-    side: int
-    uplo: int
-    m: int
-    n: int
+class Args(symm_family.SymmArgs):
     alpha: float | None
     beta: float | None
     lda: int
@@ -49,11 +49,6 @@ class Args:
     b_fill: str
     c_fill: str
     handle_null: bool = False
-
-    @property
-    def dim_a(self) -> int:
-        """Order of A: m for LEFT, n for RIGHT (an invalid side reads as LEFT for buffer planning)."""
-        return self.n if self.side == abi.SIDE_RIGHT else self.m
 
 
 def parse(reader, description: str) -> Args:
@@ -72,24 +67,14 @@ def parse(reader, description: str) -> Args:
     )
 
 
-def _span(rows: int, cols: int, ld: int) -> int:
-    """Elements of a row-major rows x cols matrix with row stride ld (the column-major cols x rows one)."""
-    return max(ld * rows, (cols - 1) + (rows - 1) * ld + 1) if rows > 0 and cols > 0 and ld > 0 else 0
-
-
 def buffer_bytes(a: Args) -> dict[str, int]:
-    """Host bytes of A, B and C, computed before anything is allocated (memory cap)."""
-    return {"A": 4 * _span(a.dim_a, a.dim_a, a.lda), "B": 4 * _span(a.m, a.n, a.ldb),
-            "C": 4 * _span(a.m, a.n, a.ldc)}
+    """Host bytes of A, B and C (row-major rows x cols = column-major cols x rows), computed before anything is
+    allocated (memory cap)."""
+    return {"A": 4 * span(a.ka, a.ka, a.lda), "B": 4 * span(a.n, a.m, a.ldb), "C": 4 * span(a.n, a.m, a.ldc)}
 
 
 def bytes_needed(a: Args) -> int:
     return sum(buffer_bytes(a).values())
-
-
-def output_overlap(a: Args) -> str:
-    """One C, no batches: it never overlaps itself."""
-    return ""
 
 
 def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.ndarray, bool]:
@@ -101,12 +86,12 @@ def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.nda
 
 
 def buffers(a: Args, seed: int) -> dict[str, Buffer]:
-    A, a_null = _matrix(a.a_fill, a.dim_a, a.dim_a, a.lda, seed)
+    A, a_null = _matrix(a.a_fill, a.ka, a.ka, a.lda, seed)
     B, b_null = _matrix(a.b_fill, a.m, a.n, a.ldb, seed + 1)
     C, c_null = _matrix(a.c_fill, a.m, a.n, a.ldc, seed + 2)
     # row-major UPPER (col >= row) is the lower triangle of the column-major view
-    a_read = triangle_mask(A.size, a.dim_a, a.lda, upper=a.uplo == abi.LOWER) if a.uplo in (abi.UPPER, abi.LOWER) \
-        else region_mask(A.size, a.dim_a, a.dim_a, a.lda)
+    a_read = triangle_mask(A.size, a.ka, a.lda, upper=a.uplo == abi.LOWER) if a.uplo in (abi.UPPER, abi.LOWER) \
+        else region_mask(A.size, a.ka, a.ka, a.lda)
     return {
         "A": Buffer("A", A, null=a_null, never_read=~a_read, reach=a.lda),
         "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.n, a.m, a.ldb), reach=a.ldb),
@@ -115,10 +100,8 @@ def buffers(a: Args, seed: int) -> dict[str, Buffer]:
 
 
 def _column_major(a: Args) -> tuple[int, int, int, int]:
-    """(side, uplo, m, n) of the column-major SYMM on the same storage: C^T = alpha*B^T*A + beta*C^T."""
-    side = abi.SIDE_RIGHT if a.side == abi.SIDE_LEFT else abi.SIDE_LEFT
-    uplo = abi.LOWER if a.uplo == abi.UPPER else abi.UPPER
-    return side, uplo, a.n, a.m
+    """(side, uplo, m, n) of the column-major SYMM on the same storage."""
+    return symm_family.flipped(a.side, a.uplo, a.m, a.n)
 
 
 def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
@@ -146,71 +129,27 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult}
 
 
-def flops_of(m: int, n: int, dim_a: int) -> float:
+def flops_of(m: int, n: int, ka: int) -> float:
     """The one FLOP count of a call: 2 per multiply-add over m*n*dimA terms plus the epilogue (alpha*acc + beta*C,
     3 per element), the convention every operator here uses, so GFLOP/s compare across operators and history."""
     if m <= 0 or n <= 0:
         return 0.0
-    return 2.0 * m * n * dim_a + 3.0 * m * n
+    return 2.0 * m * n * ka + 3.0 * m * n
 
 
 def flops(a: Args) -> float:
-    return flops_of(a.m, a.n, a.dim_a)
+    return flops_of(a.m, a.n, a.ka)
 
 
-def expected_workspace_bytes(a: Args) -> int | None:
-    return None
-
-
-def baseline_params(a: Args) -> dict:
-    return {"side": a.side, "uplo": a.uplo, "m": a.m, "n": a.n}
-
-
-def scalars(a: Args) -> dict[str, object]:
-    """The host scalars the call passes by pointer (None = NULL), kept by the engine to check them afterwards."""
-    return {"alpha": aclblas_lib.float_value(a.alpha), "beta": aclblas_lib.float_value(a.beta)}
-
+scalars = aclblas_lib.host_scalars
 
 SYMBOL = "aclblasSsymm"
 _L = aclblas_lib
 ARGTYPES = [_L.HANDLE, _L.ENUM, _L.ENUM, _L.INT64, _L.INT64, _L.FLOAT_PTR, _L.PTR, _L.INT64, _L.PTR, _L.INT64,
             _L.FLOAT_PTR, _L.PTR, _L.INT64]
-
-
-def invoke(lib, handle: int | None, side: int, uplo: int, m: int, n: int, alpha, a: int | None, lda: int,
-           b: int | None, ldb: int, beta, c: int | None, ldc: int) -> int:
-    """aclblasSsymm with host scalars (Python numbers or c_float; None -> NULL) and device addresses; returns the
-    raw status."""
-    fn = aclblas_lib.function(lib, SYMBOL, ARGTYPES)
-    return fn(handle, side, uplo, m, n, aclblas_lib.scalar_pointer(alpha, aclblas_lib.float_value), a, lda, b, ldb,
-              aclblas_lib.scalar_pointer(beta, aclblas_lib.float_value), c, ldc)
-
-
-def _call_aclblas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
-    return invoke(backend.lib, handle, a.side, a.uplo, a.m, a.n, host_scalars["alpha"], ptrs["A"], a.lda, ptrs["B"],
-                  a.ldb, host_scalars["beta"], ptrs["C"], a.ldc)
-
-
-_CUBLAS_SYMBOL = "cublasSsymm_v2"
-_CUBLAS_ARGTYPES = [_L.PTR, _L.INT, _L.INT, _L.INT, _L.INT, _L.PTR, _L.PTR, _L.INT, _L.PTR, _L.INT, _L.PTR, _L.PTR,
-                    _L.INT]
-
-
-def _call_cublas(backend, a: Args, ptrs: dict[str, int], handle: int, host_scalars: dict[str, object]) -> int:
-    """cublasSsymm (column-major) on the transposed problem; invalid enums or NULL scalars are answered here."""
-    from harness.backends import cuda
-
-    if a.side not in cuda.SIDE or a.uplo not in cuda.FILL or a.alpha is None or a.beta is None:
-        return int(abi.Status.INVALID_VALUE)
-    side, uplo, m, n = _column_major(a)
-    alpha, keep_alpha = cuda.scalar_ptr(a.alpha, np.float32)
-    beta, keep_beta = cuda.scalar_ptr(a.beta, np.float32)
-    try:
-        backend.lib.native(_CUBLAS_SYMBOL, _CUBLAS_ARGTYPES, backend.handle, cuda.SIDE[side], cuda.FILL[uplo], m, n,
-                           alpha, ptrs["A"], a.lda, ptrs["B"], a.ldb, beta, ptrs["C"], a.ldc)
-    except backend.lib.CUBLASError:
-        return int(abi.Status.EXECUTION_FAILED)
-    return int(abi.Status.SUCCESS)
-
-
-CALLS = {"aclblas": _call_aclblas, "cublas": _call_cublas}
+#: aclblasSsymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc) with host scalars (Python numbers
+#: or c_float; None -> NULL) and device addresses; returns the raw status.
+invoke = partial(aclblas_lib.invoke, SYMBOL, ARGTYPES)
+#: cublasSsymm (column-major) runs the transposed problem.
+CALLS = {"aclblas": partial(symm_family.call_aclblas, invoke),
+         "cublas": partial(symm_family.call_cublas, "cublasSsymm_v2", np.float32, True)}

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.coverage import dim_classes, real_class, status_categories
+from harness.coverage import padded, real_class
 from harness.generate import cells
+from harness.ops import symm_family
 
 NEGATIVE = ("negative_m", "negative_n", "handle_null", "invalid_side", "invalid_uplo", "invalid_lda", "invalid_ldb",
             "invalid_ldc", "null_alpha", "null_beta", "null_A", "null_B", "null_C", "two_or_more_faults")
@@ -12,22 +13,17 @@ NEGATIVE = ("negative_m", "negative_n", "handle_null", "invalid_side", "invalid_
 
 def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, [(group, category)]) of one ssymm row."""
-    out = status_categories(p, found)
+    column, out = symm_family.categories_head(p, found)
     if found:
-        return "negative", out
-    column = (cells.enum_cell(p["side"], cells.SIDES).removeprefix("ACLBLAS_SIDE_") + " " +
-              cells.enum_cell(p["uplo"], cells.UPLOS).removeprefix("ACLBLAS_"))
+        return column, out
     m, n = p["m"], p["n"]
-    out.append(("side x uplo", column))
-    out += [("size", c) for c in dim_classes((m, n))]
     out += [("alpha", real_class(p["alpha"])), ("beta", real_class(p["beta"]))]
     if m == 0 or n == 0:
         out.append(("path", "quick_return_empty"))
     elif p["alpha"] == 0:
         out.append(("path", "quick_return_alpha0_beta1" if p["beta"] == 1 else "alpha0_scale_c"))
     mins = (max(1, p["ka"]), max(1, n), max(1, n))
-    pads = [ld > lo for ld, lo in zip((p["lda"], p["ldb"], p["ldc"]), mins)]
-    out += [("leading dim", f"{name}_padded") for name, pad in zip(("lda", "ldb", "ldc"), pads) if pad]
+    out += [("leading dim", f"{name}_padded") for name in padded(p, mins)]
     if not any((p["a_fill"], p["b_fill"], p["c_fill"])):
         out.append(("inputs", "upstream_index_sequence"))
     if p["c_fill"] == cells.NAN:
@@ -35,7 +31,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
     return column, out
 
 
-REQUIRED = ([("side x uplo", f"{s} {u}") for s in ("LEFT", "RIGHT") for u in ("UPPER", "LOWER")]
+REQUIRED = (symm_family.REQUIRED_SIDE_UPLO
             + [("size", c) for c in ("one", "small_prime", "power_of_two", "unaligned")]
             + [(g, c) for g in ("alpha", "beta") for c in ("zero", "one", "other")]
             + [("path", c) for c in ("quick_return_empty", "quick_return_alpha0_beta1", "alpha0_scale_c")]

@@ -15,13 +15,13 @@ from harness import abi
 from harness.abi import Status
 from harness.generate import cells
 from harness.generate.cells import NULLPTR
+from harness.ops import symm_family
 from harness.ops.ssymm import flops_of
 
 OP = "ssymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda", "ldb", "beta", "ldc", "a_fill",
           "b_fill", "c_fill", "expect_result", "mere_threshold", "mare_multiplier", "random_seed")
-COMBOS = ((abi.SIDE_LEFT, abi.UPPER), (abi.SIDE_LEFT, abi.LOWER), (abi.SIDE_RIGHT, abi.UPPER),
-          (abi.SIDE_RIGHT, abi.LOWER))
+COMBOS = symm_family.COMBOS
 SHAPES = ((1, 1), (2, 7), (7, 2), (8, 8), (13, 5), (16, 64), (64, 16), (33, 31), (100, 37), (128, 128), (129, 65),
           (255, 256))
 #: alpha and beta never of opposite signs, and the fills non-negative: MERE/MARE is a relative measure, so a row
@@ -37,13 +37,9 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters of a row with the operator's defaults (ld cells have none: 0)."""
     side = cells.enum_value(row["side"], cells.SIDES, abi.SIDE_LEFT)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
-
-    def scalar(cell: str, default: float) -> float | None:
-        return None if cells.is_null(cell) else float(cell) if cell.strip() else default
-
     return {"side": side, "uplo": cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER), "m": m, "n": n,
-            "ka": n if side == abi.SIDE_RIGHT else m,
-            "alpha": scalar(row["alpha"], 1.0), "beta": scalar(row["beta"], 0.0),
+            "ka": symm_family.order_of_a(side, m, n),
+            "alpha": cells.real_cell(row["alpha"], 1.0), "beta": cells.real_cell(row["beta"], 0.0),
             "lda": int(row["lda"] or 0), "ldb": int(row["ldb"] or 0), "ldc": int(row["ldc"] or 0),
             "a_fill": row["a_fill"], "b_fill": row["b_fill"], "c_fill": row["c_fill"],
             "handle_null": "handle_null" in row["description"], "expect": cells.status_value(row["expect_result"])}
@@ -56,12 +52,7 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
            if bad]
     if out or p["m"] == 0 or p["n"] == 0:
         return out
-    if p["handle_null"]:
-        out.append(("handle_null", Status.HANDLE_IS_NULLPTR))
-    if p["side"] not in (abi.SIDE_LEFT, abi.SIDE_RIGHT):
-        out.append(("invalid_side", Status.INVALID_ENUM))
-    if p["uplo"] not in (abi.UPPER, abi.LOWER):
-        out.append(("invalid_uplo", Status.INVALID_ENUM))
+    out += symm_family.handle_and_enum_faults(p)
     checks = (("invalid_lda", p["lda"] < p["ka"]), ("invalid_ldb", p["ldb"] < p["n"]),
               ("invalid_ldc", p["ldc"] < p["n"]), ("null_alpha", p["alpha"] is None),
               ("null_beta", p["beta"] is None), ("null_A", p["a_fill"] == NULLPTR),
@@ -78,7 +69,7 @@ def _row(side: int, uplo: int, m: int, n: int, alpha: float | None = 1.0, beta: 
          lds: tuple[int, int, int] | None = None, fills: tuple[str, str, str] = FILLS[0], tag: str = "",
          handle_null: bool = False, intended: tuple[str, ...] | None = None) -> dict[str, str]:
     """A rendered row; ld cells default to the minimum (row-major: dimA, n, n)."""
-    ka = n if side == abi.SIDE_RIGHT else m
+    ka = symm_family.order_of_a(side, m, n)
     lda, ldb, ldc = lds if lds is not None else (max(1, ka), max(1, n), max(1, n))
     names = "_".join(x for x in (tag, "handle_null" if handle_null else "",
                                  cells.enum_cell(side, cells.SIDES).removeprefix("ACLBLAS_SIDE_"),
@@ -130,7 +121,7 @@ def _coverage(rng: random.Random) -> list[dict[str, str]]:
     for side, uplo in COMBOS:
         for i, (m, n) in ((i, shape) for i, shape in enumerate(SHAPES) for _ in range(2)):
             alpha, beta = SCALARS[rng.randrange(len(SCALARS))]
-            ka = n if side == abi.SIDE_RIGHT else m
+            ka = symm_family.order_of_a(side, m, n)
             pad = rng.randint(0, 7)
             lds = tuple(lo + (rng.randint(1, 9) if pad >> bit & 1 else 0)
                         for bit, lo in enumerate((max(1, ka), max(1, n), max(1, n))))
