@@ -163,6 +163,6 @@ def _cancel(refs: list[Any]) -> None:
 
     for ref in refs:
         ray.cancel(ref, force=False)
-    stopped, left = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_S)
+    _, left = ray.wait(refs, num_returns=len(refs), timeout=_CANCEL_S)
     for ref in left:
         ray.cancel(ref, force=True)
