@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 
+import foreign
 import numpy as np
 import pytest
 
 from harness.abi import OP_N, Status
 from harness.backends import BackendUnavailable, open_backend
-from harness.backends import build, cpu
+from harness.backends import cpu
 from harness.backends.build import BuildError, build_twin
 from harness.ops import csymm as csymm_op
 from harness.ops import sgemm_strided_batched as sgemm_op
@@ -78,15 +78,8 @@ def test_memory_reports_workspace_and_peak(backend):
     assert backend.memory() == {"workspace_bytes": 0, "peak_bytes": 1000 + 500 + 4 * m * n}
 
 
-FOREIGN = """
-#include <new>
-#include "aclblas_abi.h"
-struct _aclblas_handle { int unused; };
+FOREIGN = foreign.HANDLE + """
 extern "C" {
-aclblasStatus_t aclblasCreate(aclblasHandle_t* h) { *h = new _aclblas_handle(); return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasDestroy(aclblasHandle_t h) { delete h; return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasSetStream(aclblasHandle_t, void*) { return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t, void*, size_t) { return ACLBLAS_STATUS_SUCCESS; }
 aclblasStatus_t aclblasCsymm(aclblasHandle_t, aclblasSideMode_t, aclblasFillMode_t, int, int, const aclblasComplex*,
     const aclblasComplex*, int, const aclblasComplex*, int, const aclblasComplex*, aclblasComplex*, int)
 { return ACLBLAS_STATUS_NOT_SUPPORTED; }
@@ -99,11 +92,7 @@ aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t, aclblasOperation_t, 
 
 def test_foreign_library_without_twin_extensions(tmp_path):
     """Any library with the required ABI loads; without the twin's extensions memory() cannot tell the workspace."""
-    ops = tmp_path / "operators"
-    shutil.copytree(build.OPERATORS_DIR / "include", ops / "include")
-    (ops / "cpu_twin").mkdir()
-    (ops / "cpu_twin" / "foreign.cpp").write_text(FOREIGN)
-    path = build_twin(source_dir=ops, cache_dir=tmp_path / "cache")
+    path = foreign.build_library(tmp_path, FOREIGN)
     b = open_backend("cpu", operator_lib=str(path))
     try:
         assert b.describe()["device"] == str(path)

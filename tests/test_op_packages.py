@@ -3,13 +3,13 @@ and a library lacking an operator's symbol skips that operator's rows while the 
 from __future__ import annotations
 
 import ast
-import shutil
 from pathlib import Path
 
+import foreign
 import pytest
 
 from harness import engine, ops
-from harness.backends import build, open_backend
+from harness.backends import open_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What may name an operator: the packages, their registry, the goldens. The Ascend kernel modules (build of the
@@ -89,19 +89,8 @@ def test_every_package_has_the_interface_and_its_parts(op):
     assert ops.part(op, "no_such_part") is None
 
 
-FOREIGN_HANDLE = """
-#include <new>
-#include "aclblas_abi.h"
-struct _aclblas_handle { int unused; };
-extern "C" {
-aclblasStatus_t aclblasCreate(aclblasHandle_t* h) { *h = new _aclblas_handle(); return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasDestroy(aclblasHandle_t h) { delete h; return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasSetStream(aclblasHandle_t, void*) { return ACLBLAS_STATUS_SUCCESS; }
-aclblasStatus_t aclblasSetWorkspace(aclblasHandle_t, void*, size_t) { return ACLBLAS_STATUS_SUCCESS; }
-}
-"""
 #: aclblasSsymm only: C = beta * C when alpha == 0 (all the rows below need), row-major, validation skipped.
-SSYMM_ONLY = FOREIGN_HANDLE + """
+SSYMM_ONLY = foreign.HANDLE + """
 extern "C" aclblasStatus_t aclblasSsymm(aclblasHandle_t, aclblasSideMode_t, aclblasFillMode_t, int64_t m,
     int64_t n, const float*, const float*, int64_t, const float*, int64_t, const float* beta, float* C, int64_t ldc)
 {
@@ -109,14 +98,6 @@ extern "C" aclblasStatus_t aclblasSsymm(aclblasHandle_t, aclblasSideMode_t, aclb
     return ACLBLAS_STATUS_SUCCESS;
 }
 """
-
-
-def _library(tmp_path: Path, source: str) -> Path:
-    tree = tmp_path / "operators"
-    shutil.copytree(build.OPERATORS_DIR / "include", tree / "include")
-    (tree / "cpu_twin").mkdir()
-    (tree / "cpu_twin" / "foreign.cpp").write_text(source)
-    return build.build_twin(source_dir=tree, cache_dir=tmp_path / "cache")
 
 
 def _tables(tmp_path: Path) -> list[Path]:
@@ -139,7 +120,7 @@ def _verdicts(library: str | None, tables: list[Path]) -> dict[str, tuple[str, s
 
 
 def test_a_library_without_an_operator_skips_only_that_operators_rows(tmp_path):
-    library = _library(tmp_path, SSYMM_ONLY)
+    library = foreign.build_library(tmp_path, SSYMM_ONLY)
     got = _verdicts(str(library), _tables(tmp_path))
     assert got["S1"][0] == "PASS"
     assert got["G1"][0] == "SKIP" and got["G1"][1] == f"{library} does not export aclblasSgemmBatched"
