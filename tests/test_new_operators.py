@@ -11,7 +11,8 @@ from harness import coverage, engine, generate
 from harness.backends import open_backend
 from harness.cli import main
 from harness.lint import lint_table
-from test_op_packages import FOREIGN_HANDLE, _library
+
+import foreign
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW = ("ssymm", "sgemm_batched")
@@ -85,7 +86,7 @@ def test_without_the_null_column_the_same_row_fails(tmp_path):
 
 
 #: A plain aclblasSgemmBatched (N, N only) that writes one float past the end of the last C_i.
-SGEMM_BATCHED_PAST_END = FOREIGN_HANDLE + """
+SGEMM_BATCHED_PAST_END = foreign.HANDLE + """
 extern "C" aclblasStatus_t aclblasSgemmBatched(aclblasHandle_t, aclblasOperation_t, aclblasOperation_t, int m,
     int n, int k, const float* alpha, const float* const A[], int lda, const float* const B[], int ldb,
     const float* beta, float* const C[], int ldc, int batchCount)
@@ -104,7 +105,7 @@ extern "C" aclblasStatus_t aclblasSgemmBatched(aclblasHandle_t, aclblasOperation
 
 
 def test_a_write_past_one_matrix_is_caught_at_that_matrix(tmp_path):
-    library = _library(tmp_path, SGEMM_BATCHED_PAST_END)
+    library = foreign.build_library(tmp_path, SGEMM_BATCHED_PAST_END)
     table = tmp_path / "sgemm_batched_test.csv"
     table.write_text("case_name,description,transA,transB,m,n,k,alpha,beta,batchCount\nG1,x,N,N,5,3,2,1.0,0.0,3\n")
     backend = open_backend("cpu", operator_lib=str(library))
