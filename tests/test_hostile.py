@@ -105,10 +105,12 @@ def test_every_fault_is_charged_to_its_own_row_and_the_harness_files_survive(tmp
 
 @pytest.mark.parametrize("fault,words", [
     ("HOSTILE_CTOR=exit0", "killed the probe worker while loading the library and creating a handle (exit code 0)"),
-    ("HOSTILE_CTOR=segv", "while loading the library and creating a handle (signal SIGSEGV)"),
+    ("HOSTILE_CTOR=segv", "while loading the library and creating a handle (signal SIGSEGV: invalid write of "
+                          "address 0x0 (a NULL pointer) at pc in "),
     ("HOSTILE_CTOR=hang", "did not finish loading the library and creating a handle within 5 s"),
     ("HOSTILE_CREATE=fail", "aclblasCreate returned 6"),
-    ("HOSTILE_CREATE=segv", "while loading the library and creating a handle (signal SIGSEGV)"),
+    ("HOSTILE_CREATE=segv", "while loading the library and creating a handle (signal SIGSEGV: invalid write of "
+                          "address 0x0 (a NULL pointer) at pc in "),
     ("HOSTILE_DESTROY=exit0", "while destroying its handle (aclblasDestroy) (exit code 0)"),
     ("HOSTILE_DESTROY=hang", "did not finish destroying its handle (aclblasDestroy) within 5 s"),
 ])

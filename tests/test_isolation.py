@@ -3,6 +3,8 @@ caught with a reason that names the metric or the region (issues 3 and 8)."""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,14 @@ def test_crash_hang_and_out_of_bounds_rows_are_isolated(tmp_path, toy_lib, monke
     ])
     code, cases = _run(tmp_path, table, toy_lib, "--timeout", "3", "-n", "2")
     assert code == 1
-    assert cases["TC_L0_crash"]["verdict"] == "CRASH" and "SIGSEGV" in cases["TC_L0_crash"]["reason"]
+    crash = cases["TC_L0_crash"]
+    assert crash["verdict"] == "CRASH" and "SIGSEGV: invalid write of address 0x0 (a NULL pointer) at pc in " in \
+        crash["reason"], crash["reason"]
+    # the note names the faulting instruction as library+offset: addr2line finds the operator's function there
+    where = re.search(r"at pc in (\S+)\+(0x[0-9a-f]+)", crash["reason"])
+    assert where and Path(where[1]) == toy_lib.resolve(), crash["reason"]
+    function = subprocess.run(["addr2line", "-f", "-e", where[1], where[2]], capture_output=True, text=True).stdout
+    assert function.splitlines()[0] == "aclblasCsymm", function
     assert cases["TC_L0_hang"]["verdict"] == "TIMEOUT"
     assert cases["TC_L0_oob"]["verdict"] == "FAIL" and "guard zone" in cases["TC_L0_oob"]["reason"]
     assert [cases[f"TC_L0_good{i}"]["verdict"] for i in (1, 2, 3)] == ["PASS"] * 3

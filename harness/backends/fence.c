@@ -8,8 +8,13 @@
  * restores the default action and returns, so the access faults again and the worker dies of SIGSEGV as before.
  * fence_free does not unmap: it turns the whole mapping into a fence (quarantine), so a thread the operator left
  * running that writes after its row ended also faults with a message, instead of scribbling on a later row.
+ * A fault anywhere else (a NULL pointer, a wild pointer, a stack overflow) gets a note too: the address, and the
+ * instruction that faulted as file+offset from /proc/self/maps ("... at pc in /path/libop.so+0x11a9"), so a CRASH
+ * says whose code it was (the operator's library, the harness's, numpy's) and `addr2line` finds the line.
+ * The handler runs on an alternate stack (in the thread that installed it), so a stack overflow is reported too.
  *
- * Everything the handler does is async-signal-safe: open, write, close, getpid, sigaction, no stdio, no malloc.
+ * Everything the handler does is async-signal-safe: open, read, write, close, getpid, sigaction, no stdio, no
+ * malloc.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -79,9 +84,101 @@ static const char *access_kind(void *context)
 #endif
 }
 
+static uintptr_t fault_pc(void *context)
+{
+    ucontext_t *uc = (ucontext_t *)context;
+#if defined(__x86_64__) && defined(REG_RIP)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+static uintptr_t parse_hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; ++*p) {
+        char c = **p;
+        if (c >= '0' && c <= '9') v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else return v;
+    }
+}
+
+/* One /proc/self/maps line ("lo-hi perms offset dev inode path"): if it maps pc, append " in path+0xoff" (or the
+   anonymous region's name, e.g. [stack]) and return 1. */
+static int describe_line(const char *line, uintptr_t pc, char *out, size_t *at, size_t cap)
+{
+    const char *p = line;
+    uintptr_t lo = parse_hex(&p);
+    if (*p++ != '-') return 0;
+    uintptr_t hi = parse_hex(&p);
+    if (pc < lo || pc >= hi) return 0;
+    while (*p == ' ') ++p;
+    while (*p && *p != ' ') ++p;  /* perms */
+    while (*p == ' ') ++p;
+    uintptr_t offset = parse_hex(&p);
+    for (int field = 0; field < 2; ++field) {  /* dev, inode */
+        while (*p == ' ') ++p;
+        while (*p && *p != ' ') ++p;
+    }
+    while (*p == ' ') ++p;
+    *at = append(out, *at, cap, " in ");
+    *at = append(out, *at, cap, *p ? p : "an anonymous mapping");
+    *at = append(out, *at, cap, "+");
+    *at = append_u(out, *at, cap, pc - lo + offset, 16);
+    return 1;
+}
+
+/* Append where pc lies, by reading /proc/self/maps with plain read(2) into fixed buffers. */
+static void describe_pc(uintptr_t pc, char *out, size_t *at, size_t cap)
+{
+    static char chunk[4096], line[1024];
+    size_t used = 0;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t got;
+    while ((got = read(fd, chunk, sizeof chunk)) > 0) {
+        for (ssize_t i = 0; i < got; ++i) {
+            if (chunk[i] != '\n') {
+                if (used + 1 < sizeof line) line[used++] = chunk[i];
+                continue;
+            }
+            line[used] = 0;
+            used = 0;
+            if (describe_line(line, pc, out, at, cap)) {
+                close(fd);
+                return;
+            }
+        }
+    }
+    close(fd);
+}
+
+/* The note for a fault outside every fence: what was accessed, and where the faulting instruction lies. */
+static void note_wild_fault(int sig, uintptr_t addr, void *context)
+{
+    char text[1400];
+    size_t at = append(text, 0, sizeof text, sig == SIGBUS ? "bus error: invalid " : "invalid ");
+    at = append(text, at, sizeof text, access_kind(context));
+    at = append(text, at, sizeof text, " of address ");
+    at = append_u(text, at, sizeof text, addr, 16);
+    if (addr < 4096) at = append(text, at, sizeof text, " (a NULL pointer)");
+    uintptr_t pc = fault_pc(context);
+    if (pc) {
+        at = append(text, at, sizeof text, " at pc");
+        describe_pc(pc, text, &at, sizeof text);
+    }
+    write_note(text);
+}
+
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
     uintptr_t addr = (uintptr_t)info->si_addr;
+    int on_fence = 0;
     for (int i = 0; i < MAX_FENCES; ++i) {
         const fence_t *f = &fences[i];
         if (f->map_hi == 0 || addr < f->map_lo || addr >= f->map_hi) continue;
@@ -108,8 +205,10 @@ static void on_fault(int sig, siginfo_t *info, void *context)
         at = append(text, at, sizeof text, " at ");
         append_u(text, at, sizeof text, addr, 16);
         write_note(text);
+        on_fence = 1;
         break;
     }
+    if (!on_fence) note_wild_fault(sig, addr, context);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -125,7 +224,10 @@ int fence_install(const char *prefix)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    static char alt[1 << 16];
+    stack_t stack = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
+    if (sigaltstack(&stack, NULL) != 0) return -1;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, NULL) != 0 || sigaction(SIGBUS, &sa, NULL) != 0) return -1;
     installed = 1;
