@@ -14,6 +14,7 @@ at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interr
 """
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -80,7 +81,7 @@ class _Worker:
         self.conn, child = mp.Pipe()
         life_r, self.lifeline = os.pipe()
         parent = os.getpid()
-        self.pid = os.fork()
+        self.pid = _fork()
         if self.pid == 0:
             self.conn.close()
             os.close(self.lifeline)
@@ -198,6 +199,27 @@ class _Worker:
             return f"exit code {code}"
         note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
         return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
+
+
+def _fork() -> int:
+    """os.fork, with the parent's objects frozen in the child: its cyclic garbage (say a sqlite connection of an
+    earlier History, or a test's) must never be collected there, where its finalizer would close the parent's
+    database from the worker, after the worker closed or reused the descriptors (seen: a worker SIGSEGV in
+    libsqlite3 under the pytest plugin). No collection may run between the fork and the freeze either."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        pid = os.fork()
+    except BaseException:
+        if enabled:
+            gc.enable()
+        raise
+    if pid == 0:
+        gc.freeze()
+        gc.enable()
+    elif enabled:
+        gc.enable()
+    return pid
 
 
 def _pidfd_open(pid: int) -> int:

@@ -3,6 +3,7 @@
 pytest session, and a library that cannot even be loaded is a clear failure, never a silent exit 0."""
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -82,6 +83,32 @@ runner.run_in_order(load_table({str(table)!r}), runner.Settings(backend_options=
 assert [r["verdict"] for r in records] == ["PASS"], records
 """)
     assert str(toy_lib) not in libs and any("libc.so" in lib for lib in libs)  # the listing works
+
+
+class _Finalized:
+    """Cyclic garbage whose finalizer records which process ran it (as a sqlite connection's closes its database)."""
+
+    def __init__(self, path: Path):
+        self.path, self.cycle = path, self
+
+    def __del__(self):
+        with open(self.path, "a") as out:
+            out.write(f"{os.getpid()}\n")
+
+
+def test_a_worker_never_finalizes_the_garbage_of_the_process_it_was_forked_from(tmp_path, toy_lib):
+    """The plugin forks workers from pytest's process, which holds what earlier tests left (History connections
+    among it): a collection in the worker must not run their finalizers there."""
+    cases = load_table(write_csymm_table(tmp_path / "csymm_test.csv",
+                                         [csymm_row(f"TC_L0_{i}", 4 + i, 3) for i in range(3)]))
+    marks = tmp_path / "finalized"
+    gc.collect()
+    _Finalized(marks)  # unreachable at once: only a collection of the youngest generation runs its finalizer
+    records: list[dict] = []
+    runner.run_in_order(cases, runner.Settings(backend_options={"operator_lib": str(toy_lib)}), records.append)
+    gc.collect()
+    assert [r["verdict"] for r in records] == ["PASS"] * 3, records
+    assert marks.read_text().split() == [str(os.getpid())], "finalized in a worker, not (only) in this process"
 
 
 # --- harness baseline ----------------------------------------------------------------------------------------------
