@@ -117,7 +117,7 @@ def _meta(side: Side, other: Side, tables: list[str], select: str | None, config
     """The same meta shape as `harness run`'s, with the revision under test as the commit."""
     from harness import ops
 
-    settings = new_settings(select=select, timing=config.as_dict(), gates={n: ops.get(n).GATE for n in ops.names()},
+    settings = new_settings(select=select, timing=config.as_dict(), gates=ops.gates(),
                             ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines})
     info = {**side.info, "library": side.lib}
     name = str(info.get("hardware") or info.get("device") or "")

@@ -165,7 +165,7 @@ class Recorder:
 
             option = self.config.getoption
             settings = new_settings(select=option("keyword") or None, poison=not option("harness_no_poison"),
-                                    timing={}, gates={name: ops.get(name).GATE for name in ops.names()},
+                                    timing={}, gates=ops.gates(),
                                     workers=int(getattr(self.config.option, "numprocesses", 0) or 1))
             meta = new_meta("pytest", option("harness_backend"), _tables(self.config), settings,
                             {"library": option("harness_operator_lib")}, {"name": "", "detected": "", "override": None})

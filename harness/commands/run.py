@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     meta = new_meta("run", args.backend, tables, new_settings(
         select=args.select, workers=args.workers, timeout_s=args.timeout, poison=not args.no_poison,
         timing=settings.timing.as_dict(), accept_disputed=args.accept_disputed,
-        gates={name: ops.get(name).GATE for name in ops.names()}, devices=settings.devices, cluster=args.cluster,
+        gates=ops.gates(), devices=settings.devices, cluster=args.cluster,
         shard=shard.label(args.shard) if args.shard else None), backend_info, hardware)
     session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing.rounds))
     try:
