@@ -31,6 +31,12 @@ def b_rows(trans_b: int, k: int, n: int) -> int:
     return k if trans_b == abi.OP_N else n
 
 
+def min_lds(trans_a: int, trans_b: int, m: int, n: int, k: int) -> tuple[int, int, int]:
+    """The smallest valid (lda, ldb, ldc): the stored rows of A, B and C, and at least 1. What an empty ld cell
+    defaults to, and what the lda/ldb/ldc checks compare with."""
+    return max(1, a_rows(trans_a, m, k)), max(1, b_rows(trans_b, k, n)), max(1, m)
+
+
 @dataclass(frozen=True)
 class GemmArgs:
     """The leading fields of every batched GEMM operator's Args (each adds how its batch is reached and its fills),

@@ -13,7 +13,7 @@ from typing import Any
 from harness import abi
 from harness.abi import Status
 from harness.generate import cells
-from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, parse_dims
+from harness.ops.gemm_family import COMBOS, OPS, min_lds, parse_dims
 from harness.ops.sgemm_batched import flops_of
 
 OP = "sgemm_batched"
@@ -35,9 +35,10 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     def scalar(col: str, default: float) -> float | None:
         return None if row[f"{col}_null"] == "true" else cells.real_cell(row[col], default)
 
+    lds = min_lds(ta, tb, m, n, k)
     return {"transA": ta, "transB": tb, "m": m, "n": n, "k": k, "alpha": scalar("alpha", 1.0),
-            "beta": scalar("beta", 0.0), "lda": cells.int_cell(row["lda"], max(1, a_rows(ta, m, k))),
-            "ldb": cells.int_cell(row["ldb"], max(1, b_rows(tb, k, n))), "ldc": cells.int_cell(row["ldc"], max(1, m)),
+            "beta": scalar("beta", 0.0), "lda": cells.int_cell(row["lda"], lds[0]),
+            "ldb": cells.int_cell(row["ldb"], lds[1]), "ldc": cells.int_cell(row["ldc"], lds[2]),
             "batchCount": cells.int_cell(row["batchCount"], 1), "a_fill": row["a_fill"], "b_fill": row["b_fill"],
             "c_fill": row["c_fill"], "nulls": {r for r in "abc" if row[f"{r}array_null"] == "true"},
             "handle_null": "handle_null" in row["description"], "expect": cells.status_value(row["expect_result"])}
@@ -46,12 +47,12 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
 def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
     """Every fault of a row in the ops-blas check order (operators/host/sgemm_batched_host.h); the first decides."""
     out = [("handle_null", Status.HANDLE_IS_NULLPTR)] if p["handle_null"] else []
+    lds = min_lds(p["transA"], p["transB"], p["m"], p["n"], p["k"])
     checks = (("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None), ("negative_m", p["m"] < 0),
               ("negative_n", p["n"] < 0), ("negative_k", p["k"] < 0), ("negative_batch", p["batchCount"] < 0),
               ("invalid_transA", p["transA"] not in OPS), ("invalid_transB", p["transB"] not in OPS),
-              ("invalid_lda", p["lda"] < max(1, a_rows(p["transA"], p["m"], p["k"]))),
-              ("invalid_ldb", p["ldb"] < max(1, b_rows(p["transB"], p["k"], p["n"]))),
-              ("invalid_ldc", p["ldc"] < max(1, p["m"])))
+              ("invalid_lda", p["lda"] < lds[0]), ("invalid_ldb", p["ldb"] < lds[1]),
+              ("invalid_ldc", p["ldc"] < lds[2]))
     out += [(name, Status.INVALID_VALUE) for name, bad in checks if bad]
     if p["batchCount"] > 0:
         out += [(f"null_{r.upper()}array", Status.INVALID_VALUE) for r in "abc" if r in p["nulls"]]
@@ -129,8 +130,8 @@ def _coverage(rng: random.Random) -> list[dict[str, str]]:
             alpha, beta = SCALARS[rng.randrange(len(SCALARS))]
             batch = rng.choice(BATCHES)
             pad = rng.randint(0, 7)
-            mins = (max(1, a_rows(ta, m, k)), max(1, b_rows(tb, k, n)), max(1, m))
-            lds = tuple(str(lo + rng.randint(1, 9)) if pad >> bit & 1 else "" for bit, lo in enumerate(mins))
+            lds = tuple(str(lo + rng.randint(1, 9)) if pad >> bit & 1 else ""
+                        for bit, lo in enumerate(min_lds(ta, tb, m, n, k)))
             rows.append(_row(ta, tb, m, n, k, batch, alpha, beta, lds, tag=f"pad{pad}"))
     return rows
 

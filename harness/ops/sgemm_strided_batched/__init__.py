@@ -54,9 +54,8 @@ def parse(reader, description: str) -> Args:
     ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
     tb = reader.enum("transB", TRANS, abi.OP_N, "transB")
     m, n, k = reader.int("m", 0), reader.int("n", 0), reader.int("k", 0)
-    lda = reader.int("lda", max(1, gemm_family.a_rows(ta, m, k)))
-    ldb = reader.int("ldb", max(1, gemm_family.b_rows(tb, k, n)))
-    ldc = reader.int("ldc", max(1, m))
+    lds = gemm_family.min_lds(ta, tb, m, n, k)
+    lda, ldb, ldc = reader.int("lda", lds[0]), reader.int("ldb", lds[1]), reader.int("ldc", lds[2])
     return Args(
         trans_a=ta, trans_b=tb, m=m, n=n, k=k,
         alpha=None if reader.null_scalar("alpha") else reader.float("alpha", 1.0),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.coverage import COMMON_REQUIRED, K_CHUNK_EDGES, TILE_EDGES, fill_classes, padded, real_class
-from harness.ops.gemm_family import REQUIRED_TRANS, a_rows, b_rows, batch_class, categories_head
+from harness.ops.gemm_family import REQUIRED_TRANS, batch_class, categories_head, min_lds
 from harness.ops.sgemm_strided_batched.generate import REQUIRED_PERF, compact_strides
 
 
@@ -40,7 +40,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
                 out.append(("stride", f"gap_{name}"))
         if all(s == c for s, c in zip(strides, compact)):
             out.append(("stride", "compact"))
-    pads = padded(p, (max(1, a_rows(p["transA"], m, k)), max(1, b_rows(p["transB"], k, n)), max(1, m)))
+    pads = padded(p, min_lds(p["transA"], p["transB"], m, n, k))
     out += [("leading dim", f"{name}_padded") for name in pads]
     out.append(("leading dim", f"padded_count_{len(pads)}"))
     out += [("inputs", c) for c in fill_classes([p["a_fill"], p["b_fill"], p["c_fill"]])]

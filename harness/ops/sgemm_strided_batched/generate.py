@@ -21,7 +21,7 @@ from harness import abi
 from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
-from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, parse_dims
+from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, min_lds, parse_dims
 from harness.ops.sgemm_strided_batched import flops_of
 
 OP = "sgemm_strided_batched"
@@ -38,9 +38,9 @@ SCALAR_CLASSES = ("zero", "one", "neg_one", "other", "large")
 def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters with the table's defaults (empty ld/stride = compact, empty batchCount = 1)."""
     ta, tb, m, n, k = parse_dims(row)
-    lda = cells.int_cell(row["lda"], max(1, a_rows(ta, m, k)))
-    ldb = cells.int_cell(row["ldb"], max(1, b_rows(tb, k, n)))
-    ldc = cells.int_cell(row["ldc"], max(1, m))
+    lds = min_lds(ta, tb, m, n, k)
+    lda, ldb = cells.int_cell(row["lda"], lds[0]), cells.int_cell(row["ldb"], lds[1])
+    ldc = cells.int_cell(row["ldc"], lds[2])
     return {
         "transA": ta, "transB": tb, "m": m, "n": n, "k": k,
         "alpha": cells.real_cell(row["alpha"], 1.0), "beta": cells.real_cell(row["beta"], 0.0),
@@ -66,14 +66,13 @@ def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
     out: list[tuple[str, Status]] = []
     if p["handle_null"]:
         out.append(("handle_null", Status.HANDLE_IS_NULLPTR))
+    lds = min_lds(p["transA"], p["transB"], p["m"], p["n"], p["k"])
     checks = (
         ("invalid_transA", p["transA"] not in OPS), ("invalid_transB", p["transB"] not in OPS),
         ("negative_m", p["m"] < 0), ("negative_n", p["n"] < 0), ("negative_k", p["k"] < 0),
         ("negative_batch", p["batchCount"] < 0),
         ("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None),
-        ("invalid_lda", p["lda"] < max(1, a_rows(p["transA"], p["m"], p["k"]))),
-        ("invalid_ldb", p["ldb"] < max(1, b_rows(p["transB"], p["k"], p["n"]))),
-        ("invalid_ldc", p["ldc"] < max(1, p["m"])),
+        ("invalid_lda", p["lda"] < lds[0]), ("invalid_ldb", p["ldb"] < lds[1]), ("invalid_ldc", p["ldc"] < lds[2]),
     )
     out += [(name, Status.INVALID_VALUE) for name, bad in checks if bad]
     work = p["m"] > 0 and p["n"] > 0 and p["batchCount"] > 0
@@ -145,15 +144,13 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 def _lds(ta: int, tb: int, m: int, n: int, k: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
     """Explicit leading dimensions (`cells.padded_lds`)."""
-    return cells.padded_lds((max(1, a_rows(ta, m, k)), max(1, b_rows(tb, k, n)), max(1, m)), pattern, rng, big)
+    return cells.padded_lds(min_lds(ta, tb, m, n, k), pattern, rng, big)
 
 
 def _compact(s: Spec) -> tuple[int, int, int]:
     """Compact strides of a spec (its explicit or compact leading dimensions)."""
     m, n, k = s["m"], s["n"], s["k"]
-    lda = s["lds"][0] or max(1, a_rows(s["ta"], m, k))
-    ldb = s["lds"][1] or max(1, b_rows(s["tb"], k, n))
-    ldc = s["lds"][2] or max(1, m)
+    lda, ldb, ldc = (ld or lo for ld, lo in zip(s["lds"], min_lds(s["ta"], s["tb"], m, n, k)))
     return (lda * (k if s["ta"] == abi.OP_N else m), ldb * (n if s["tb"] == abi.OP_N else k), ldc * n)
 
 
