@@ -50,14 +50,14 @@ def parse(reader, description: str) -> Args:
     uplo = reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
     m = reader.int("m", 0)
     n = reader.int("n", 0)
-    ka = symm_family.order_of_a(side, m, n)
+    lds = min_lds(side, m, n)
     return Args(
         side=side, uplo=uplo, m=m, n=n,
         alpha=reader.complex_pair("alpha_real", "alpha_imag", complex(1, 0)),
         beta=reader.complex_pair("beta_real", "beta_imag", complex(0, 0)),
         a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
         c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
-        lda=reader.int("lda", max(1, ka)), ldb=reader.int("ldb", max(1, m)), ldc=reader.int("ldc", max(1, m)),
+        lda=reader.int("lda", lds[0]), ldb=reader.int("ldb", lds[1]), ldc=reader.int("ldc", lds[2]),
         handle_null="handle_null" in description,
     )
 
@@ -128,6 +128,12 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     if a.alpha == 0 and a.beta in (0, 1):
         return "exact", {}
     return GATE, {}
+
+
+def min_lds(side: int, m: int, n: int) -> tuple[int, int, int]:
+    """The smallest valid (lda, ldb, ldc), column-major: A's order, the m rows of B and C, at least 1. What an empty
+    ld cell defaults to, and what the lda/ldb/ldc checks compare with."""
+    return max(1, symm_family.order_of_a(side, m, n)), max(1, m), max(1, m)
 
 
 def flops_of(m: int, n: int, ka: int) -> float:

@@ -6,6 +6,7 @@ from typing import Any
 from harness.coverage import COMMON_REQUIRED, complex_class, fill_classes, padded
 from harness.generate import cells
 from harness.ops import symm_family
+from harness.ops.csymm import min_lds
 from harness.ops.csymm.generate import TASKBOOK
 
 
@@ -27,7 +28,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
         out.append(("path", "alpha0_scale_c"))
     if m == 0 or n == 0:
         out.append(("path", "quick_return_empty"))
-    mins = (max(1, p["ka"]), max(1, m), max(1, m))
+    mins = min_lds(p["side"], m, n)
     pads = padded(p, mins)
     out += [("leading dim", f"{name}_padded") for name in pads]
     out.append(("leading dim", f"padded_count_{len(pads)}"))

@@ -24,7 +24,7 @@ from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops import symm_family
-from harness.ops.csymm import flops_of
+from harness.ops.csymm import flops_of, min_lds
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -44,6 +44,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     uplo = cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
     ka = symm_family.order_of_a(side, m, n)
+    lds = min_lds(side, m, n)
 
     def scalar(re: str, im: str, default: complex) -> complex | None:
         if cells.is_null(re):
@@ -54,9 +55,8 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
         "side": side, "uplo": uplo, "m": m, "n": n, "ka": ka,
         "alpha": scalar(row["alpha_real"], row["alpha_imag"], 1 + 0j),
         "beta": scalar(row["beta_real"], row["beta_imag"], 0j),
-        "lda": int(row["lda"]) if row["lda"].strip() else max(1, ka),
-        "ldb": int(row["ldb"]) if row["ldb"].strip() else max(1, m),
-        "ldc": int(row["ldc"]) if row["ldc"].strip() else max(1, m),
+        "lda": cells.int_cell(row["lda"], lds[0]), "ldb": cells.int_cell(row["ldb"], lds[1]),
+        "ldc": cells.int_cell(row["ldc"], lds[2]),
         "a_fill": row["a_fill"], "b_fill": row["b_fill"], "c_fill": row["c_fill"],
         "handle_null": "handle_null" in row["description"],
         "expect": cells.status_value(row["expect_result"]),
@@ -66,11 +66,11 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
 def faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
     """Every fault of a row, in the seed's check order; the first one decides the status."""
     out = symm_family.handle_and_enum_faults(p)
+    lds = min_lds(p["side"], p["m"], p["n"])
     checks = (
         ("negative_m", p["m"] < 0), ("negative_n", p["n"] < 0),
         ("null_alpha", p["alpha"] is None), ("null_beta", p["beta"] is None),
-        ("invalid_lda", p["lda"] < max(1, p["ka"])), ("invalid_ldb", p["ldb"] < max(1, p["m"])),
-        ("invalid_ldc", p["ldc"] < max(1, p["m"])),
+        ("invalid_lda", p["lda"] < lds[0]), ("invalid_ldb", p["ldb"] < lds[1]), ("invalid_ldc", p["ldc"] < lds[2]),
     )
     out += [(name, Status.INVALID_VALUE) for name, bad in checks if bad]
     work = p["m"] > 0 and p["n"] > 0
@@ -147,8 +147,7 @@ def _fills(rng: random.Random) -> tuple[str, str, str]:
 
 def _lds(side: int, m: int, n: int, pattern: int, rng: random.Random, big: bool = False) -> tuple:
     """Explicit leading dimensions (`cells.padded_lds`)."""
-    ka = symm_family.order_of_a(side, m, n)
-    return cells.padded_lds((max(1, ka), max(1, m), max(1, m)), pattern, rng, big)
+    return cells.padded_lds(min_lds(side, m, n), pattern, rng, big)
 
 
 #: Alpha, beta and inputs of the large precision rows: aligned inputs and alpha*A*B turned onto beta*C, with a

@@ -129,6 +129,12 @@ def gate(a: Args, thresholds: tuple[float, float]) -> tuple[str, dict]:
     return GATE, {"threshold": t, "multiplier": mult}
 
 
+def min_lds(side: int, m: int, n: int) -> tuple[int, int, int]:
+    """The smallest valid (lda, ldb, ldc), row-major: A's order, the n columns of B and C, at least 1. What the
+    generator writes into ld cells it leaves unpadded, and what coverage counts padding from."""
+    return max(1, symm_family.order_of_a(side, m, n)), max(1, n), max(1, n)
+
+
 def flops_of(m: int, n: int, ka: int) -> float:
     """The one FLOP count of a call: 2 per multiply-add over m*n*dimA terms plus the epilogue (alpha*acc + beta*C,
     3 per element), the convention every operator here uses, so GFLOP/s compare across operators and history."""

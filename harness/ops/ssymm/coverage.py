@@ -6,6 +6,7 @@ from typing import Any
 from harness.coverage import padded, real_class
 from harness.generate import cells
 from harness.ops import symm_family
+from harness.ops.ssymm import min_lds
 
 NEGATIVE = ("negative_m", "negative_n", "handle_null", "invalid_side", "invalid_uplo", "invalid_lda", "invalid_ldb",
             "invalid_ldc", "null_alpha", "null_beta", "null_A", "null_B", "null_C", "two_or_more_faults")
@@ -22,8 +23,7 @@ def categories(p: dict[str, Any], found: list, perf: bool) -> tuple[str, list[tu
         out.append(("path", "quick_return_empty"))
     elif p["alpha"] == 0:
         out.append(("path", "quick_return_alpha0_beta1" if p["beta"] == 1 else "alpha0_scale_c"))
-    mins = (max(1, p["ka"]), max(1, n), max(1, n))
-    out += [("leading dim", f"{name}_padded") for name in padded(p, mins)]
+    out += [("leading dim", f"{name}_padded") for name in padded(p, min_lds(p["side"], m, n))]
     if not any((p["a_fill"], p["b_fill"], p["c_fill"])):
         out.append(("inputs", "upstream_index_sequence"))
     if p["c_fill"] == cells.NAN:

@@ -16,7 +16,7 @@ from harness.abi import Status
 from harness.generate import cells
 from harness.generate.cells import NULLPTR
 from harness.ops import symm_family
-from harness.ops.ssymm import flops_of
+from harness.ops.ssymm import flops_of, min_lds
 
 OP = "ssymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda", "ldb", "beta", "ldc", "a_fill",
@@ -69,8 +69,7 @@ def _row(side: int, uplo: int, m: int, n: int, alpha: float | None = 1.0, beta: 
          lds: tuple[int, int, int] | None = None, fills: tuple[str, str, str] = FILLS[0], tag: str = "",
          handle_null: bool = False, intended: tuple[str, ...] | None = None) -> dict[str, str]:
     """A rendered row; ld cells default to the minimum (row-major: dimA, n, n)."""
-    ka = symm_family.order_of_a(side, m, n)
-    lda, ldb, ldc = lds if lds is not None else (max(1, ka), max(1, n), max(1, n))
+    lda, ldb, ldc = lds if lds is not None else min_lds(side, m, n)
     names = "_".join(x for x in (tag, "handle_null" if handle_null else "",
                                  cells.enum_cell(side, cells.SIDES).removeprefix("ACLBLAS_SIDE_"),
                                  cells.enum_cell(uplo, cells.UPLOS).removeprefix("ACLBLAS_"), f"{m}x{n}") if x)
@@ -121,10 +120,9 @@ def _coverage(rng: random.Random) -> list[dict[str, str]]:
     for side, uplo in COMBOS:
         for i, (m, n) in ((i, shape) for i, shape in enumerate(SHAPES) for _ in range(2)):
             alpha, beta = SCALARS[rng.randrange(len(SCALARS))]
-            ka = symm_family.order_of_a(side, m, n)
             pad = rng.randint(0, 7)
             lds = tuple(lo + (rng.randint(1, 9) if pad >> bit & 1 else 0)
-                        for bit, lo in enumerate((max(1, ka), max(1, n), max(1, n))))
+                        for bit, lo in enumerate(min_lds(side, m, n)))
             fills = FILLS[i % len(FILLS)] if beta == 0 or FILLS[i % len(FILLS)][2] != cells.NAN else FILLS[0]
             rows.append(_row(side, uplo, m, n, alpha, beta, lds, fills, tag=f"pad{pad}"))
     return rows
