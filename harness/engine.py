@@ -5,6 +5,8 @@ exactly the same code; isolation from crashing operators is the runner's job, no
 """
 from __future__ import annotations
 
+import mmap
+import os
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -17,8 +19,7 @@ import numpy as np
 from golden import sample
 from harness import abi, criteria, footprint, ops, perf
 from harness.cases import CellReader, base_fields, op_for_table, read_table
-from harness.layout import (GUARD_BYTES, Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards,
-                            with_guards)
+from harness.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
 from harness.record import Record, new_record
 
 #: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
@@ -115,73 +116,13 @@ def matches(expr: str | None, name: str) -> bool:
     return _compiled(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
 
 
-#: After a call that left threads running, the end-of-row check waits this long, so their late writes land first.
-SETTLE_S = 0.05
-
-
-@dataclass
-class PreparedCall:
-    """Buffers planned, filled and uploaded; `call()` runs the operator once on them (used by timing, ab, baseline).
-
-    `zones` are each buffer's (front, back) guard bytes; `scalars` the host alpha/beta the call points to, with
-    their bytes as created in `scalar_bytes`, so a write through the const pointers is caught."""
-
-    case: Case
-    backend: Any
-    buffers: dict[str, Buffer]
-    addrs: dict[str, int]
-    zones: dict[str, tuple[int, int]]
-    scalars: dict[str, Any] = field(default_factory=dict)
-    scalar_bytes: dict[str, bytes] = field(default_factory=dict)
-
-    @property
-    def ptrs(self) -> dict[str, int]:
-        return {n: 0 if b.null else self.addrs[n] + self.zones.get(n, (GUARD_BYTES, 0))[0]
-                for n, b in self.buffers.items()}
-
-    def call(self) -> int:
-        handle = 0 if self.case.args.handle_null else self.backend.handle
-        return ops.call(ops.get(self.case.op), self.backend, self.case.args, self.ptrs, handle, self.scalars)
-
-    def download_one(self, name: str) -> np.ndarray:
-        """A buffer's bytes, guard zones included."""
-        front, back = self.zones[name]
-        return self.backend.download(self.addrs[name], front + self.buffers[name].nbytes + back)
-
-    def download(self) -> dict[str, np.ndarray]:
-        return {name: self.download_one(name) for name in self.addrs}
-
-    def restore_outputs(self) -> None:
-        """Upload the outputs' original bytes again (C before a re-check call)."""
-        for name in outputs(self.buffers):
-            self.backend.upload(self.addrs[name], with_guards(self.buffers[name].host, self.zones[name]))
-
-    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
-        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
-        parts = [split_guards(after[n], self.buffers[n].nbytes, self.zones[n][0])[1].view(self.buffers[n].host.dtype)
-                 for n in outputs(self.buffers)]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
-    def problems(self, after: dict[str, np.ndarray]) -> list[str]:
-        """Every byte the operator must not have changed (of the buffers in `after`), and the const scalars."""
-        changed = [f"{name}: the operator overwrote the const host scalar it was given by pointer"
-                   for name, value in self.scalars.items()
-                   if value is not None and bytes(value) != self.scalar_bytes[name]]
-        return region_problems({n: self.buffers[n] for n in after}, after, self.zones) + changed
-
-    def close(self) -> None:
-        for addr in self.addrs.values():
-            self.backend.free(addr)
-        self.addrs.clear()
-
-
 def outputs(bufs: dict[str, Buffer]) -> list[str]:
     """Names of the buffers the operator writes (C, or C_0..C_{b-1} of a pointer-array operator), in plan order."""
     return [name for name, b in bufs.items() if b.output]
 
 
 def written_mask(bufs: dict[str, Buffer]) -> np.ndarray:
-    """The outputs' written masks, concatenated like PreparedCall.output."""
+    """The outputs' written masks, concatenated like RowJudge.output."""
     masks = [bufs[n].written for n in outputs(bufs)]
     return masks[0] if len(masks) == 1 else np.concatenate(masks) if masks else np.zeros(0, bool)
 
@@ -209,24 +150,6 @@ def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_C
         for b in bufs.values():
             b.host = poison(b.host, b.never_read)
     return bufs
-
-
-def prepare_call(case: Case, backend: Any, bufs: dict[str, Buffer] | None = None) -> PreparedCall:
-    bufs = bufs if bufs is not None else plan(case)
-    fenced, granule = getattr(backend, "fenced", False), getattr(backend, "guard_granule", 1)
-    addrs, zones = {}, {}
-    # pointer arrays last: their entries are the device addresses of the matrices allocated before them
-    for name, b in sorted(bufs.items(), key=lambda item: item[1].points_to is not None):
-        zones[name] = guard_zones(b, fenced, granule)
-        if b.points_to is not None:
-            b.host = np.array([0 if t is None or bufs[t].null else addrs[t] + zones[t][0] for t in b.points_to],
-                              dtype=np.uint64)
-        raw = with_guards(b.host, zones[name])
-        addrs[name] = backend.alloc(raw.size, name, (zones[name][0], b.nbytes))
-        backend.upload(addrs[name], raw)
-    scalars = ops.get(case.op).scalars(case.args)
-    snapshot = {name: bytes(value) for name, value in scalars.items() if value is not None}
-    return PreparedCall(case, backend, bufs, addrs, zones, scalars, snapshot)
 
 
 def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
@@ -272,95 +195,6 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
     return judged[0][1] if len(judged) == 1 and not judged[0][0] else criteria.worst_part(judged)
 
 
-def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
-             timing_config: Any = None, baselines: Callable[[Case], list] | None = None) -> Record:
-    """Run one case on an open backend and return its result record. Never raises for a case-level problem."""
-    rec = case.new_record()
-    started = time.perf_counter()
-    try:
-        _run_into(rec, case, backend, use_poison, memory_cap, timing_config, baselines)
-    except MemoryError as exc:
-        rec.update(verdict="ERROR", reason=f"refused before allocating: {exc}")
-    except (ValueError, OverflowError) as exc:
-        rec.update(verdict="ERROR", reason=f"case cannot be planned: {exc}")
-    except Exception as exc:  # a harness bug must cost one row (ERROR), not the worker (which would read as CRASH)
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        rec.update(verdict="ERROR", reason=f"harness error: {type(exc).__name__}: {exc} "
-                                           f"({Path(where.filename).name}:{where.lineno})")
-    rec["duration_s"] = time.perf_counter() - started
-    return rec
-
-
-def _run_into(rec: Record, case: Case, backend: Any, use_poison: bool, memory_cap: int, timing_config: Any,
-              baselines: Callable[[Case], list] | None) -> None:
-    if case.skip:
-        rec.update(verdict="SKIP", reason=case.skip)
-        return
-    if case.errors:
-        rec.update(verdict="ERROR", reason="; ".join(case.errors))
-        return
-    if backend.api == "cublas" and case.expected_status != abi.Status.SUCCESS:
-        rec.update(verdict="SKIP", reason="negative rows check aclblas status codes; not run on the cuda backend")
-        return
-    spec = ops.get(case.op)
-    unsupported = ops.unsupported(spec, backend)
-    if unsupported:
-        rec.update(verdict="SKIP", reason=unsupported)
-        return
-    rec["flops"] = spec.flops(case.args)
-    want_golden = case.expected_status == abi.Status.SUCCESS
-    overlap = spec.output_overlap(case.args) if want_golden else ""
-    if overlap:
-        rec.update(verdict="ERROR", reason=f"refused: output batches overlap ({overlap})")
-        return
-    start_bytes = footprint.reset_peak()
-    fenced = getattr(backend, "fenced", False)
-    bufs = plan(case, use_poison, memory_cap, fenced)
-    golden = None
-    if want_golden:
-        with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            golden = _golden(case, bufs)
-    prepared = prepare_call(case, backend, bufs)
-    try:
-        backend.reset_peaks()
-        threads_before = footprint.threads()
-        status, growth = _measured_call(prepared)
-        rec["status"] = status
-        expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
-        rec["memory"] = perf.memory_verdict(expected_ws, backend.memory())  # a rejected call uses no workspace
-        rec["memory"]["operator_growth_bytes"] = growth
-        after = prepared.download()
-        problems = prepared.problems(after) + _leak(growth, expected_ws or 0, "the operator call")
-        if rec["memory"]["verdict"] == "FAIL":
-            problems.append(rec["memory"]["reason"])
-        if status != case.expected_status:
-            detail = backend.last_message() if hasattr(backend, "last_message") else ""
-            rec.update(verdict="FAIL", reason=f"status {abi.status_name(status)}, expected "
-                                              f"{abi.status_name(case.expected_status)}"
-                                              + (f": {detail}" if detail else ""))
-        elif problems:
-            rec.update(verdict="FAIL", reason="; ".join(problems))
-        elif want_golden:
-            judgement = golden.judge(prepared.output(after))
-            rec["precision"] = judgement.to_dict()
-            rec.update(verdict=judgement.verdict, reason=judgement.reason)
-        else:
-            rec.update(verdict="PASS", reason="status matches")
-        if golden is not None and golden.index is not None and rec["precision"] is not None:
-            rec["precision"]["sampled"] = f"{golden.index.size} of {int(written_mask(bufs).sum())} elements"
-        if case.is_perf and timing_config is not None and rec["verdict"] == "PASS" \
-                and status == abi.Status.SUCCESS:
-            after = None  # the re-check downloads its own copies; do not hold two sets at once
-            _time_into(rec, case, backend, prepared, timing_config, baselines)
-            after = _recheck_after_timing(rec, case, prepared, golden)
-        late = _late_problems(prepared, after, threads_before)
-        if late and rec["verdict"] == "PASS":
-            rec.update(verdict="FAIL", reason="; ".join(late))
-    finally:
-        prepared.close()
-        _note_footprint(rec, case, start_bytes, fenced)
-
-
 @dataclass
 class Golden:
     """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
@@ -388,13 +222,349 @@ def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
     return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
 
 
-def _measured_call(prepared: PreparedCall) -> tuple[int, int | None]:
-    """(status, resident bytes the call left behind) of one synchronised call."""
-    before = footprint.resident()
-    status = prepared.call()
-    prepared.backend.synchronize()
-    after = footprint.resident()
-    return status, None if before is None or after is None else after - before
+@dataclass(frozen=True)
+class BackendInfo:
+    """What the judge knows of the sandbox's backend (its "ready" message, validated): how buffers are guarded,
+    which API it calls, and why an operator cannot run there (e.g. the library lacks its symbol)."""
+
+    name: str = "cpu"
+    api: str = "aclblas"
+    fenced: bool = False
+    granule: int = 1
+    hardware: str = ""
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(backend: Any) -> "BackendInfo":
+        """The description of an open backend (in the process that opened it)."""
+        info = backend.describe()
+        return BackendInfo(name=backend.name, api=backend.api, fenced=bool(getattr(backend, "fenced", False)),
+                           granule=int(getattr(backend, "guard_granule", 1)),
+                           hardware=str(info.get("hardware") or info.get("device", "")),
+                           unsupported={op: why for op in ops.names() if (why := ops.unsupported(ops.get(op),
+                                                                                                  backend))})
+
+    @staticmethod
+    def parse(payload: Any) -> "BackendInfo":
+        """From the worker's message: exactly these fields and types, else ValueError."""
+        p = _fields(payload, {"name": str, "api": str, "fenced": bool, "granule": int, "hardware": str,
+                              "unsupported": dict})
+        if not 1 <= p["granule"] <= 1 << 30 or not all(isinstance(k, str) and isinstance(v, str)
+                                                         for k, v in p["unsupported"].items()):
+            raise ValueError("bad backend description")
+        return BackendInfo(**p)
+
+
+class Malformed(ValueError):
+    """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
+    the worker)."""
+
+
+def _fields(payload: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """`payload` as a dict with exactly the keys of `spec`, each of its type (a tuple: any of them)."""
+    if not isinstance(payload, dict) or set(payload) != set(spec):
+        got = sorted(payload)[:8] if isinstance(payload, dict) else type(payload).__name__
+        raise Malformed(f"expected the fields {sorted(spec)}, got {got}")
+    for key, kind in spec.items():
+        value = payload[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise Malformed(f"field {key!r} is {type(value).__name__}, expected "
+                            f"{' or '.join(k.__name__ for k in kinds)}")
+    return payload
+
+
+def _strings(value: Any, what: str, limit: int = 64) -> list[str]:
+    if not isinstance(value, list) or len(value) > limit or not all(isinstance(v, str) for v in value):
+        raise Malformed(f"{what}: expected a list of strings")
+    return value
+
+
+_NUMBER = (int, float, type(None))
+
+
+class RowJudge:
+    """One row judged on the trusted side (state: the plan, the golden, the shared memory, the bytes checked so
+    far). Created for a case and the sandbox's BackendInfo: either `done` is the record at once (SKIP, ERROR,
+    refused) or `job` goes to the sandbox with `fd`, and on_called / on_timed / on_end turn its messages into the
+    record. Every message is validated; a malformed one raises Malformed (the runner's CRASH)."""
+
+    def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
+                 memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
+                 baselines: Callable[[Case], list] | None = None):
+        self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
+        self.rec = case.new_record()
+        self.started = time.perf_counter()
+        self.done: Record | None = None
+        self.job: Any = None
+        self.fd = -1
+        self.view: mmap.mmap | None = None
+        self.golden: Golden | None = None
+        self.checked: list[str] = []  # per-buffer digests of the bytes last judged
+        self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
+        try:
+            self._prepare(use_poison, memory_cap)
+        except MemoryError as exc:
+            self._finish("ERROR", f"refused before allocating: {exc}")
+        except (ValueError, OverflowError) as exc:
+            self._finish("ERROR", f"case cannot be planned: {exc}")
+        except Exception as exc:  # a harness bug must cost one row (ERROR), not the run
+            self._finish("ERROR", _harness_error(exc))
+
+    # -- planning -------------------------------------------------------------------------------------------------
+    def _prepare(self, use_poison: bool, memory_cap: int) -> None:
+        from harness.sandbox import RowJob
+
+        case, info, rec = self.case, self.info, self.rec
+        if case.skip:
+            return self._finish("SKIP", case.skip)
+        if case.errors:
+            return self._finish("ERROR", "; ".join(case.errors))
+        if info.api == "cublas" and case.expected_status != abi.Status.SUCCESS:
+            return self._finish("SKIP", "negative rows check aclblas status codes; not run on the cuda backend")
+        spec = ops.get(case.op)
+        if case.op in info.unsupported:
+            return self._finish("SKIP", info.unsupported[case.op])
+        if info.api not in spec.CALLS:
+            return self._finish("SKIP", f"operator {spec.NAME} has no call on the {info.name} backend")
+        rec["flops"] = spec.flops(case.args)
+        want_golden = case.expected_status == abi.Status.SUCCESS
+        overlap = spec.output_overlap(case.args) if want_golden else ""
+        if overlap:
+            return self._finish("ERROR", f"refused: output batches overlap ({overlap})")
+        untouchable = False
+        try:
+            self.bufs = plan(case, use_poison, memory_cap, info.fenced)
+        except MemoryError:
+            if want_golden:
+                raise
+            # a row that expects a rejection: the operator must not touch its buffers, so they need not exist
+            untouchable, self.bufs = True, {}
+        if want_golden:
+            with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
+                self.golden = _golden(case, self.bufs)
+        self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
+        slots = self._layout(untouchable)
+        timed = case.is_perf and self.timing_config is not None
+        self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
+                          accumulates=spec.accumulates(case.args), untouchable=untouchable)
+
+    def _layout(self, untouchable: bool) -> tuple:
+        """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
+        from harness.sandbox import Slot
+
+        self.zones: dict[str, tuple[int, int]] = {}
+        slots, offset = [], 0
+        if untouchable:  # a NULLPTR fill stays NULL (the row may expect exactly that rejection)
+            args = self.case.args
+            self.slots = tuple(Slot(name, 0, 0, 0, 0, null=getattr(args, f"{name.lower()}_fill", "") == "NULLPTR")
+                               for name in ops.get(self.case.op).buffer_bytes(args))
+            self._size = mmap.PAGESIZE
+            self._open_memory()
+            return self.slots
+        for name, b in self.bufs.items():
+            front, back = self.zones[name] = guard_zones(b, self.info.fenced, self.info.granule)
+            size = front + b.nbytes + back
+            slots.append(Slot(name, offset, size, front, b.nbytes, b.null, b.output,
+                              tuple(b.points_to) if b.points_to is not None else None))
+            offset += -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+        self._size = max(offset, mmap.PAGESIZE)
+        self._open_memory()
+        for s in slots:
+            b = self.bufs[s.name]
+            if b.points_to is None:
+                self.view[s.offset:s.offset + s.size] = with_guards(b.host, self.zones[s.name]).tobytes()
+            else:  # the sandbox fills the table with its own addresses; the guards are ours
+                self.view[s.offset:s.offset + s.size] = with_guards(np.zeros(b.host.size, b.host.dtype),
+                                                                    self.zones[s.name]).tobytes()
+        self.slots = tuple(slots)
+        return self.slots
+
+    def _open_memory(self) -> None:
+        self.fd = os.memfd_create("harness-row", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, self._size)
+        self.view = mmap.mmap(self.fd, self._size)
+
+    def _copy(self) -> dict[str, np.ndarray]:
+        """The judge's own copy of every buffer as the sandbox left it (the sandbox may still write its mapping)."""
+        return {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy() for s in self.slots}
+
+    # -- messages ------------------------------------------------------------------------------------------------
+    def on_called(self, payload: Any) -> bool:
+        """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
+        from harness.sandbox import digest
+
+        p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
+                              "pointers": dict, "message": str, "fpenv": list})
+        memory = _fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
+        fp_changes = _strings(p["fpenv"], "fpenv")
+        case, rec, spec = self.case, self.rec, ops.get(self.case.op)
+        status = rec["status"] = p["status"]
+        if self.job.untouchable:
+            problems = [f"the operator changed the floating-point environment: {'; '.join(fp_changes)}"] \
+                if fp_changes else []
+            self._verdict_for_status(status, p["message"], problems)
+            return False
+        self._point_tables(p["pointers"])
+        expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
+        rec["memory"] = perf.memory_verdict(expected_ws, memory)  # a rejected call uses no workspace
+        rec["memory"]["operator_growth_bytes"] = p["growth"]
+        after = self._copy()
+        problems = region_problems(self.bufs, after, self.zones) + self._scalar_problems(p["scalars"]) \
+            + _leak(p["growth"], expected_ws or 0, "the operator call")
+        if fp_changes:
+            problems.append(f"the operator changed the floating-point environment: {'; '.join(fp_changes)}")
+        if rec["memory"]["verdict"] == "FAIL":
+            problems.append(rec["memory"]["reason"])
+        if self._verdict_for_status(status, p["message"], problems) and self.golden is not None:
+            judgement = self.golden.judge(self.output(after))
+            rec["precision"] = judgement.to_dict()
+            rec.update(verdict=judgement.verdict, reason=judgement.reason)
+        if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
+            rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+        go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
+        if go and self.job.accumulates:
+            from harness.sandbox import timed_parts
+
+            pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
+                        self.slots}
+            self.reference = digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
+        return go
+
+    def _verdict_for_status(self, status: int, message: str, problems: list[str]) -> bool:
+        """Status and untouched-memory verdicts; True when the output is still to be judged."""
+        case, rec = self.case, self.rec
+        if status != case.expected_status:
+            rec.update(verdict="FAIL", reason=f"status {abi.status_name(status)}, expected "
+                                              f"{abi.status_name(case.expected_status)}"
+                                              + (f": {message}" if message else ""))
+        elif problems:
+            rec.update(verdict="FAIL", reason="; ".join(problems))
+        elif self.golden is None:
+            rec.update(verdict="PASS", reason="status matches")
+        else:
+            return True
+        return False
+
+    def _point_tables(self, pointers: dict) -> None:
+        """Pointer-array buffers hold the sandbox's device addresses: what they must still hold afterwards."""
+        for name, b in self.bufs.items():
+            if b.points_to is None:
+                continue
+            try:
+                b.host = np.array([0 if t is None or self.bufs[t].null else int(pointers[t]) for t in b.points_to],
+                                  dtype=np.uint64)
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                raise Malformed(f"pointers: {type(exc).__name__}") from None
+
+    def _scalar_problems(self, scalars: dict) -> list[str]:
+        return [f"{name}: the operator overwrote the const host scalar it was given by pointer"
+                for name, value in self.scalar_bytes.items() if scalars.get(name) != value]
+
+    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
+        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
+        parts = [split_guards(after[n], self.bufs[n].nbytes, self.zones[n][0])[1].view(self.bufs[n].host.dtype)
+                 for n in outputs(self.bufs)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def on_timed(self, payload: Any) -> None:
+        """The timed loop's figures, a digest after each sample, and the buffers after it: judged again."""
+        from harness.sandbox import digest, timed_parts
+
+        p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
+                              "fpenv": list, "growth": (int, type(None))})
+        rec, case = self.rec, self.case
+        digests = _strings(p["digests"], "digests", limit=1 << 20)
+        rec["timing"] = _timing(p["timing"])
+        rec["memory"]["timed_growth_bytes"] = p["growth"]
+        rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
+                                                 self.info.hardware)
+        after = self._copy()
+        calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
+        problems = region_problems(self.bufs, after, self.zones) \
+            + _leak(p["growth"], 0, f"{calls} timed calls")
+        if p["fpenv"]:
+            problems.append("a timed call changed the floating-point environment: "
+                            + "; ".join(_strings(p["fpenv"], "fpenv")))
+        if self.job.accumulates:
+            reference = self.reference
+            if p["recheck_status"] != case.expected_status:
+                problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
+        else:
+            reference = digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
+        bad = [i for i, d in enumerate(digests) if d != reference]
+        if bad:
+            problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "
+                            f"(first: sample {bad[0] + 1}): a wrong output, padding or guard on a timed call, or "
+                            "work still running when the call returned")
+        if problems:
+            rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
+        elif self.golden is not None:
+            judgement = self.golden.judge(self.output(after))
+            if not judgement.passed:
+                rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+
+    def on_end(self, payload: Any) -> Record:
+        """The end of the row: bytes that changed after the last check (late writes), what the operator left
+        changed in its process (`leftovers`), the sandbox's peak memory."""
+        p = _fields(payload, {"late": list, "peak_growth": (int, type(None)), "leftovers": list})
+        late_digests = _strings(p["late"], "late", limit=len(self.slots) or 1)
+        leftovers = _strings(p["leftovers"], "leftovers")
+        if late_digests and self.checked and len(late_digests) == len(self.checked):
+            late = [s.name for s, a, b in zip(self.slots, late_digests, self.checked) if a != b]
+            if late and self.rec["verdict"] == "PASS":
+                self.rec.update(verdict="FAIL", reason=f"late write: {', '.join(late)} changed after the call "
+                                                       "returned (a thread left running?)")
+        elif not self.job.untouchable and self.checked and not late_digests:
+            raise Malformed("late: no digests")
+        if leftovers:
+            note = "the operator " + "; ".join(leftovers)
+            if self.rec["verdict"] == "PASS":
+                self.rec.update(verdict="FAIL", reason=note)
+            else:
+                self.rec["reason"] = f"{self.rec['reason']}; {note}" if self.rec["reason"] else note
+        if self.rec["memory"] is not None:
+            self.rec["memory"]["harness_estimate_bytes"] = footprint_bytes(self.case, self.info.fenced)
+            self.rec["memory"]["harness_peak_bytes"] = p["peak_growth"]
+        return self._finish()
+
+    def ended_early(self, verdict: str, reason: str) -> Record:
+        """The sandbox died or hung before the row ended: that is its verdict."""
+        self.rec.update(verdict=verdict, reason=reason)
+        return self._finish()
+
+    def _finish(self, verdict: str | None = None, reason: str = "") -> Record:
+        if verdict is not None:
+            self.rec.update(verdict=verdict, reason=reason)
+        self.rec["duration_s"] = time.perf_counter() - self.started
+        self.close()
+        self.done = self.rec
+        return self.rec
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _timing(value: dict) -> dict:
+    """A timing record from the sandbox: the figures the verdicts read must be numbers."""
+    for key in ("mean_us", "median_us", "min_us"):
+        if not isinstance(value.get(key), _NUMBER):
+            raise Malformed(f"timing.{key} is not a number")
+    if not isinstance(value.get("n", 0), int) or not isinstance(value.get("samples_us", []), list):
+        raise Malformed("timing: n or samples_us of the wrong type")
+    return value
+
+
+def _harness_error(exc: Exception) -> str:
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"harness error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
 
 
 def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
@@ -404,71 +574,29 @@ def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
             f"{allowed / 2**20:.0f} MiB expected workspace + {footprint.LEAK_BYTES / 2**20:.0f} MiB)"]
 
 
-def _recheck_after_timing(rec: Record, case: Case, prepared: PreparedCall,
-                          golden: Golden | None) -> dict[str, np.ndarray]:
-    """A perf row after its timed loop: nothing out of bounds, inputs and scalars intact, and the output judged
-    like the first call's: the last timed call's own output where a call does not read C (beta == 0), else one
-    more call on the original C. Returns the buffers as last checked."""
-    after = prepared.download()
-    calls = (rec["timing"] or {}).get("n", 0) * (rec["timing"] or {}).get("calls_per_sample", 1)
-    problems = prepared.problems(after) + _leak(rec["memory"].get("timed_growth_bytes"), 0, f"{calls} timed calls")
-    if problems:
-        rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
-        return after
-    if ops.get(case.op).accumulates(case.args):
-        del after
-        prepared.restore_outputs()
-        status = prepared.call()
-        prepared.backend.synchronize()
-        after = prepared.download()
-        problems = prepared.problems(after)
-        if status != case.expected_status:
-            problems.insert(0, f"status {abi.status_name(status)}")
-        if problems:
-            rec.update(verdict="FAIL", reason="after the timed calls: " + "; ".join(problems))
-            return after
-    if golden is not None:
-        judgement = golden.judge(prepared.output(after))
-        if not judgement.passed:
-            rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
-    return after
+def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
+             timing_config: Any = None, baselines: Callable[[Case], list] | None = None) -> Record:
+    """One case on a backend open in this process: judge and sandbox in one process, for tests and tools that
+    trust the library (`harness run` keeps them apart: harness.runner). Never raises for a case-level problem."""
+    from harness import sandbox
+
+    judge = RowJudge(case, BackendInfo.of(backend), use_poison=use_poison, memory_cap=memory_cap,
+                     timing_config=timing_config, baselines=baselines)
+    if judge.done is not None:
+        return judge.done
+
+    def exchange(kind: str, payload: dict) -> Any:
+        return judge.on_called(payload) if kind == "called" else judge.on_timed(payload)
+
+    try:
+        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)))
+        return judge.on_end({**end, "leftovers": []})
+    except Exception as exc:  # noqa: BLE001 - in one process, a harness bug costs the row
+        return judge.ended_early("ERROR", _harness_error(exc))
 
 
-def _late_problems(prepared: PreparedCall, checked: dict[str, np.ndarray], threads_before: int) -> list[str]:
-    """The end-of-row check: bytes that changed since the last check (a thread the operator left running). When
-    the operator returned with more threads than it was called with, wait SETTLE_S first."""
-    prepared.backend.synchronize()  # device work still queued is not late; work outside the stream is
-    if footprint.threads() > threads_before:
-        time.sleep(SETTLE_S)
-    late, problems = [], []
-    for name in checked:  # one buffer at a time: a large row's copies are what sets the harness's peak memory
-        now = prepared.download_one(name)
-        if not np.array_equal(checked[name], now):
-            late.append(name)
-            problems += region_problems({name: prepared.buffers[name]}, {name: now}, prepared.zones)
-    if not late:
-        return []
-    return [f"late write: {', '.join(late)} changed after the call returned (a thread left running?)", *problems]
+def _json_round_trip(payload: dict) -> Any:
+    """What the judge would receive from a worker: the message through JSON (tuples become lists, and so on)."""
+    import json
 
-
-def _note_footprint(rec: Record, case: Case, start_bytes: int | None, fenced: bool) -> None:
-    """The row's estimate and measured peak beside the operator's memory (peak: VmHWM growth over the row)."""
-    if rec["memory"] is None:
-        return
-    peak = footprint.peak()
-    rec["memory"]["harness_estimate_bytes"] = footprint_bytes(case, fenced)
-    rec["memory"]["harness_peak_bytes"] = None if peak is None or start_bytes is None else peak - start_bytes
-
-
-def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, config: Any,
-               baselines: Callable[[Case], list] | None) -> None:
-    from harness import timing
-
-    before = footprint.resident()
-    rec["timing"] = timing.measure(prepared.call, backend.timer, config)
-    after = footprint.resident()
-    rec["memory"]["timed_growth_bytes"] = None if before is None or after is None else after - before
-    info = backend.describe()
-    hardware = info.get("hardware") or info.get("device", "")
-    rec["baseline"] = perf.baseline_verdicts(rec["timing"], baselines(case) if baselines else [], hardware)
-
+    return json.loads(json.dumps(payload, default=str))

@@ -12,6 +12,8 @@ import signal
 import time
 
 _PR_SET_PDEATHSIG = 1
+_PR_GET_DUMPABLE = 3
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 
@@ -36,6 +38,15 @@ def set_subreaper(on: bool) -> bool:
                 ctypes.c_ulong(0))
     prctl(_PR_SET_CHILD_SUBREAPER, int(on))
     return bool(was.value)
+
+
+def set_dumpable(on: bool) -> bool:
+    """PR_SET_DUMPABLE: off, processes of the same uid without CAP_SYS_PTRACE cannot open this process's
+    /proc/<pid>/fd, mem or environ (nor ptrace it); returns the previous setting."""
+    was = _libc.prctl(ctypes.c_int(_PR_GET_DUMPABLE), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                      ctypes.c_ulong(0))
+    prctl(_PR_SET_DUMPABLE, int(on))
+    return was == 1
 
 
 def _stat(pid: int) -> tuple[int, str] | None:

@@ -26,13 +26,14 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from multiprocessing import reduction
 from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
 from harness import ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
-from harness.engine import DEFAULT_MEMORY_CAP, Case
+from harness.engine import DEFAULT_MEMORY_CAP, BackendInfo, Case, Malformed, RowJudge
 from harness.record import VERDICTS, Record
 
 #: How long the backend check may take to load the library, create a handle and destroy it.
@@ -41,6 +42,11 @@ _CLOSE_LIMIT_S = 5.0
 #: Live worker pids, and the harness's children that are none of ours (left alone when orphans are swept).
 _LIVE: set[int] = set()
 _KEEP: set[int] = set()
+#: What a worker may say.
+_KINDS = ("ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
+#: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
+OUTPUT_HEAD = 16 << 10
+OUTPUT_TAIL = 8 << 10
 
 
 @dataclass
@@ -72,56 +78,179 @@ class _Garbage(Exception):
 
 
 class _Worker:
-    """One worker process (state: its pid, pidfd, pipe, and the case it runs since when)."""
+    """One worker process and the row it runs (state: the warden's pid and pidfd, the pipe, the captured output,
+    the backend it reported, the row's RowJudge). The worker only runs the operator: every row is planned and
+    judged here, in the harness, from the harness's own copies."""
 
     def __init__(self, settings: Settings, device: int | None = None):
         self.device = int(settings.backend_options.get("device", 0)) if device is None else device
         if self.device != settings.backend_options.get("device", 0):
             settings = replace(settings, backend_options={**settings.backend_options, "device": self.device})
+        self.library = _library_of(settings)
+        if self.library is not None:
+            settings = replace(settings, backend_options={**settings.backend_options, **self.library.options()})
+        self.settings = settings
         self.conn, child = mp.Pipe()
         life_r, self.lifeline = os.pipe()
+        self.capture = os.memfd_create("harness-worker-output", os.MFD_CLOEXEC)
+        capture_w = os.open(f"/proc/self/fd/{self.capture}", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        launch = worker.Launch(conn=child.fileno(), lifeline=life_r, capture=capture_w,
+                               keep=(self.library.fd,) if self.library is not None else (),
+                               env=(("PYTHONPATH", _python_path()),))
         parent = os.getpid()
         self.pid = _fork()
         if self.pid == 0:
             self.conn.close()
             os.close(self.lifeline)
-            if settings.backend == "cpu":  # the CPU twin: nothing device-side to inherit, fork is enough
-                worker.run_forked(child, life_r, parent, settings)
-            worker.exec_fresh(child, life_r, parent)  # device runtimes want a fresh interpreter
+            worker.warden(launch, parent)
         child.close()
         os.close(life_r)
+        os.close(capture_w)
         self.pidfd = _pidfd_open(self.pid)
         _LIVE.add(self.pid)
-        if settings.backend != "cpu":
-            self.conn.send_bytes(pickle.dumps(settings))
+        self.conn.send_bytes(pickle.dumps(settings))
         self.case: Case | None = None
+        self.judge: RowJudge | None = None
+        self.info: BackendInfo | None = None
+        self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
+        self.load_notes: list[str] = []
+        self.replace = False  # the operator changed something in its process: a fresh worker for the next row
         self.last = ""
         self.since = time.monotonic()
         self.status: int | None = None
         self.killed = False
         self.settling = False
 
-    def submit(self, case: Case) -> None:
-        """Hand over a case; a worker already dead takes it down with it (its pidfd reports the crash)."""
+    def submit(self, case: Case) -> Record | None:
+        """Hand over a case; the record at once when the row needs no operator call (SKIP, ERROR, refused)."""
         self.case, self.since, self.last = case, time.monotonic(), case.id
+        if not self.rows:
+            self._send(case)
+            return None
+        return self._start() if self.info is not None else None
+
+    def _start(self) -> Record | None:
+        case, settings = self.case, self.settings
+        changed = self.library.changed() if self.library is not None else ""
+        self.judge = RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                              timing_config=settings.timing, baselines=settings.baselines)
+        if changed and self.judge.done is None:
+            self.judge.ended_early("ERROR", changed)
+        if self.judge.done is not None:
+            return self._row_done(self.judge.done)
+        self._send(self.judge.job)
         try:
-            self.conn.send(case)
+            reduction.send_handle(self.conn, self.judge.fd, self.pid)
         except OSError:
+            pass
+        self.since = time.monotonic()
+        return None
+
+    def _send(self, obj: Any) -> None:
+        try:
+            self.conn.send(obj)
+        except OSError:  # a worker already dead takes the row down with it (its pidfd reports the crash)
             pass
 
     def receive(self) -> tuple[str, Any]:
         """The next message; _Garbage for anything that is not [kind, payload] JSON within the size limit."""
         try:
             message = json.loads(self.conn.recv_bytes(worker.MAX_MESSAGE))
-        except (EOFError, OSError, ValueError) as exc:
+        except (EOFError, OSError, ValueError, RecursionError) as exc:
             self.exited(0.5)  # the pipe ended because the worker died: then that is the story
             raise _Garbage(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
         if not isinstance(message, list) or len(message) != 2:
             raise _Garbage(f"not a message: {str(message)[:40]!r}")
         kind, payload = message
-        if kind not in ("ready", "unavailable", "record", "closed"):
+        if kind not in _KINDS:
             raise _Garbage(f"unknown message {str(kind)[:40]!r}")
         return kind, payload
+
+    def handle(self, kind: str, payload: Any) -> Record | None:
+        """One message of the row in flight; the row's record when it has ended. _Garbage when the message is
+        not what the protocol allows at this point."""
+        try:
+            return self._handle(kind, payload)
+        except (Malformed, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _Garbage(f"a malformed {kind!r} message: {str(exc)[:160]}") from None
+
+    def _handle(self, kind: str, payload: Any) -> Record | None:
+        case = self.case
+        if kind == "ready":
+            if self.info is not None or not isinstance(payload, dict):
+                raise Malformed("a second or malformed 'ready'")
+            self.load_notes = [str(x)[:200] for x in payload.get("load_fpenv") or []][:8]
+            self.info = BackendInfo.parse(payload.get("judge")) if self.rows else BackendInfo()
+            return self._start() if self.rows and case is not None else None
+        if kind == "unavailable":
+            rec = case.new_record()
+            rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {str(payload)[:300]}")
+            return self._row_done(rec, kill=True)
+        if not self.rows:
+            if kind != "record":
+                raise Malformed(f"{kind!r} from a service that answers with records")
+            return self._row_done(_checked(case, payload))
+        if self.judge is None or self.judge.done is not None:
+            raise Malformed(f"{kind!r} with no row in flight")
+        if kind == "called":
+            go = self.judge.on_called(payload)
+            self.replace = self.replace or bool(payload.get("fpenv"))
+            self._send(go)
+            return None
+        if kind == "timed":
+            self.judge.on_timed(payload)
+            self.replace = self.replace or bool(payload.get("fpenv"))
+            return None
+        if kind == "failed":
+            return self._row_done(self.judge.ended_early("ERROR", str(payload)[:500]), kill=True)
+        if kind == "end":
+            rec = self.judge.on_end(payload)
+            self.replace = self.replace or bool(payload.get("leftovers"))
+            return self._row_done(rec)
+        raise Malformed(f"{kind!r} while a row runs")
+
+    def ended(self, verdict: str, reason: str, **extra: Any) -> Record:
+        """The row in flight ends without its worker's last word (crash, hang, garbage)."""
+        if self.judge is not None and self.judge.done is None:
+            rec = self.judge.ended_early(verdict, reason)
+        else:
+            rec = self.case.new_record()
+            rec.update(verdict=verdict, reason=reason)
+        rec.update(extra)
+        return self._row_done(rec)
+
+    def _row_done(self, rec: Record, kill: bool = False) -> Record:
+        output = self.take_output()
+        if output is not None:
+            rec["captured"] = output
+        if self.load_notes:
+            note = ("the library changed the floating-point environment when it was loaded ("
+                    + "; ".join(self.load_notes) + "): built with -ffast-math?")
+            rec["process_notes"] = [note]
+            if rec["verdict"] not in ("PASS", "SKIP"):
+                rec["reason"] = f"{rec['reason']}; {note}" if rec["reason"] else note
+        if self.judge is not None:
+            self.judge.close()
+        self.case, self.judge = None, None
+        self.replace = self.replace or kill
+        return rec
+
+    def take_output(self) -> dict | None:
+        """What the worker wrote to stdout/stderr since the last row (bounded, like pytest's captured output)."""
+        try:
+            size = os.fstat(self.capture).st_size
+            if not size:
+                return None
+            head = os.pread(self.capture, OUTPUT_HEAD, 0)
+            tail = os.pread(self.capture, OUTPUT_TAIL, max(len(head), size - OUTPUT_TAIL)) if size > len(head) else b""
+            os.ftruncate(self.capture, 0)
+        except OSError:
+            return None
+        text = head.decode(errors="replace")
+        if tail:
+            skipped = size - len(head) - len(tail)
+            text += (f"\n[... {skipped} bytes not kept ...]\n" if skipped > 0 else "") + tail.decode(errors="replace")
+        return {"bytes": size, "text": text}
 
     def waitables(self) -> list:
         return [self.conn] + [self.pidfd] * (self.pidfd >= 0)
@@ -144,8 +273,9 @@ class _Worker:
         return self.status is not None
 
     def kill(self) -> None:
-        """SIGKILL the worker and everything below it: its tree, its process group, and processes of a dead
-        worker that re-parented to the harness (a subreaper while it runs cases)."""
+        """SIGKILL the worker and everything below it: its warden, the namespace's init (which takes the whole
+        namespace along), its tree, its process group, and processes of a dead worker that re-parented to the
+        harness (a subreaper while it runs cases)."""
         alive = self.status is None  # once reaped, the pid may belong to someone else
         self.killed = self.killed or alive
         tree = proctree.descendants(self.pid) if alive else []
@@ -153,7 +283,7 @@ class _Worker:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        for pid in [self.pid] * alive + tree:
+        for pid in tree + [self.pid] * alive:
             proctree.kill(pid)
         self.wait()
         _LIVE.discard(self.pid)
@@ -170,18 +300,18 @@ class _Worker:
         self.release()
 
     def release(self) -> None:
-        for fd in (self.pidfd, self.lifeline):
+        for fd in (self.pidfd, self.lifeline, self.capture):
             if fd >= 0:
                 os.close(fd)
-        self.pidfd = self.lifeline = -1
+        self.pidfd = self.lifeline = self.capture = -1
         self.conn.close()
+        fence.forget(self.pid)
+        if self.judge is not None:
+            self.judge.close()
 
     def close(self) -> None:
         """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
+        self._send(None)
         self.exited(_CLOSE_LIMIT_S)
         self.kill()
 
@@ -199,6 +329,91 @@ class _Worker:
             return f"exit code {code}"
         note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
         return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
+
+
+@dataclass
+class LibraryFile:
+    """The operator library of a run, opened once by the harness: every worker loads it from this descriptor
+    (/proc/self/fd/N), so what ran is the file that was hashed; a change on disk afterwards is noticed."""
+
+    path: str
+    fd: int
+    sha256: str
+    stamp: tuple
+    twin: bool
+
+    @staticmethod
+    def open(path: str, twin: bool) -> "LibraryFile":
+        import hashlib
+
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return LibraryFile(path, fd, digest.hexdigest(), _stamp(fd, path), twin)
+
+    def options(self) -> dict[str, Any]:
+        return {"operator_lib": f"/proc/self/fd/{self.fd}", "twin": self.twin, "library_path": self.path,
+                "library_sha256": self.sha256}
+
+    def changed(self) -> str:
+        """"" while the file on disk is the one hashed at the start; else why the row cannot be evidence."""
+        if _stamp(self.fd, self.path) == self.stamp:
+            return ""
+        return (f"the operator library {self.path} changed on disk during the run (sha256 {self.sha256[:16]}... at "
+                "the start): rows after the change are not evidence of the library the report names")
+
+
+def _stamp(fd: int, path: str) -> tuple:
+    opened = os.fstat(fd)
+    try:
+        now = os.stat(path)
+        on_disk = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns)
+    except OSError:
+        on_disk = None
+    return opened.st_size, opened.st_mtime_ns, on_disk
+
+
+_LIBRARIES: dict[tuple[str, bool], LibraryFile] = {}
+
+
+def _library_of(settings: Settings) -> LibraryFile | None:
+    """The cpu backend's library, opened once per run (the twin is built first); None for other backends and
+    services, which open their own."""
+    if settings.backend != "cpu" or getattr(settings, "service", None) is not None:
+        return None
+    given = settings.backend_options.get("operator_lib")
+    if given and str(given).startswith("/proc/self/fd/"):
+        return None
+    if given:
+        path, twin = str(Path(given).resolve()), False
+    else:
+        from harness.backends.build import BuildError, build_twin
+
+        try:
+            path, twin = str(build_twin()), True
+        except BuildError:
+            return None  # the worker says why (BackendUnavailable)
+    key = (path, twin)
+    if key not in _LIBRARIES:
+        try:
+            _LIBRARIES[key] = LibraryFile.open(path, twin)
+        except OSError:
+            return None  # the worker says why
+    return _LIBRARIES[key]
+
+
+def library_provenance(settings: Settings) -> dict[str, str]:
+    """The library's path and sha256 as the harness read them (what report.json records)."""
+    lib = _library_of(settings)
+    return {} if lib is None else {"library": lib.path, "library_sha256": lib.sha256}
+
+
+def _python_path() -> str:
+    """The worker imports this harness whatever its working directory (the unprivileged worker starts in /)."""
+    root = str(Path(__file__).resolve().parents[1])
+    rest = os.environ.get("PYTHONPATH", "")
+    return f"{root}:{rest}" if rest else root
 
 
 def _fork() -> int:
@@ -241,30 +456,38 @@ def _oom_note() -> str:
     return f"this cgroup has seen {kills} OOM kill(s); check the kernel log"
 
 
-def _crash(case: Case, why: str) -> Record:
-    rec = case.new_record()
-    rec.update(verdict="CRASH", reason=why)
-    return rec
-
-
-def _timed_out(case: Case, limit: float) -> Record:
-    rec = case.new_record()
-    rec.update(verdict="TIMEOUT", reason=f"no result within the per-row limit of {limit:g} s; worker killed",
-               duration_s=limit)
-    return rec
-
-
-def _checked(case: Case, payload: Any) -> Record:
-    """A record from a worker, if it is one for this case; _Garbage otherwise."""
+def _checked(case: Case, payload: Any, depth: int = 0) -> Record:
+    """A record from a service's worker (harness ab), rebuilt from this case's own record: only the keys a
+    service may set, each of its type; _Garbage otherwise."""
     if not isinstance(payload, dict) or payload.get("verdict") not in VERDICTS \
             or (payload.get("case_name"), payload.get("table"), payload.get("line")) != (case.name, case.table,
                                                                                          case.line):
         raise _Garbage("a record that is not this row's")
-    return payload
+    rec = case.new_record()
+    kinds = {"verdict": str, "status": (int, type(None)), "reason": str, "timing": (dict, type(None)),
+             "flops": (int, float), "duration_s": (int, float)}
+    for key, kind in kinds.items():
+        if key in payload:
+            if not isinstance(payload[key], kind) or isinstance(payload[key], bool):
+                raise _Garbage(f"a record whose {key!r} is a {type(payload[key]).__name__}")
+            rec[key] = payload[key]
+    if rec["timing"] is not None:
+        from harness.engine import _timing
+
+        try:
+            _timing(rec["timing"])
+        except Malformed as exc:
+            raise _Garbage(str(exc)) from None
+    if "pair" in payload:
+        pair = payload["pair"]
+        if depth or not isinstance(pair, list) or len(pair) != 2:
+            raise _Garbage("a record whose 'pair' is not two records")
+        rec["pair"] = [_checked(case, side, depth + 1) for side in pair]
+    return rec
 
 
 class StopSignals:
-    """SIGINT/SIGTERM handlers for the length of a run: remember the signal; the loop acts on it (and report
+    """SIGINT/SIGTERM/SIGHUP handlers for the length of a run: remember the signal; the loop acts on it (and report
     writing, which must not be cut in half, simply finishes)."""
 
     def __init__(self) -> None:
@@ -272,7 +495,7 @@ class StopSignals:
         self._old: dict[int, Any] = {}
 
     def __enter__(self) -> StopSignals:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             try:
                 self._old[signum] = signal.signal(signum, self._note)
             except ValueError:  # not the main thread: the caller keeps its own handling
@@ -292,15 +515,25 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
                on_start: Callable[[Case], None] = lambda case: None) -> None:
     """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
     workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
-    over all of them). With `settle`, every fresh worker runs that case first and its record is dropped.
-    `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
+    over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
+    the row did not end (CRASH, TIMEOUT): then that is its verdict, it leaves the queues and no later worker
+    settles. `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
     pool: list[_Worker] = []
+    settling = [settle]
 
-    def emit(w: _Worker, record: Record) -> None:
-        if w.settling:
-            w.settling = False
+    def emit(w: _Worker, record: Record | None) -> None:
+        if record is None:
             return
         record["device"] = w.device
+        if w.settling:
+            w.settling = False
+            if record["verdict"] not in ("CRASH", "TIMEOUT"):
+                return
+            case, settling[0] = settling[0], None
+            for queue in queues.values():
+                while case in queue:
+                    queue.remove(case)
+            record["reason"] += " (while settling a fresh worker before the timed rows)"
         on_record(record)
 
     def finish(w: _Worker, record: Record | None) -> None:
@@ -309,55 +542,60 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
             w.kill()
         else:
             w.release()
-        if record is not None:
-            emit(w, record)
+        emit(w, record)
 
     def pending() -> bool:
         return any(queues.values())
 
+    def feed(w: _Worker, case: Case) -> None:
+        """Hand `case` to `w`; rows that need no call come back at once, and the worker takes the next."""
+        if not w.settling:
+            on_start(case)
+        emit(w, w.submit(case))
+        while w.case is None and queues[w.device] and not w.settling and w.info is not None:
+            case = queues[w.device].popleft()
+            on_start(case)
+            emit(w, w.submit(case))
+
     try:
         while (pending() or any(w.case for w in pool)) and not stop.signum:
-            for w in [w for w in pool if w.case is None and w.dead()]:  # died after its row was recorded
-                print(f"\nwarning: the worker that ran {w.last} died after that row finished "
-                      f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
+            for w in [w for w in pool if w.case is None and (w.dead() or w.replace)]:
+                if not w.replace:  # died after its row was recorded
+                    print(f"\nwarning: the worker that ran {w.last} died after that row finished "
+                          f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
                 finish(w, None)
             for w in pool:
                 if w.case is None and queues[w.device]:
-                    w.submit(queues[w.device].popleft())
-                    on_start(w.case)
+                    feed(w, queues[w.device].popleft())
             for device in _free_slots(slots, [w.device for w in pool]):
                 if queues[device]:
                     w = _Worker(settings, device)
                     pool.append(w)
-                    w.settling = settle is not None
-                    w.submit(settle if settle is not None else queues[device].popleft())
-                    if not w.settling:
-                        on_start(w.case)
+                    w.settling = settling[0] is not None
+                    feed(w, settling[0] if w.settling else queues[device].popleft())
             busy = [w for w in pool if w.case is not None]
             ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
             now = time.monotonic()
             for w in busy:
-                case = w.case
                 try:
                     if w.conn in ready:
-                        kind, payload = w.receive()
-                        if kind == "record":
-                            w.case = None
-                            emit(w, _checked(case, payload))
-                        elif kind != "ready":  # "ready" only says the library loaded: the record follows
-                            rec = case.new_record()
-                            rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {payload}")
-                            finish(w, rec)
+                        emit(w, w.handle(*w.receive()))
+                        if w.replace and w.case is None:
+                            finish(w, None)
                     elif w.dead():
-                        finish(w, _crash(case, f"the operator killed its worker process ({w.how_it_died()})"))
+                        finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
                     elif now - w.since > settings.timeout_s:
-                        finish(w, _timed_out(case, settings.timeout_s))
+                        finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
+                                                     f"{settings.timeout_s:g} s; worker killed",
+                                          duration_s=settings.timeout_s))
                 except _Garbage as exc:
-                    if w.status is not None:  # the pipe broke because the worker died: that is the story
-                        finish(w, _crash(case, f"the operator killed its worker process ({w.how_it_died()})"))
+                    if w.case is None:  # garbage after its row ended: the worker goes, the row stays as judged
+                        finish(w, None)
+                    elif w.status is not None:  # the pipe broke because the worker died: that is the story
+                        finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
                     else:
-                        finish(w, _crash(case, f"the worker sent protocol garbage ({exc}); the operator wrote to "
-                                               "descriptors it does not own"))
+                        finish(w, w.ended("CRASH", f"the worker sent protocol garbage ({exc}); the operator wrote "
+                                                   "to descriptors it does not own or changed the worker"))
     finally:
         for w in pool:
             if stop.signum or w.case is not None:
@@ -412,12 +650,15 @@ def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Rec
 
 @contextmanager
 def _subreaper() -> Iterator[None]:
-    """While workers run, orphans of a dead worker re-parent to the harness, where _Worker.kill finds them."""
+    """While workers run, orphans of a dead worker re-parent to the harness, where _Worker.kill finds them, and
+    the harness is not dumpable."""
     _KEEP.update(proctree.children(os.getpid()))
     was = proctree.set_subreaper(True)
+    dumpable = proctree.set_dumpable(False)  # a worker of our uid cannot open our /proc/<pid>/fd or mem
     try:
         yield
     finally:
+        proctree.set_dumpable(dumpable)
         proctree.set_subreaper(was)
         _KEEP.clear()
 
@@ -447,6 +688,8 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
 
     def collect(rec: Record) -> None:
         key = f"{Path(rec['table']).name}::{rec['case_name']}"
+        if key not in taken:  # a row already finished (its settling pass did not end)
+            return
         taken[key].append(rec)
         if round_decides(rec):
             finish(key)
@@ -511,9 +754,11 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
                 raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
                                          f"worker while {stage} ({why})") from None
             if kind == "unavailable":
-                raise BackendUnavailable(str(payload))
+                raise BackendUnavailable(str(payload)[:500])
             if kind == "ready":
-                info = payload if isinstance(payload, dict) else {}
+                info = dict(payload) if isinstance(payload, dict) else {}
+                info.pop("judge", None)
+                info.update(library_provenance(settings))  # as the harness read the file, not as the worker says
                 stage = "destroying its handle (aclblasDestroy)"
             elif kind == "closed":
                 return info

@@ -211,8 +211,9 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
 
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,
-            clock: Callable[[], float] = time.monotonic) -> dict:
-    """Warm up, then sample until the CI target (converged), `max_samples` or the time cap.
+            clock: Callable[[], float] = time.monotonic, after_sample: Callable[[], None] | None = None) -> dict:
+    """Warm up, then sample until the CI target (converged), `max_samples` or the time cap. `after_sample` runs
+    after each sample, outside the timed region (the sandbox's digest of the buffers, checked by the judge).
 
     A row that hits the cap before `min_samples` keeps what it took and reports converged False; convergence is
     only ever declared at or above `min_samples`. stop_reason: "ci_target" | "max_samples" | "time_cap".
@@ -226,6 +227,8 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     converged = False
     while len(samples) < config.max_samples:
         s = sampler.sample()
+        if after_sample is not None:
+            after_sample()
         samples.append(s)
         running.add(s)
         if len(samples) >= config.min_samples and running.rel_half_width() <= config.ci_rel_target:

@@ -82,6 +82,8 @@ class ProcessState:
     sigactions: dict[int, bytes]
     sigmask: set
     limits: dict[str, tuple[int, int]]
+    nice: int
+    affinity: set
 
 
 def snapshot() -> ProcessState:
@@ -89,7 +91,8 @@ def snapshot() -> ProcessState:
     os.umask(mask)
     return ProcessState(os.getcwd(), mask, _environ(), {s: _sigaction(s) for s in _SIGNALS},
                         signal.pthread_sigmask(signal.SIG_BLOCK, []),
-                        {name: resource.getrlimit(res) for name, res in _LIMITS.items()})
+                        {name: resource.getrlimit(res) for name, res in _LIMITS.items()},
+                        os.getpriority(os.PRIO_PROCESS, 0), os.sched_getaffinity(0))
 
 
 def _cwd() -> str:
@@ -136,6 +139,18 @@ def restore(before: ProcessState) -> list[str]:
             except (ValueError, OSError):
                 pass  # a lowered hard limit cannot be raised again: the next rows run under it, and say so here
             changed.append(f"changed {name} to {now}")
+    if (nice := os.getpriority(os.PRIO_PROCESS, 0)) != before.nice:
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, before.nice)
+        except OSError:
+            pass  # a lower nice value needs a privilege: the worker is replaced after this row
+        changed.append(f"changed its scheduling priority (nice {before.nice} -> {nice})")
+    if (cpus := os.sched_getaffinity(0)) != before.affinity:
+        try:
+            os.sched_setaffinity(0, before.affinity)
+        except OSError:
+            pass
+        changed.append(f"changed its CPU affinity to {sorted(cpus)}")
     return changed
 
 
@@ -166,8 +181,17 @@ def _is_sqlite_shm(fields: list[str]) -> bool:
     return len(fields) >= 6 and fields[1][3] == "s" and fields[5].endswith("-shm")
 
 
+def own_pid() -> int:
+    """This process's pid as /proc (the harness's namespace) names it: in a PID namespace os.getpid() is 1 or 2,
+    and /proc/1 would be the machine's init."""
+    try:
+        return int(os.readlink("/proc/self"))
+    except (OSError, ValueError):
+        return os.getpid()
+
+
 def _die_with_tree() -> NoReturn:
-    proctree.kill_descendants(os.getpid())
+    proctree.kill_descendants(own_pid())
     os._exit(1)
 
 
@@ -192,70 +216,230 @@ def _plain(obj: Any) -> Any:
     for attr in ("tolist", "item"):
         if hasattr(obj, attr):
             return getattr(obj, attr)()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
     return str(obj)
 
 
-def enter(conn: Connection, lifeline: int, parent: int) -> None:
+# -- the warden: the trusted processes between the harness and the worker ----------------------------------------
+_CLONE_NEWPID = 0x20000000
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the warden starts a worker: descriptors it keeps, the user it becomes, its environment."""
+
+    conn: int
+    lifeline: int
+    capture: int                       # the worker's stdout and stderr (the runner reads it per row)
+    keep: tuple[int, ...] = ()          # e.g. the operator library, opened once by the harness
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def warden(launch: Launch, parent: int) -> NoReturn:
+    """Body of the process the runner forks for each worker (it runs no operator code). In a new PID namespace
+    where the kernel allows one, its child is the namespace's init, and the worker that init's child: when init
+    ends, the kernel kills everything left in the namespace, however the operator's processes detached themselves.
+    The warden watches the harness's lifeline (end of file: kill the namespace) and ends as the worker ended."""
+    code = BROKEN
+    try:
+        os.setpgid(0, 0)
+        proctree.set_parent_death_signal(signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        from harness.backends import fence
+
+        notes = fence.worker_prefix(os.getpid())
+        os.makedirs(notes, mode=0o700, exist_ok=True)  # the one place the confined worker may write
+        os.environ[fence.PREFIX_VARIABLE] = notes
+        status_r, status_w = os.pipe()
+        namespaced = _libc.unshare(_CLONE_NEWPID) == 0
+        child = os.fork()
+        if child == 0:
+            os.close(status_r)
+            if namespaced:  # the namespace's init: start the worker, reap orphans, tell the warden how it ended
+                proctree.set_parent_death_signal(signal.SIGKILL)
+                worker = os.fork()
+                if worker == 0:
+                    _become_worker(launch)
+                os.write(status_w, _await(worker, launch.lifeline).to_bytes(4, "little", signed=True))
+                os._exit(0)
+            _become_worker(launch)
+        os.close(status_w)
+        status = _await(child, launch.lifeline)
+        told = os.read(status_r, 4)
+        _end_as(int.from_bytes(told, "little", signed=True) if len(told) == 4 else status)
+    except BaseException:  # noqa: BLE001 - nothing may unwind into the harness's code in this process
+        pass
+    os._exit(code)
+
+
+def _await(pid: int, lifeline: int) -> int:
+    """Wait for `pid` to end (its raw wait status); end of file on the lifeline first kills it."""
+    import select
+
+    watch = [os.pidfd_open(pid), lifeline]
+    while True:
+        ready, _, _ = select.select(watch, [], [])
+        if lifeline in ready:
+            try:
+                gone = not os.read(lifeline, 1)
+            except OSError:
+                gone = True
+            if gone:
+                os.kill(pid, signal.SIGKILL)
+                watch.remove(lifeline)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            while True:  # orphans re-parented to us (the namespace's init) are reaped, not left as zombies
+                try:
+                    if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                        break
+                except ChildProcessError:
+                    break
+            return status
+
+
+def _end_as(status: int) -> NoReturn:
+    """End this process the way a wait status says its child ended (the runner reads the warden's status)."""
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        signal.signal(signum, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+        os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else BROKEN)
+
+
+def _become_worker(launch: Launch) -> NoReturn:
+    """In the worker-to-be: stdout/stderr into the capture file, then a fresh interpreter (nothing of the
+    harness's memory, goldens included, survives the exec; the worker confines itself: harness.confine)."""
+    try:
+        os.setpgid(0, 0)
+        os.dup2(launch.capture, 1)
+        os.dup2(launch.capture, 2)
+        for fd in (launch.conn, launch.lifeline, *launch.keep):
+            os.set_inheritable(fd, True)
+        env = {**os.environ, **dict(launch.env)}
+        os.execve(sys.executable, [sys.executable, "-m", "harness.worker", str(launch.conn), str(launch.lifeline),
+                                   str(os.getppid()), ",".join(map(str, launch.keep))], env)
+    finally:
+        os._exit(BROKEN)
+
+
+# -- the worker ----------------------------------------------------------------------------------------------------
+def enter(conn: Connection, lifeline: int, parent: int, keep: tuple[int, ...] = ()) -> None:
     """First thing in a fresh worker: cut it loose from the harness's files and tie its life to the harness."""
     faulthandler.disable()  # a crashing operator is reported as CRASH by the parent, not dumped here
-    os.setpgid(0, 0)
     proctree.set_parent_death_signal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: _die_with_tree())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     if os.getppid() != parent:
         os._exit(1)
     proctree.set_subreaper(True)
-    _isolate_descriptors({1, 2, conn.fileno(), lifeline})
+    _isolate_descriptors({1, 2, conn.fileno(), lifeline, *keep})
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True).start()
 
 
 class Rows:
-    """The worker's usual service: one backend, each case run through the engine (what `harness run`, `harness
-    baseline` and the pytest plugin ask for). Another service (`harness ab` times two libraries side by side) comes
-    in `settings.service` with the same three methods, so it gets the same isolation."""
+    """The worker's usual service: one backend, each row's job run in the sandbox (what `harness run`, `harness
+    baseline` and the pytest plugin ask for). Another service (`harness ab` times two libraries side by side)
+    comes in `settings.service` with `open`, `run(case, settings) -> record` and `close`, and the same isolation."""
 
     def open(self, settings: Any) -> dict:
+        from dataclasses import asdict
+
         from harness.backends import open_backend
+        from harness.engine import BackendInfo
 
         self.backend = open_backend(settings.backend, **settings.backend_options)
-        return self.backend.describe()
-
-    def run(self, case: Any, settings: Any) -> dict:
-        from harness.engine import run_case
-
-        return run_case(case, self.backend, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                        timing_config=settings.timing, baselines=settings.baselines)
+        return {**self.backend.describe(), "judge": asdict(BackendInfo.of(self.backend))}
 
     def close(self) -> None:
         self.backend.close()
 
 
 def serve(conn: Connection, settings: Any) -> None:
-    """Open the service's backend(s), say "ready" with their description, then run cases until told to stop
-    (None)."""
+    """Open the service's backend(s), say "ready" with their description (and what loading the library did to
+    the floating-point environment), then run rows until told to stop (None)."""
+    from harness import fpenv
     from harness.backends import BackendUnavailable
 
     service = getattr(settings, "service", None) or Rows()
+    layers = _confine(settings)
+    env_before = fpenv.read()
     try:
         info = service.open(settings)
     except BackendUnavailable as exc:
         send(conn, "unavailable", str(exc))
         return
+    loaded = fpenv.describe(env_before, fpenv.read())  # kept: it is how the library runs in any program
     baseline = snapshot()
-    send(conn, "ready", info)
-    while (case := conn.recv()) is not None:
-        record = service.run(case, settings)
-        _charge_leftovers(record, restore(baseline), proctree.kill_descendants(os.getpid()))
-        proctree.reap_children()
-        send(conn, "record", record)
+    send(conn, "ready", {**info, "load_fpenv": loaded, "confinement": layers})
+    while (job := conn.recv()) is not None:
+        if isinstance(service, Rows):
+            end = _run_job(conn, service.backend, job)
+            send(conn, "end", {**end, "leftovers": _leftovers(baseline)})
+        else:
+            record = service.run(job, settings)
+            _charge_leftovers(record, _leftovers(baseline))
+            send(conn, "record", record)
     service.close()
     send(conn, "closed", None)
 
 
-def _charge_leftovers(record: dict, changed: list[str], processes: int) -> None:
-    """What the operator left behind is its row's fault: a PASS becomes FAIL, any other verdict gets the note."""
+def _confine(settings: Any) -> list[str]:
+    """The worker confines itself before the library is loaded (harness.confine), on the cpu backend: device
+    runtimes write logs and caches of their own (e.g. ~/ascend/log) that a write rule would have to know."""
+    from harness import confine
+    from harness.backends import fence
+
+    if settings.backend != "cpu" or os.environ.get(confine.OFF_VARIABLE) == "1":
+        return []
+    notes = os.environ.get(fence.PREFIX_VARIABLE, "")
+    return confine.apply([notes] if notes.endswith("/") else [])
+
+
+def _run_job(conn: Connection, backend: Any, job: Any) -> dict:
+    """One row in the sandbox, on the shared memory whose descriptor follows the job."""
+    import mmap
+    from multiprocessing import reduction
+
+    from harness import sandbox
+
+    fd = reduction.recv_handle(conn)
+
+    def exchange(kind: str, payload: dict) -> Any:
+        send(conn, kind, payload)
+        return bool(conn.recv()) if kind == "called" else None
+
+    try:
+        with mmap.mmap(fd, job.size) as view:
+            return sandbox.execute(job, backend, view, exchange)
+    except Exception as exc:  # noqa: BLE001 - a harness bug on this side ends the row as ERROR, with its reason
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        send(conn, "failed", f"harness error in the worker: {type(exc).__name__}: {str(exc)[:300]} "
+                             f"({os.path.basename(where.filename)}:{where.lineno})")
+        return {"late": [], "peak_growth": None}
+    finally:
+        os.close(fd)
+
+
+def _leftovers(baseline: ProcessState) -> list[str]:
+    changed = restore(baseline)
+    processes = proctree.kill_descendants(own_pid())
+    proctree.reap_children()
     if processes:
         changed.append(f"left {processes} process(es) running after it returned (killed)")
+    return changed
+
+
+def _charge_leftovers(record: dict, changed: list[str]) -> None:
+    """What the operator left behind is its row's fault: a PASS becomes FAIL, any other verdict gets the note."""
     if not changed:
         return
     note = "the operator " + "; ".join(changed)
@@ -265,40 +449,20 @@ def _charge_leftovers(record: dict, changed: list[str], processes: int) -> None:
         record["reason"] = f"{record['reason']}; {note}" if record["reason"] else note
 
 
-def run_forked(conn: Connection, lifeline: int, parent: int, settings: Any) -> NoReturn:
-    """Body of a worker forked from the harness (cpu backend: nothing device-side to inherit)."""
-    code = 0
-    try:
-        enter(conn, lifeline, parent)
-        serve(conn, settings)
-    except BaseException:  # noqa: BLE001 - the parent reports a dead worker; nothing may unwind into its code
-        code = BROKEN
-    os._exit(code)
-
-
-def exec_fresh(conn: Connection, lifeline: int, parent: int) -> NoReturn:
-    """Body of a worker for device backends, whose runtimes cannot be used in a process forked from one that may
-    have touched them: isolate, then replace this process by a fresh interpreter (`python -m harness.worker`)."""
-    try:
-        enter(conn, lifeline, parent)
-        os.set_inheritable(conn.fileno(), True)
-        os.set_inheritable(lifeline, True)
-        os.execv(sys.executable, [sys.executable, "-m", "harness.worker", str(conn.fileno()), str(lifeline),
-                                  str(parent)])
-    finally:
-        os._exit(BROKEN)
-
-
 def main(argv: list[str]) -> NoReturn:
-    """Entry of an exec'ed worker: the settings arrive as the first message (pickled by the trusted parent)."""
+    """Entry of a worker: the settings arrive as the first message (pickled by the trusted parent)."""
     conn = Connection(int(argv[0]))
     lifeline, parent = int(argv[1]), int(argv[2])
+    keep = tuple(int(x) for x in argv[3].split(",") if x) if len(argv) > 3 else ()
     code = 0
     try:
-        enter(conn, lifeline, parent)
+        enter(conn, lifeline, parent, keep)
         serve(conn, pickle.loads(conn.recv_bytes()))
-    except BaseException:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001 - the traceback goes to the captured output the parent keeps
         code = BROKEN
+        import traceback
+
+        traceback.print_exc()
     os._exit(code)
 
 

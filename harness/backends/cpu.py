@@ -56,9 +56,10 @@ class CpuBackend:
     fenced = True
     guard_granule = fence.PAGE
 
-    def __init__(self, lib_path: Path, is_twin: bool, cores: int | None):
+    def __init__(self, lib_path: Path, is_twin: bool, cores: int | None, shown: tuple[str, str] | None = None):
         self.library = lib_path
         self.is_twin = is_twin
+        self._shown = shown  # (path, sha256) of a library the harness opened and hashed (loaded from its descriptor)
         fence.install()  # build the guard-page helper and install its fault handler before the operator can fault
         self.lib = aclblas_lib.load_aclblas(str(lib_path))
         self.handle = aclblas_lib.create_handle(self.lib)
@@ -78,11 +79,12 @@ class CpuBackend:
         return dict(self._description)
 
     def _describe(self) -> dict[str, Any]:
-        device = f"cpu twin ({self.cores} emulated cores)" if self.is_twin else str(self.library)
+        path, sha = self._shown or (str(self.library), _sha256(self.library))
+        device = f"cpu twin ({self.cores} emulated cores)" if self.is_twin else path
         return {
             "device": device,
-            "library": str(self.library),
-            "library_sha256": _sha256(self.library),
+            "library": path,
+            "library_sha256": sha,
             "host": {"platform": platform.platform(), "machine": platform.machine(),
                      "processor": platform.processor(), "cpus": os.cpu_count(),
                      "python": platform.python_version()},
@@ -139,16 +141,21 @@ class CpuBackend:
         fence.release()
 
 
-def open(operator_lib: str | None = None, cores: int | None = None, **_: Any) -> CpuBackend:  # noqa: A001
-    """The cpu backend on the twin (built on first use) or on `operator_lib`; BackendUnavailable says why not."""
+def open(operator_lib: str | None = None, cores: int | None = None, twin: bool = False,  # noqa: A001
+         library_path: str = "", library_sha256: str = "", **_: Any) -> CpuBackend:
+    """The cpu backend on the twin (built on first use) or on `operator_lib`; BackendUnavailable says why not.
+    A worker gets the library as the descriptor the harness opened and hashed (`/proc/self/fd/N`, loaded as is:
+    resolving it would load whatever the path names now) with `library_path`/`library_sha256` to show."""
+    by_fd = bool(operator_lib) and str(operator_lib).startswith("/proc/self/fd/")
     try:
-        path = Path(operator_lib).resolve() if operator_lib else build_twin()
+        path = Path(operator_lib) if by_fd else Path(operator_lib).resolve() if operator_lib else build_twin()
     except BuildError as exc:
         raise BackendUnavailable(f"cpu backend: {exc}") from exc
     if not path.is_file():
-        raise BackendUnavailable(f"cpu backend: operator library {path} does not exist")
+        raise BackendUnavailable(f"cpu backend: operator library {library_path or path} does not exist")
     try:
-        return CpuBackend(path, is_twin=operator_lib is None, cores=cores)
+        return CpuBackend(path, is_twin=twin if by_fd else operator_lib is None, cores=cores,
+                          shown=(library_path, library_sha256) if by_fd else None)
     except BuildError as exc:
         raise BackendUnavailable(f"cpu backend: {exc}") from exc
     except (OSError, AttributeError) as exc:

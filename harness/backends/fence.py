@@ -28,9 +28,19 @@ MIN_FENCE_BYTES = 1 << 20
 MAX_FENCE_BYTES = 1 << 32
 
 
+#: Set by the runner for each worker: its notes' prefix (the worker's own pid, appended by the handler, is its pid in
+#: its PID namespace, which the harness does not see, and its uid may be another than the harness's).
+PREFIX_VARIABLE = "HARNESS_FAULT_NOTE_PREFIX"
+
+
 def note_prefix() -> str:
-    """Where fault notes go, by pid: the parent and its workers share the environment, hence the same prefix."""
-    return os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-")
+    """Where fault notes go: the worker's own prefix when the runner gave it one, else by uid and pid."""
+    return os.environ.get(PREFIX_VARIABLE) or os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-")
+
+
+def worker_prefix(pid: int) -> str:
+    """The prefix (a directory of its own, the only place it may write) of the worker whose warden is `pid`."""
+    return os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-w{pid}") + os.sep
 
 
 def note_path(pid: int) -> Path:
@@ -39,13 +49,21 @@ def note_path(pid: int) -> Path:
 
 def fault_note(pid: int) -> str:
     """The fault line a dead worker left (and remove it); "" when it left none."""
-    path = note_path(pid)
-    try:
-        text = path.read_text(errors="replace").strip()
-    except OSError:
-        return ""
-    path.unlink(missing_ok=True)
+    notes = Path(worker_prefix(pid))
+    text = ""
+    for path in [note_path(pid), *(sorted(notes.iterdir()) if notes.is_dir() else [])]:
+        try:
+            text = text or path.read_text(errors="replace").strip()[:1000]
+        except OSError:
+            continue
+        path.unlink(missing_ok=True)
+    forget(pid)
     return text
+
+
+def forget(pid: int) -> None:
+    """Remove a finished worker's note directory."""
+    shutil.rmtree(worker_prefix(pid), ignore_errors=True)
 
 
 def round_pages(nbytes: int) -> int:
