@@ -20,42 +20,12 @@ from golden import sample
 from harness import abi, criteria, footprint, ops, perf
 from harness.cases import CellReader, base_fields, op_for_table, read_table
 from harness.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
-from harness.record import Record, new_record
+from harness.case import Case
+from harness.record import Record
+from harness.sandbox import BackendInfo
 
 #: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
 DEFAULT_MEMORY_CAP = 8 << 30
-
-
-@dataclass
-class Case:
-    """A parsed row. `errors` means the harness cannot run it as written (verdict ERROR); `skip` a reason not to."""
-
-    table: str
-    line: int
-    name: str
-    op: str | None
-    description: str
-    args: Any = None
-    params: dict[str, Any] = field(default_factory=dict)
-    expected_status: int = 0
-    seed: int = 0
-    thresholds: tuple[float, float] = (0.0, 0.0)
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    skip: str = ""
-
-    @property
-    def is_perf(self) -> bool:
-        return self.name.startswith("TC_PF_")
-
-    @property
-    def id(self) -> str:
-        return f"{Path(self.table).name}::{self.name}"
-
-    def new_record(self) -> Record:
-        """An empty result record for this row (verdict ERROR until something better is known)."""
-        return new_record(self.name, self.op or "?", self.table, self.line, self.expected_status, self.is_perf,
-                          self.params)
 
 
 def load_table(path: str | Path) -> list[Case]:
@@ -222,39 +192,6 @@ def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
     return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
 
 
-@dataclass(frozen=True)
-class BackendInfo:
-    """What the judge knows of the sandbox's backend (its "ready" message, validated): how buffers are guarded,
-    which API it calls, and why an operator cannot run there (e.g. the library lacks its symbol)."""
-
-    name: str = "cpu"
-    api: str = "aclblas"
-    fenced: bool = False
-    granule: int = 1
-    hardware: str = ""
-    unsupported: dict[str, str] = field(default_factory=dict)
-
-    @staticmethod
-    def of(backend: Any) -> "BackendInfo":
-        """The description of an open backend (in the process that opened it)."""
-        info = backend.describe()
-        return BackendInfo(name=backend.name, api=backend.api, fenced=bool(getattr(backend, "fenced", False)),
-                           granule=int(getattr(backend, "guard_granule", 1)),
-                           hardware=str(info.get("hardware") or info.get("device", "")),
-                           unsupported={op: why for op in ops.names() if (why := ops.unsupported(ops.get(op),
-                                                                                                  backend))})
-
-    @staticmethod
-    def parse(payload: Any) -> "BackendInfo":
-        """From the worker's message: exactly these fields and types, else ValueError."""
-        p = _fields(payload, {"name": str, "api": str, "fenced": bool, "granule": int, "hardware": str,
-                              "unsupported": dict})
-        if not 1 <= p["granule"] <= 1 << 30 or not all(isinstance(k, str) and isinstance(v, str)
-                                                         for k, v in p["unsupported"].items()):
-            raise ValueError("bad backend description")
-        return BackendInfo(**p)
-
-
 class Malformed(ValueError):
     """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
     the worker)."""
@@ -278,6 +215,16 @@ def _strings(value: Any, what: str, limit: int = 64) -> list[str]:
     if not isinstance(value, list) or len(value) > limit or not all(isinstance(v, str) for v in value):
         raise Malformed(f"{what}: expected a list of strings")
     return value
+
+
+def backend_info(payload: Any) -> BackendInfo:
+    """A sandbox's BackendInfo from its "ready" message: exactly these fields and types, else Malformed."""
+    p = _fields(payload, {"name": str, "api": str, "fenced": bool, "granule": int, "hardware": str,
+                          "unsupported": dict})
+    if not 1 <= p["granule"] <= 1 << 30 or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in p["unsupported"].items()):
+        raise Malformed("bad backend description")
+    return BackendInfo(**p)
 
 
 _NUMBER = (int, float, type(None))

@@ -33,7 +33,8 @@ from typing import Any, Callable
 
 from harness import ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
-from harness.engine import DEFAULT_MEMORY_CAP, BackendInfo, Case, Malformed, RowJudge
+from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info
+from harness.sandbox import BackendInfo
 from harness.record import VERDICTS, Record
 
 #: How long the backend check may take to load the library, create a handle and destroy it.
@@ -42,6 +43,8 @@ _CLOSE_LIMIT_S = 5.0
 #: Live worker pids, and the harness's children that are none of ours (left alone when orphans are swept).
 _LIVE: set[int] = set()
 _KEEP: set[int] = set()
+#: A fresh worker's interpreter start-up (imports, under load) is not the first row's time.
+STARTUP_GRACE_S = 30.0
 #: What a worker may say.
 _KINDS = ("ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
 #: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
@@ -180,7 +183,7 @@ class _Worker:
             if self.info is not None or not isinstance(payload, dict):
                 raise Malformed("a second or malformed 'ready'")
             self.load_notes = [str(x)[:200] for x in payload.get("load_fpenv") or []][:8]
-            self.info = BackendInfo.parse(payload.get("judge")) if self.rows else BackendInfo()
+            self.info = backend_info(payload.get("judge")) if self.rows else BackendInfo()
             return self._start() if self.rows and case is not None else None
         if kind == "unavailable":
             rec = case.new_record()
@@ -584,7 +587,7 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
                             finish(w, None)
                     elif w.dead():
                         finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
-                    elif now - w.since > settings.timeout_s:
+                    elif now - w.since > settings.timeout_s + (STARTUP_GRACE_S if w.info is None else 0.0):
                         finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
                                                      f"{settings.timeout_s:g} s; worker killed",
                                           duration_s=settings.timeout_s))
@@ -715,7 +718,7 @@ def check_backend(settings: Settings) -> dict[str, Any]:
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
         ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
-    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0) + STARTUP_GRACE_S)
     with _subreaper():
         return _probe(settings, limit)
 

@@ -16,7 +16,7 @@ import ctypes
 import hashlib
 import mmap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -55,6 +55,29 @@ class RowJob:
     timing: Any = None          # harness.timing.TimingConfig when the row is to be timed after a passing first call
     accumulates: bool = False   # the call reads C (beta != 0): the timed loop's C is not the checked one
     untouchable: bool = False   # the buffers are inaccessible memory: the row must be rejected before any access
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What the judge knows of the sandbox's backend (its "ready" message, validated): how buffers are guarded,
+    which API it calls, and why an operator cannot run there (e.g. the library lacks its symbol)."""
+
+    name: str = "cpu"
+    api: str = "aclblas"
+    fenced: bool = False
+    granule: int = 1
+    hardware: str = ""
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(backend: Any) -> "BackendInfo":
+        """The description of an open backend (in the process that opened it)."""
+        info = backend.describe()
+        return BackendInfo(name=backend.name, api=backend.api, fenced=bool(getattr(backend, "fenced", False)),
+                           granule=int(getattr(backend, "guard_granule", 1)),
+                           hardware=str(info.get("hardware") or info.get("device", "")),
+                           unsupported={op: why for op in ops.names() if (why := ops.unsupported(ops.get(op),
+                                                                                                  backend))})
 
 
 def digest(parts: list[memoryview | bytes]) -> str:

@@ -17,7 +17,6 @@ from typing import Callable
 import numpy as np
 
 from harness.backends import Timer
-from harness.stats import summarize, t_quantile
 
 MODES = ("sync", "steady")
 
@@ -108,6 +107,8 @@ class RunningCI:
         """95% CI half-width / mean; inf below two samples."""
         if self.n < 2:
             return math.inf
+        from harness.stats import t_quantile  # scipy.stats: imported where used, not by every worker
+
         half = t_quantile(self.n - 1) * math.sqrt(max(self._m2, 0.0) / (self.n - 1) / self.n)
         if self.mean > 0:
             return half / self.mean
@@ -141,6 +142,8 @@ def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int
                   stop_reason: str) -> dict:
     """The record's `timing` dict from raw per-call samples in seconds; `converged` is the stopping rule's word,
     and is withdrawn when the distribution is multimodal or drifts."""
+    from harness.stats import summarize
+
     summary = summarize(samples_s)
     why = not_converged_because(summary, config, stop_reason, _ci_rel(summary))
     return {
@@ -187,6 +190,8 @@ def between_rounds_ci(mean: float, round_means: list[float]) -> list[float] | No
     logs = np.log(np.asarray(round_means, dtype=float))
     if logs.size < 2 or not np.all(np.isfinite(logs)):
         return None
+    from harness.stats import t_quantile
+
     half = t_quantile(logs.size - 1) * float(logs.std(ddof=1)) / math.sqrt(logs.size)
     return [mean * math.exp(-half), mean * math.exp(half)]
 

@@ -352,7 +352,7 @@ class Rows:
         from dataclasses import asdict
 
         from harness.backends import open_backend
-        from harness.engine import BackendInfo
+        from harness.sandbox import BackendInfo
 
         self.backend = open_backend(settings.backend, **settings.backend_options)
         return {**self.backend.describe(), "judge": asdict(BackendInfo.of(self.backend))}
