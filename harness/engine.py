@@ -462,8 +462,10 @@ class RowJudge:
         if late_digests and self.checked and len(late_digests) == len(self.checked):
             late = [s.name for s, a, b in zip(self.slots, late_digests, self.checked) if a != b]
             if late and self.rec["verdict"] == "PASS":
-                self.rec.update(verdict="FAIL", reason=f"late write: {', '.join(late)} changed after the call "
-                                                       "returned (a thread left running?)")
+                after = self._copy()
+                where = region_problems({n: self.bufs[n] for n in late}, {n: after[n] for n in late}, self.zones)
+                self.rec.update(verdict="FAIL", reason="; ".join([f"late write: {', '.join(late)} changed after the "
+                                                                  "call returned (a thread left running?)", *where]))
         elif not self.job.untouchable and self.checked and not late_digests:
             raise Malformed("late: no digests")
         if leftovers:

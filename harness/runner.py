@@ -46,7 +46,7 @@ _KEEP: set[int] = set()
 #: A fresh worker's interpreter start-up (imports, under load) is not the first row's time.
 STARTUP_GRACE_S = 30.0
 #: What a worker may say.
-_KINDS = ("ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
+_KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
 #: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
 OUTPUT_HEAD = 16 << 10
 OUTPUT_TAIL = 8 << 10
@@ -117,6 +117,7 @@ class _Worker:
         self.info: BackendInfo | None = None
         self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
         self.load_notes: list[str] = []
+        self.started = False  # the worker's interpreter is up (its start-up is nobody's row time)
         self.replace = False  # the operator changed something in its process: a fresh worker for the next row
         self.last = ""
         self.since = time.monotonic()
@@ -179,6 +180,11 @@ class _Worker:
 
     def _handle(self, kind: str, payload: Any) -> Record | None:
         case = self.case
+        if kind == "started":
+            if self.started:
+                raise Malformed("a second 'started'")
+            self.started, self.since = True, time.monotonic()
+            return None
         if kind == "ready":
             if self.info is not None or not isinstance(payload, dict):
                 raise Malformed("a second or malformed 'ready'")
@@ -587,7 +593,7 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
                             finish(w, None)
                     elif w.dead():
                         finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
-                    elif now - w.since > settings.timeout_s + (STARTUP_GRACE_S if w.info is None else 0.0):
+                    elif now - w.since > settings.timeout_s + (0.0 if w.started else STARTUP_GRACE_S):
                         finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
                                                      f"{settings.timeout_s:g} s; worker killed",
                                           duration_s=settings.timeout_s))
@@ -718,7 +724,7 @@ def check_backend(settings: Settings) -> dict[str, Any]:
     crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
         ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
-    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0) + STARTUP_GRACE_S)
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
     with _subreaper():
         return _probe(settings, limit)
 
@@ -737,7 +743,7 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
     w = _Worker(settings)
     stage = "loading the library and creating a handle"
     try:
-        deadline = time.monotonic() + limit
+        deadline = time.monotonic() + limit + STARTUP_GRACE_S
         w.conn.send(None)  # after "ready": close the backend (aclblasDestroy) and report "closed"
         info: dict = {}
         while True:
@@ -756,9 +762,11 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
                 why = w.how_it_died() if w.status is not None else f"protocol garbage: {exc}"
                 raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
                                          f"worker while {stage} ({why})") from None
-            if kind == "unavailable":
+            if kind == "started":
+                deadline = time.monotonic() + limit
+            elif kind == "unavailable":
                 raise BackendUnavailable(str(payload)[:500])
-            if kind == "ready":
+            elif kind == "ready":
                 info = dict(payload) if isinstance(payload, dict) else {}
                 info.pop("judge", None)
                 info.update(library_provenance(settings))  # as the harness read the file, not as the worker says

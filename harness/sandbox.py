@@ -155,9 +155,6 @@ class Prepared:
     def timed_digest(self) -> str:
         return digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
 
-    def buffer_digests(self) -> list[str]:
-        return [digest([self.device_bytes(s)]) for s in self.job.slots if s.name in self.addrs]
-
     def close(self) -> None:
         for addr in self.addrs.values():
             self.backend.free(addr)
@@ -214,7 +211,8 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
         backend.synchronize()  # device work still queued is not late; work outside the stream is
         if footprint.threads() > threads_before:
             time.sleep(SETTLE_S)
-        late = prepared.buffer_digests()
+        prepared.download()  # the bytes as the row ends: the judge compares their digests with what it checked
+        late = [digest([prepared.raw(s)]) for s in job.slots if s.name in prepared.addrs]
     finally:
         prepared.close()
     peak = footprint.peak()

@@ -249,6 +249,7 @@ def warden(launch: Launch, parent: int) -> NoReturn:
             os._exit(1)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _isolate_descriptors({launch.conn, launch.lifeline, launch.capture, *launch.keep})
         from harness.backends import fence
 
         notes = fence.worker_prefix(os.getpid())
@@ -306,8 +307,9 @@ def _end_as(status: int) -> NoReturn:
     """End this process the way a wait status says its child ended (the runner reads the warden's status)."""
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
-        signal.signal(signum, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+        if signum not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(signum, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
         os.kill(os.getpid(), signum)
         os._exit(128 + signum)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else BROKEN)
@@ -367,6 +369,7 @@ def serve(conn: Connection, settings: Any) -> None:
     from harness import fpenv
     from harness.backends import BackendUnavailable
 
+    send(conn, "started", None)  # the interpreter is up: the library's time limits run from here
     service = getattr(settings, "service", None) or Rows()
     layers = _confine(settings)
     env_before = fpenv.read()

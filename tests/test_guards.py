@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import footprint
+from harness import footprint, sandbox
 from harness.backends import fence, open_backend
 from harness.cli import main
-from harness.engine import load_table, prepare_call, region_problems, run_case
+from harness.engine import RowJudge, load_table, region_problems, run_case
+from harness.sandbox import BackendInfo
 from harness.layout import GUARD_BYTES, Buffer, guard_zones, with_guards
 from tables import csymm_row, write_csymm_table
 
@@ -133,38 +134,48 @@ def test_region_check_reports_how_far_a_guard_write_reached():
 
 
 def test_scalar_check_sees_the_memory_the_call_points_to(tmp_path):
-    """The snapshot is of the very objects the call passes: changing one is reported, an untouched one is not."""
+    """The sandbox reports the bytes of the very objects the call passes; the judge compares them with its own:
+    a changed one is reported, an untouched one is not."""
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 3, 2)]))[0]
     backend = open_backend("cpu", cores=1)
     try:
-        prepared = prepare_call(case, backend)
+        judge = RowJudge(case, BackendInfo.of(backend))
+        prepared = sandbox.Prepared(judge.job, backend, judge.view)
         assert prepared.call() == 0
-        after = prepared.download()
-        assert prepared.problems(after) == []
+
+        def sent() -> dict:
+            return {k: bytes(v).hex() for k, v in prepared.scalars.items() if v is not None}
+        assert judge._scalar_problems(sent()) == []
         prepared.scalars["beta"].imag = 9.0
-        assert prepared.problems(after) == ["beta: the operator overwrote the const host scalar it was given by "
-                                            "pointer"]
+        assert judge._scalar_problems(sent()) == ["beta: the operator overwrote the const host scalar it was given "
+                                                  "by pointer"]
         prepared.close()
+        judge.close()
     finally:
         backend.close()
 
 
-def test_end_of_row_check_catches_a_write_after_the_first_check(tmp_path):
-    """What a thread left running does after the call: the end-of-row check sees bytes change since the last check
-    (here written by the test itself, so the timing is certain), and stays quiet when nothing changed."""
-    from harness.engine import _late_problems
+@pytest.mark.parametrize("late", [False, True])
+def test_end_of_row_check_catches_a_write_after_the_first_check(tmp_path, late):
+    """What a thread left running does after the call: the end-of-row digests differ from the bytes the judge
+    checked (here the write is the test's own, right after the first check, so the timing is certain); nothing
+    is reported when nothing changed (the negative control)."""
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 3, 2)]))[0]
     backend = open_backend("cpu", cores=1)
     try:
-        prepared = prepare_call(case, backend)
-        prepared.call()
-        checked = prepared.download()
-        assert _late_problems(prepared, checked, footprint.threads()) == []
-        ctypes.memset(prepared.ptrs["C"] - 8, 0x77, 4)
-        late = _late_problems(prepared, checked, footprint.threads())
-        assert late[0].startswith("late write: C changed after the call returned")
-        assert "C: guard zone before the buffer overwritten (out-of-bounds write, up to 8 bytes" in late[1]
-        prepared.close()
+        judge = RowJudge(case, BackendInfo.of(backend))
+
+        def exchange(kind: str, payload: dict) -> bool:
+            go = judge.on_called(json.loads(json.dumps(payload)))
+            if late:
+                ctypes.memset(payload["pointers"]["C"] - 8, 0x77, 4)
+            return go
+        end = sandbox.execute(judge.job, backend, judge.view, exchange)
+        rec = judge.on_end({**end, "leftovers": []})
+        if late:
+            assert rec["verdict"] == "FAIL" and rec["reason"].startswith("late write: C changed after the call")
+        else:
+            assert rec["verdict"] == "PASS", rec["reason"]
     finally:
         backend.close()
 
@@ -286,14 +297,13 @@ def test_a_wrong_element_inside_the_sample_fails_a_sampled_perf_row(tmp_path, mo
         rec = run_case(case, backend)
         assert rec["verdict"] == "PASS" and rec["precision"]["sampled"].endswith(" of 1200 elements")
         assert int(rec["precision"]["sampled"].split()[0]) < 1200
-        from harness import engine
-        original = engine.PreparedCall.call
+        original = sandbox.Prepared.call
 
         def corrupt_first(self):
             status = original(self)
             ctypes.memset(self.ptrs["C"], 0x41, 8)  # C[0, 0]: always in the sample
             return status
-        monkeypatch.setattr(engine.PreparedCall, "call", corrupt_first)
+        monkeypatch.setattr(sandbox.Prepared, "call", corrupt_first)
         rec = run_case(case, backend)
         assert rec["verdict"] == "FAIL" and "mixed_tolerance" in rec["reason"]
     finally:
