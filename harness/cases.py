@@ -90,12 +90,25 @@ class SelectError(ValueError):
     """A `-k` expression that does not compile."""
 
 
+#: How deep -k's parentheses may nest.
+MAX_SELECT_DEPTH = 100
+
+
 def check_select(expr: str) -> None:
-    """Raise SelectError unless `expr` is a pytest keyword expression (identifiers, and/or/not, parentheses)."""
+    """Raise SelectError unless `expr` is a pytest keyword expression (identifiers, and/or/not, parentheses), at
+    most MAX_SELECT_DEPTH parentheses deep (pytest's parser recurses once per level)."""
     from _pytest.mark.expression import Expression
 
+    depth = deepest = 0
+    for char in expr:
+        depth += (char == "(") - (char == ")")
+        deepest = max(deepest, depth)
+    if deepest > MAX_SELECT_DEPTH:
+        raise SelectError(f"-k: parentheses nested {deepest} deep, more than the {MAX_SELECT_DEPTH} allowed")
     try:
         Expression.compile(expr)
+    except RecursionError:
+        raise SelectError("-k: the expression is nested too deeply") from None
     except (SyntaxError, ValueError) as exc:  # pytest raises its ParseError, or SyntaxError since pytest 8
         raise SelectError(f"-k {expr!r}: {getattr(exc, 'msg', None) or exc}") from None
 

@@ -16,6 +16,8 @@ import subprocess
 #: Emulated devices of the cpu backend that `--device all` means (override with HARNESS_CPU_DEVICES).
 DEFAULT_CPU_DEVICES = 4
 _VISIBLE = {"npu": "ASCEND_RT_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
+#: Device ids (and emulated device counts) above this are a typo, not a machine.
+MAX_DEVICES = 1024
 _PART = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 
@@ -38,6 +40,8 @@ def ids(text: str) -> list[int]:
         lo, hi = int(m[1]), int(m[2] if m[2] is not None else m[1])
         if hi < lo:
             raise argparse.ArgumentTypeError(f"device range {part.strip()!r} runs backwards")
+        if hi >= MAX_DEVICES:
+            raise argparse.ArgumentTypeError(f"device {part.strip()!r}: ids go up to {MAX_DEVICES - 1}")
         out.update(range(lo, hi + 1))
     return sorted(out)
 
@@ -56,8 +60,9 @@ def count_devices(backend: str) -> int:
     """How many devices `all` means for `backend` on this host (0 when it cannot tell)."""
     if backend == "cpu":
         value = os.environ.get("HARNESS_CPU_DEVICES", str(DEFAULT_CPU_DEVICES))
-        if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"HARNESS_CPU_DEVICES={value!r}: expected a positive number of emulated devices")
+        if not value.isdigit() or not 1 <= int(value) <= MAX_DEVICES:
+            raise ValueError(f"HARNESS_CPU_DEVICES={value[:20]!r}: expected a number of emulated devices from 1 to "
+                             f"{MAX_DEVICES}")
         return int(value)
     visible = os.environ.get(_VISIBLE.get(backend, ""), "").strip()
     if visible:

@@ -249,6 +249,7 @@ class RowJudge:
         self.golden: Golden | None = None
         self.checked: list[str] = []  # per-buffer digests of the bytes last judged
         self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
+        self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         try:
             self._prepare(use_poison, memory_cap)
         except MemoryError as exc:
@@ -341,6 +342,7 @@ class RowJudge:
         """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
         from harness.sandbox import digest
 
+        self._advance("job", "called")
         p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
                               "pointers": dict, "message": str, "fpenv": list})
         memory = _fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
@@ -371,6 +373,7 @@ class RowJudge:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
         self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
+        self.stage = "timing" if go else "called"
         if go and self.job.accumulates:
             from harness.sandbox import timed_parts
 
@@ -378,6 +381,11 @@ class RowJudge:
                         self.slots}
             self.reference = digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
         return go
+
+    def _advance(self, expected: str, to: str) -> None:
+        if self.stage != expected:
+            raise Malformed(f"{to!r} while the row is at {self.stage!r}")
+        self.stage = to
 
     def _verdict_for_status(self, status: int, message: str, problems: list[str]) -> bool:
         """Status and untouched-memory verdicts; True when the output is still to be judged."""
@@ -419,6 +427,7 @@ class RowJudge:
         """The timed loop's figures, a digest after each sample, and the buffers after it: judged again."""
         from harness.sandbox import digest, timed_parts
 
+        self._advance("timing", "timed")
         p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
                               "fpenv": list, "growth": (int, type(None))})
         rec, case = self.rec, self.case
@@ -456,7 +465,11 @@ class RowJudge:
     def on_end(self, payload: Any) -> Record:
         """The end of the row: bytes that changed after the last check (late writes), what the operator left
         changed in its process (`leftovers`), the sandbox's peak memory."""
-        p = _fields(payload, {"late": list, "peak_growth": (int, type(None)), "leftovers": list})
+        if self.stage not in ("called", "timed"):
+            raise Malformed(f"'end' while the row is at {self.stage!r}")
+        self.stage = "end"
+        p = _fields(payload, {"late": list, "threads_left": int, "peak_growth": (int, type(None)),
+                              "leftovers": list})
         late_digests = _strings(p["late"], "late", limit=len(self.slots) or 1)
         leftovers = _strings(p["leftovers"], "leftovers")
         if late_digests and self.checked and len(late_digests) == len(self.checked):
@@ -468,6 +481,9 @@ class RowJudge:
                                                                   "call returned (a thread left running?)", *where]))
         elif not self.job.untouchable and self.checked and not late_digests:
             raise Malformed("late: no digests")
+        if p["threads_left"] > 0 and self.rec["verdict"] == "PASS":
+            self.rec.update(verdict="FAIL", reason=f"the call returned with {p['threads_left']} thread(s) of its own "
+                                                   "still running: work left running after the call returned")
         if leftovers:
             note = "the operator " + "; ".join(leftovers)
             if self.rec["verdict"] == "PASS":

@@ -60,6 +60,12 @@ def _stat(pid: int) -> tuple[int, str] | None:
     return int(fields[1]), fields[0].decode()
 
 
+def parent_of(pid: int) -> int:
+    """The parent's pid as /proc names it (0 when `pid` is gone)."""
+    info = _stat(pid)
+    return info[0] if info is not None else 0
+
+
 def parents() -> dict[int, tuple[int, str]]:
     """pid -> (ppid, state) of every process visible in /proc."""
     out = {}

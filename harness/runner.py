@@ -35,7 +35,7 @@ from harness import ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
 from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info
 from harness.sandbox import BackendInfo
-from harness.record import VERDICTS, Record
+from harness.record import FAILING, VERDICTS, Record
 
 #: How long the backend check may take to load the library, create a handle and destroy it.
 PROBE_LIMIT_S = 120.0
@@ -241,7 +241,8 @@ class _Worker:
         if self.judge is not None:
             self.judge.close()
         self.case, self.judge = None, None
-        self.replace = self.replace or kill
+        # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
+        self.replace = self.replace or kill or rec["verdict"] in FAILING
         return rec
 
     def take_output(self) -> dict | None:

@@ -183,7 +183,7 @@ def _inaccessible(size: int) -> int:
 
 def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str, dict], Any]) -> dict:
     """Run one row: the first call ("called"), then, if the judge says so, the timed loop ("timed"). Returns the
-    end-of-row measurements (late-write digests, peak memory) for the "end" message."""
+    end-of-row measurements (late-write digests, threads still running, peak memory) for the "end" message."""
     start_peak = footprint.reset_peak()
     prepared = Prepared(job, backend, view)
     try:
@@ -211,12 +211,14 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
         backend.synchronize()  # device work still queued is not late; work outside the stream is
         if footprint.threads() > threads_before:
             time.sleep(SETTLE_S)
+        threads_left = max(0, footprint.threads() - threads_before)
         prepared.download()  # the bytes as the row ends: the judge compares their digests with what it checked
         late = [digest([prepared.raw(s)]) for s in job.slots if s.name in prepared.addrs]
     finally:
         prepared.close()
     peak = footprint.peak()
-    return {"late": late, "peak_growth": None if peak is None or start_peak is None else peak - start_peak}
+    return {"late": late, "threads_left": threads_left,
+            "peak_growth": None if peak is None or start_peak is None else peak - start_peak}
 
 
 def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any]) -> None:

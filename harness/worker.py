@@ -427,14 +427,20 @@ def _run_job(conn: Connection, backend: Any, job: Any) -> dict:
         where = traceback.extract_tb(exc.__traceback__)[-1]
         send(conn, "failed", f"harness error in the worker: {type(exc).__name__}: {str(exc)[:300]} "
                              f"({os.path.basename(where.filename)}:{where.lineno})")
-        return {"late": [], "peak_growth": None}
+        return {"late": [], "threads_left": 0, "peak_growth": None}
     finally:
         os.close(fd)
 
 
 def _leftovers(baseline: ProcessState) -> list[str]:
     changed = restore(baseline)
-    processes = proctree.kill_descendants(own_pid())
+    me = own_pid()
+    processes = proctree.kill_descendants(me)
+    # in a PID namespace an orphan that escaped our subreaper re-parents to the namespace's init, our parent
+    parent = proctree.parent_of(me)
+    for pid in [p for p in proctree.children(parent) if p != me] if parent else []:
+        processes += 1 + proctree.kill_descendants(pid)
+        proctree.kill(pid)
     proctree.reap_children()
     if processes:
         changed.append(f"left {processes} process(es) running after it returned (killed)")
