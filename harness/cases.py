@@ -90,6 +90,9 @@ class SelectError(ValueError):
     """A `-k` expression that does not compile."""
 
 
+#: path -> sha256 of the bytes this process last parsed from it: what a run's provenance records (a table
+#: rewritten or deleted after it was read must not be recorded in its new form, nor fail the report).
+PARSED_SHA256: dict[str, str] = {}
 #: How deep -k's parentheses may nest.
 MAX_SELECT_DEPTH = 100
 
@@ -187,6 +190,7 @@ def read_table(path: str) -> Table:
         raise TableError(str(problem))
     lines = text.split("\n")  # std::getline splits on '\n' only; '\r' is trimmed per field
     table = Table(path, [], [], diags, hashlib.sha256(raw).hexdigest())
+    PARSED_SHA256[str(path)] = table.sha256
     numbered = iter(enumerate(lines, start=1))
     for number, line in numbered:
         table.extensions |= _declared_extensions(line)

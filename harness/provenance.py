@@ -43,6 +43,19 @@ def sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def table_sha256(path: str | Path) -> str:
+    """The sha256 of the bytes the run parsed from a case table (cases.PARSED_SHA256); read now only for a table
+    this process never parsed, and "" for one that is gone."""
+    from harness.cases import PARSED_SHA256
+
+    if str(path) in PARSED_SHA256:
+        return PARSED_SHA256[str(path)]
+    try:
+        return sha256(path)
+    except OSError:
+        return ""
+
+
 def new_run_id(commit: str) -> str:
     """Sortable and unique enough for one machine: UTC time to the microsecond plus the short commit."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")

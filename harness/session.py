@@ -84,7 +84,7 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
         kind=kind, run_id=run_id or provenance.new_run_id(str(git["commit"])), commit=str(git["commit"]),
         dirty=bool(git["dirty"]), branch=str(git["branch"]), backend=backend,
         device=str(backend_info.get("device", "")), host=provenance.host(),
-        inputs=[{"path": t, "sha256": provenance.sha256(t)} for t in tables],
+        inputs=[{"path": t, "sha256": provenance.table_sha256(t)} for t in tables],
         operator_lib={"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
         settings=settings, started=provenance.now(), finished="", backend_info=backend_info,
         golden_blas=golden.blas_info(), hardware=hardware, interrupted=False)
