@@ -1,0 +1,41 @@
+"""harness/engine.py on its own: RowJudge plans and judges a row from its own copies; run_case joins it to an
+in-process sandbox for tests and tools."""
+from __future__ import annotations
+
+import numpy as np
+
+from harness.backends import open_backend
+from harness.engine import RowJudge, load_table, run_case
+from harness.sandbox import BackendInfo
+from tables import csymm_row, write_csymm_table
+
+
+def test_a_row_passes_and_a_wrong_output_in_the_shared_memory_fails(tmp_path):
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 5, 3)]))[0]
+    backend = open_backend("cpu", cores=1)
+    try:
+        assert run_case(case, backend)["verdict"] == "PASS"
+        from harness import sandbox
+
+        judge = RowJudge(case, BackendInfo.of(backend))
+
+        def exchange(kind, payload):
+            slot = next(s for s in judge.slots if s.name == "C")
+            data = np.frombuffer(judge.view, np.uint8, slot.nbytes, slot.offset + slot.front)
+            data.view(np.complex64)[0] += 100  # what a worker would deliver for a wrong C[0, 0]
+            return judge.on_called(payload)
+        end = sandbox.execute(judge.job, backend, judge.view, exchange)
+        rec = judge.on_end({**end, "leftovers": []})
+        assert rec["verdict"] == "FAIL" and "mixed_tolerance" in rec["reason"]
+    finally:
+        backend.close()
+
+
+def test_rows_needing_no_call_are_done_at_once(tmp_path):
+    path = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_bad", 4, 3, alpha="x,0")])
+    case = load_table(path)[0]
+    judge = RowJudge(case, BackendInfo())
+    assert judge.done is not None and judge.done["verdict"] == "ERROR" and judge.job is None
+    skipped = RowJudge(load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)]))[0],
+                       BackendInfo(unsupported={"csymm": "lib.so does not export aclblasCsymm"}))
+    assert skipped.done["verdict"] == "SKIP" and "does not export" in skipped.done["reason"]
