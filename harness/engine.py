@@ -465,7 +465,7 @@ def _time_into(rec: Record, case: Case, backend: Any, prepared: PreparedCall, co
     from harness import timing
 
     before = footprint.resident()
-    rec["timing"] = timing.measure(prepared.call, backend.timer, config)
+    rec["timing"] = timing.measure_scopes(prepared.call, backend, config)
     after = footprint.resident()
     rec["memory"]["timed_growth_bytes"] = None if before is None or after is None else after - before
     info = backend.describe()
