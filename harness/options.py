@@ -126,9 +126,6 @@ def timing_config(args: argparse.Namespace):
     from harness.timing import TimingConfig
 
     cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
-    if "msprof" in (getattr(args, "timing_scope", None) or ()):
-        raise ValueError("--timing-scope msprof: the harness does not run msprof itself yet; time with msprof as "
-                         "README 'On an Ascend 950PR machine' says")
     return TimingConfig(mode=args.timing_mode, scopes=getattr(args, "timing_scope", None) or (),
                         warmup=args.warmup, min_samples=args.min_samples,
                         max_time_s=cap, warmup_max_time_s=cap / 4,

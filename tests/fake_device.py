@@ -58,3 +58,13 @@ def runtime_path() -> Path:
     """The fake runtime the npu backend loads now (ctypes.CDLL of it is the same instance, for its model-only
     queries fakeAclFinalized and fakeAclDeviceSet)."""
     return Path(os.environ["ASCEND_HOME_PATH"]) / "lib64" / "libascendcl.so"
+
+
+def msprof_on_path(monkeypatch, bin_dir: Path) -> None:
+    """tests/fake_msprof.py as `msprof` on PATH."""
+    import sys
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "msprof"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ROOT / "tests/fake_msprof.py"}" "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

@@ -128,7 +128,7 @@ def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, m
     assert violations.read_text() == ""
 
 
-def test_default_scope_is_device_and_the_option_is_checked(capsys):
+def test_default_scope_is_device_and_the_option_is_checked(capsys, monkeypatch):
     from harness import cli
     assert TimingConfig().scopes == ("device",) and TimingConfig(mode="steady").scopes == ("steady",)
     assert TimingConfig(scopes=("call", "steady")).mode == "sync"
@@ -138,6 +138,9 @@ def test_default_scope_is_device_and_the_option_is_checked(capsys):
         cli.main(["run", "--timing-scope", "wall"])
     assert exit_.value.code == 3
     assert "device, call, steady, msprof" in capsys.readouterr().err
+    monkeypatch.chdir(ROOT)
+    assert cli.main(["run", "cases/csymm_test.csv", "--timing-scope", "msprof"]) == 3   # cpu: no msprof
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 def test_baseline_scope_column(tmp_path):
@@ -220,3 +223,64 @@ def test_timed_rows_keep_the_alignment_of_acl_malloc(model):
     assert fn(backend.handle, abi.SIDE_LEFT, abi.UPPER, 2, 2, byref(one), base + 8, 2, base, 2, byref(one), base,
               2) != 0
     assert "not 64-byte aligned" in violations.read_text()
+
+
+def msprof_run(tmp_path, monkeypatch, lib):
+    from harness import cli
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "reports"
+    code = cli.main(["run", "cases/csymm_test.csv", "--backend", "npu", "--operator-lib", lib, "-k", "TC_PF_0001",
+                     "--report-dir", str(out), "--warmup", "1", "--min-samples", "12", "--max-time", "1",
+                     "--timing-scope", "msprof"])
+    found = list(out.glob("msprof-*/msprof.json"))
+    return code, json.loads(found[0].read_text())["cases"] if found else None
+
+
+def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeypatch, capsys):
+    home, ops = fake_device.build(tmp_path / "cann")
+    violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
+    fake_device.msprof_on_path(monkeypatch, tmp_path / "bin")
+    code, [row] = msprof_run(tmp_path, monkeypatch, str(ops))
+    t = row["timing"]
+    assert (t["scope"], t["kernels_per_call"], t["n"]) == ("msprof", K, t["scopes"]["call"]["n"])
+    assert t["n"] >= 12 and all(us == pytest.approx(D, abs=0.002) for us in t["samples_us"])
+    assert t["scopes"]["call"]["min_us"] >= H + D
+    [verdict] = [b for b in row["baseline"] if b["kind"] == "taskbook"]
+    assert verdict["verdict"] == "NO_REF" and "device scope, this run timed msprof, call" in verdict["reason"]
+    assert code == 2    # the shipped limit is in the device scope: not judged on an msprof figure
+    table = (ROOT / "cases/baselines/csymm_taskbook.csv").read_text().replace(",device\n", ",msprof\n")
+    (tmp_path / "msprof").mkdir()
+    (tmp_path / "msprof/csymm_taskbook.csv").write_text(table)
+    params = {"side": abi.SIDE_LEFT, "uplo": abi.UPPER, "m": 256, "n": 256}
+    [judged] = perf.baseline_verdicts(t, match(load_baselines(tmp_path / "msprof", "csymm"), "TC_PF_0001", params),
+                                      "Ascend 950PR")
+    assert (judged["verdict"], judged["scope"]) == ("PASS", "msprof")
+    assert "TC_PF_0001: PASS, msprof 6 us per call" in capsys.readouterr().out
+    assert violations.read_text() == ""
+
+
+def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
+    from harness import msprof
+    with pytest.raises(msprof.MsprofError, match="no op_summary_"):
+        msprof.read_kernels(tmp_path)
+    (tmp_path / "op_summary_0_1.csv").write_text("Op Name,Task Type\nk0,AI_CORE\n")
+    with pytest.raises(msprof.MsprofError, match=r"op_summary_0_1.csv:1:1: no 'Task Duration\(us\)' column"):
+        msprof.read_kernels(tmp_path)
+    (tmp_path / "op_summary_0_1.csv").write_text("Op Name,Task Type,Task Duration(us)\nk0,AI_CORE,x\n"
+                                                 "memcpy,MEMCPY_ASYNC,3\n")
+    with pytest.raises(msprof.MsprofError, match=r"op_summary_0_1.csv:2:3: Task Duration\(us\) 'x' is not"):
+        msprof.read_kernels(tmp_path)
+    kernels = [("a", 1.0), ("b", 2.0)] * 4
+    assert msprof.period([n for n, _ in kernels]) == 2
+    assert msprof.per_call_us(kernels, 2, 1) == ([3.0, 3.0], 2)
+    with pytest.raises(msprof.MsprofError, match="do not group into 5"):
+        msprof.per_call_us(kernels, 4, 1)
+
+    home, ops = fake_device.build(tmp_path / "cann")
+    fake_device.use(monkeypatch, home, fake_device.twin(), device_us=D, launches=K)
+    fake_device.msprof_on_path(monkeypatch, tmp_path / "bin")
+    monkeypatch.setenv("FAKE_MSPROF_WRITE", "0")
+    capsys.readouterr()
+    code, _ = msprof_run(tmp_path, monkeypatch, str(ops))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 3 and len(err) == 1 and "no op_summary_*.csv or OpBasicInfo*.csv under" in err[0]
