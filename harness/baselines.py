@@ -5,7 +5,9 @@ Two kinds, reported separately because they disagree by design (task package vs 
                            a row passes if its measured mean is at or under the limit.
   `<op>_gpu_baseline.csv`  per perf row GPU times: `case_name`, key params, `gpu_ms`, hardware, driver, cuda,
                            cublas, method, date; a row passes if gpu_us / npu_us >= 0.4.
-A case with no matching baseline is NO_REF (harness.perf).
+Both may carry a `scope` column: the timing scope (harness.timing.SCOPES) their figures were measured in; a
+verdict is judged on the row's figure in that scope (harness.perf). A table without the column is in
+DEFAULT_SCOPE. A case with no matching baseline is NO_REF (harness.perf).
 """
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.generate import cells
+from harness.timing import DEFAULT_SCOPE, SCOPES
 
 GPU_RATIO_RULE = 0.4
 TASKBOOK_FIXED = ("limit_us", "hardware", "source", "method")
 GPU_FIXED = ("gpu_ms", "hardware", "driver", "cuda", "cublas", "method", "date")
+#: Optional in both kinds: the timing scope of the figures (DEFAULT_SCOPE when the table has no such column).
+SCOPE_COLUMN = "scope"
 #: Key columns holding enums; compared by integer value so `ACLBLAS_SIDE_LEFT` == 141.
 ENUM_COLUMNS = {"side": cells.SIDES, "uplo": cells.UPLOS, "transA": cells.TRANS, "transB": cells.TRANS}
 
@@ -34,6 +39,7 @@ class Baseline:
     source: str
     method: str
     ratio_rule: float | None       # gpu: pass if value_us / measured_us >= ratio_rule
+    scope: str = DEFAULT_SCOPE     # the timing scope value_us was measured in; judged on the row's figure in it
 
 
 def _records(path: Path) -> tuple[int, list[str], list[tuple[int, list[str]]]]:
@@ -61,10 +67,20 @@ def _number(path: Path, line: int, header: list[str], cells_: list[str], col: st
     return value
 
 
+def _scope(path: Path, line: int, header: list[str], cells_: list[str]) -> str:
+    if SCOPE_COLUMN not in header:
+        return DEFAULT_SCOPE
+    column = header.index(SCOPE_COLUMN) + 1
+    scope = cells_[column - 1]
+    if scope not in SCOPES:
+        raise ValueError(f"{path}:{line}:{column}: scope {scope!r} is not one of {', '.join(SCOPES)}")
+    return scope
+
+
 def _load(path: Path, op: str, kind: str) -> list[Baseline]:
-    fixed = TASKBOOK_FIXED if kind == "taskbook" else ("case_name", *GPU_FIXED)
+    fixed = (*(TASKBOOK_FIXED if kind == "taskbook" else ("case_name", *GPU_FIXED)), SCOPE_COLUMN)
     header_line, header, rows = _records(path)
-    missing = [c for c in fixed if c not in header]
+    missing = [c for c in fixed if c not in header and c != SCOPE_COLUMN]
     if missing:
         raise ValueError(f"{path}:{header_line or 1}:1: missing column(s) {', '.join(missing)}")
     key_cols = [c for c in header if c not in fixed]
@@ -76,9 +92,10 @@ def _load(path: Path, op: str, kind: str) -> list[Baseline]:
             raise ValueError(f"{path}:{line}:1: {len(fields)} cells, the header has {len(header)}")
         cell = dict(zip(header, fields))
         key = {c: cell[c] for c in key_cols}
+        scope = _scope(path, line, header, fields)
         if kind == "taskbook":
             out.append(Baseline("taskbook", op, None, key, _number(path, line, header, fields, "limit_us"),
-                                cell["hardware"], cell["source"], cell["method"], None))
+                                cell["hardware"], cell["source"], cell["method"], None, scope))
         else:
             if not cell["case_name"]:
                 raise ValueError(f"{path}:{line}:{header.index('case_name') + 1}: empty case_name")
@@ -86,7 +103,7 @@ def _load(path: Path, op: str, kind: str) -> list[Baseline]:
             out.append(Baseline("gpu", op, cell["case_name"], key,
                                 _number(path, line, header, fields, "gpu_ms") * 1e3, cell["hardware"],
                                 f"{path.name} ({versions})" if versions else path.name, cell["method"],
-                                GPU_RATIO_RULE))
+                                GPU_RATIO_RULE, scope))
     return out
 
 

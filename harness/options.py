@@ -83,9 +83,26 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
                         "Ascend SoC or the CUDA device name)")
 
 
+def timing_scopes(text: str) -> tuple[str, ...]:
+    """An argparse type for --timing-scope: a comma-separated list of harness.timing.SCOPES, none twice."""
+    from harness.timing import SCOPES
+
+    scopes = tuple(s.strip() for s in text.split(","))
+    bad = [s for s in scopes if s not in SCOPES]
+    if bad or len(set(scopes)) != len(scopes):
+        raise argparse.ArgumentTypeError(f"{text!r}: a comma-separated list of {', '.join(SCOPES)}, none twice")
+    return scopes
+
+
 def add_timing_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
-                   help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
+                   help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls "
+                        "(= --timing-scope steady)")
+    p.add_argument("--timing-scope", type=timing_scopes, default=None, metavar="SCOPE[,SCOPE]",
+                   help="what a sample measures: device (the call's device work, the stream held until it is "
+                        "enqueued), call (host wall time through stream sync), steady (back-to-back calls, one "
+                        "sync), msprof; several run one after the other, the first is the row's figure (default: "
+                        "device, or steady with --timing-mode steady)")
     p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls before a perf row's samples")
     p.add_argument("--min-samples", type=number(int, 2), default=50,
                    help="samples a perf row needs at least (2 or more: a spread needs two)")
@@ -109,7 +126,8 @@ def timing_config(args: argparse.Namespace):
     from harness.timing import TimingConfig
 
     cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
-    return TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
+    return TimingConfig(mode=args.timing_mode, scopes=getattr(args, "timing_scope", None) or (),
+                        warmup=args.warmup, min_samples=args.min_samples,
                         max_time_s=cap, warmup_max_time_s=cap / 4,
                         rounds=args.rounds if getattr(args, "rounds", None) is not None else DEFAULT_ROUNDS)
 

@@ -3,13 +3,17 @@
 Verdicts are statistical: a mean a hair under the limit with a CI reaching over it still passes (the task book
 judges the mean), but FAIL needs the whole CI on the wrong side; anything between is INCONCLUSIVE, so the answer
 to noise is more samples, not a coin flip. `implied_factor` = measured mean / the largest mean that would pass
-(<= 1 passes; 1.3 means the operator must get 1.3x faster).
+(<= 1 passes; 1.3 means the operator must get 1.3x faster). Each verdict is judged on the row's figure in the
+timing scope its baseline was measured in (`scope` in the entry); when that scope did not run, the verdict is
+NO_REF and says which scope to run.
 """
 from __future__ import annotations
 
 import math
 import re
 from typing import Any
+
+from harness.timing import DEFAULT_SCOPE, in_scope
 
 NO_BASELINE = {"kind": "none", "verdict": "NO_REF"}
 
@@ -84,16 +88,24 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
         return [dict(NO_BASELINE)]
     out = []
     for b in baselines:
+        scope = getattr(b, "scope", DEFAULT_SCOPE)
         entry: dict[str, Any] = {
             "kind": b.kind, "verdict": "NO_REF", "reason": "", "value_us": b.value_us,
             "measured_mean_us": None, "ratio": None, "ratio_rule": b.ratio_rule if b.kind == "gpu" else None,
             "implied_factor": None, "hardware": b.hardware, "source": b.source, "method": b.method,
+            "scope": scope,
         }
         out.append(entry)
         if timing is None or not timing.get("n"):
             entry["reason"] = "row was not timed"
             continue
-        mean, ci = timing["mean_us"], timing.get("ci95_us")
+        figure = in_scope(timing, scope)
+        if figure is None or not figure.get("n"):
+            ran = ", ".join([timing.get("scope", "?"), *(timing.get("scopes") or {})])
+            entry["reason"] = (f"the {b.kind} figure is for the {scope} scope, this run timed {ran} "
+                               f"(--timing-scope {scope})")
+            continue
+        mean, ci = figure["mean_us"], figure.get("ci95_us")
         if b.kind == "taskbook":
             verdict, ratio, factor = _taskbook(b.value_us, mean, ci)
         elif b.kind == "gpu":

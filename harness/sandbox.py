@@ -234,7 +234,7 @@ def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[st
             env_changes.extend(fpenv.changes(env_before))
 
     before = footprint.resident()
-    record = timing.measure(prepared.call, backend.timer, job.timing, after_sample=after_sample)
+    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample)
     after = footprint.resident()
     recheck = None
     if job.accumulates:

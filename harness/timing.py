@@ -1,11 +1,15 @@
 """Timing of one perf row: warm-up, at least `min_samples` timed samples, extended until the 95% CI of the mean
 is narrow enough or the row's time cap runs out (NVBench-style stopping, with a visible `converged`).
 
+What a sample measures is its scope, recorded as `timing.scope` with the timer's `method`:
+  device  the operator's device work only: on `npu` the stream is held until the whole call is enqueued, then
+          released (the blocking-kernel idea of NVBench), so the host's enqueue latency is outside the sample.
+  call    host wall time of one call through stream synchronisation (how the public per-call figures are taken).
+  steady  `steady_batch` back-to-back calls per sample, one synchronisation, reported per call.
+  msprof  kernel Task Duration read from msprof's CSV (harness.msprof), summed per call.
+Several scopes may run on one row; the first is the row's figure, each other one goes to `timing.scopes`.
 Only the operator call sits between timer.start() and timer.stop(); the sync happens in timer.elapsed_s(), after
-the stop event, so host bookkeeping never lands in a sample. Two modes:
-  sync    one call per sample, synchronised each time: the task book's per-call "Avg time".
-  steady  `steady_batch` back-to-back calls per sample, one sync, reported per call: steady-state throughput
-          with launch latency hidden.
+the stop event, so host bookkeeping never lands in a device sample.
 """
 from __future__ import annotations
 
@@ -19,11 +23,16 @@ import numpy as np
 from harness.backends import Timer
 
 MODES = ("sync", "steady")
+SCOPES = ("device", "call", "steady", "msprof")
+#: What `harness run` times when --timing-scope is not given: what the task-book limits are judged in.
+DEFAULT_SCOPE = "device"
 
 
 @dataclass(frozen=True)
 class TimingConfig:
     mode: str = "sync"
+    #: the scopes timed, first is the row's figure; empty: `steady` in steady mode, else DEFAULT_SCOPE
+    scopes: tuple[str, ...] = ()
     warmup: int = 10
     min_samples: int = 50
     max_samples: int = 1000
@@ -40,6 +49,12 @@ class TimingConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"timing mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        scopes = tuple(self.scopes) or (("steady",) if self.mode == "steady" else (DEFAULT_SCOPE,))
+        unknown = [s for s in scopes if s not in SCOPES]
+        if unknown or len(set(scopes)) != len(scopes):
+            raise ValueError(f"timing scopes {','.join(scopes)}: each one of {', '.join(SCOPES)}, none twice")
+        object.__setattr__(self, "scopes", scopes)
+        object.__setattr__(self, "mode", "steady" if scopes[0] == "steady" else "sync")
         if self.min_samples < 2 or self.max_samples < self.min_samples:
             raise ValueError("need 2 <= min_samples <= max_samples")
         if self.steady_batch < 1 or self.warmup < 0:
@@ -59,13 +74,57 @@ class TimingConfig:
         return asdict(self)
 
 
+def calls_per_sample(config: TimingConfig, scope: str) -> int:
+    return config.steady_batch if scope == "steady" else 1
+
+
+class CallTimer:
+    """The `call` scope on any backend: host wall clock from before the call to the end of a stream
+    synchronisation after it."""
+
+    method = "host clock through stream synchronisation"
+
+    def __init__(self, synchronize: Callable[[], None], clock: Callable[[], int] = time.perf_counter_ns):
+        self._synchronize, self._clock = synchronize, clock
+        self._start = self._stop = 0
+
+    def start(self) -> None:
+        self._start = self._clock()
+
+    def stop(self) -> None:
+        self._synchronize()
+        self._stop = self._clock()
+
+    def elapsed_s(self) -> float:
+        return (self._stop - self._start) / 1e9
+
+
+class ScopeUnavailable(Exception):
+    """A backend cannot time a scope; the message is one line."""
+
+
+def timer_factory(backend: object, scope: str) -> Callable[[], Timer]:
+    """The timers of `scope` on `backend`: its own `scope_timer(scope)` where it has one (npu), else the generic
+    call timer for `call` and its `timer()` (device events, or the host clock of a synchronous backend) for
+    `device` and `steady`."""
+    own = getattr(backend, "scope_timer", None)
+    if own is not None:
+        return lambda: own(scope)
+    if scope == "call":
+        return lambda: CallTimer(backend.synchronize)
+    if scope == "msprof":
+        raise ScopeUnavailable(f"timing scope msprof: the {getattr(backend, 'name', '?')} backend has no msprof "
+                               "(requires CANN + NPU)")
+    return backend.timer
+
+
 class Sampler:
     """Takes one sample at a time from one call and one timer; `ab` interleaves two of these."""
 
-    def __init__(self, call: Callable[[], object], timer: Timer, config: TimingConfig):
+    def __init__(self, call: Callable[[], object], timer: Timer, config: TimingConfig, scope: str | None = None):
         self.call = call
         self.timer = timer
-        self.calls_per_sample = config.steady_batch if config.mode == "steady" else 1
+        self.calls_per_sample = calls_per_sample(config, scope or config.scopes[0])
 
     def sample(self) -> float:
         """Seconds per call for one sample."""
@@ -139,20 +198,33 @@ def _ci_rel(summary: dict) -> float:
 
 
 def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int, converged: bool,
-                  stop_reason: str) -> dict:
+                  stop_reason: str, scope: str | None = None, method: str = "") -> dict:
     """The record's `timing` dict from raw per-call samples in seconds; `converged` is the stopping rule's word,
-    and is withdrawn when the distribution is multimodal or drifts."""
+    and is withdrawn when the distribution is multimodal or drifts. `scope` (default: the config's first) and
+    the timer's `method` say what was timed."""
     from harness.stats import summarize
 
+    scope = scope or config.scopes[0]
     summary = summarize(samples_s)
     why = not_converged_because(summary, config, stop_reason, _ci_rel(summary))
     return {
-        "mode": config.mode, "warmup": warmup_done,
+        "mode": "steady" if scope == "steady" else "sync", "scope": scope, "method": method,
+        "warmup": warmup_done,
         **summary,
         "samples_us": [s * 1e6 for s in samples_s],
-        "calls_per_sample": config.steady_batch if config.mode == "steady" else 1,
+        "calls_per_sample": calls_per_sample(config, scope),
         "converged": converged and not why, "stop_reason": stop_reason, "not_converged": why,
     }
+
+
+def in_scope(timing: dict | None, scope: str) -> dict | None:
+    """A row's timing in `scope`: the row's figure or one of `timing.scopes`; None when that scope did not run.
+    A record from before scopes (no `scope`) stands for whichever scope is asked."""
+    if not timing:
+        return None
+    if timing.get("scope", scope) == scope:
+        return timing
+    return (timing.get("scopes") or {}).get(scope)
 
 
 def round_summary(timing: dict) -> dict:
@@ -201,9 +273,12 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
     distribution, and `rounds` with each round's summary. With several rounds the CI of the mean comes from the
     spread between rounds (between_rounds_ci): the spread between processes is part of what a figure from one
     run is uncertain by, and the pooled samples' CI (kept as ci95_within_us) would hide it. Converged is judged
-    on the row as a whole: enough samples, that CI within the target, one mode, no drift."""
+    on the row as a whole: enough samples, that CI within the target, one mode, no drift. Each other scope of
+    `timing.scopes` is merged the same way."""
     samples = [s / 1e6 for t in timings for s in t["samples_us"]]
-    merged = timing_record(samples, config, sum(t["warmup"] for t in timings), False, "")
+    first = timings[0]
+    merged = timing_record(samples, config, sum(t["warmup"] for t in timings), False, "", first.get("scope"),
+                           first.get("method", ""))
     merged["rounds"] = [round_summary(t) for t in timings]
     if len(timings) > 1:
         merged["ci95_within_us"] = merged["ci95_us"]
@@ -212,18 +287,24 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
     merged["stop_reason"] = stops[0] if len(stops) == 1 else ",".join(stops)
     why = not_converged_because(merged, config, merged["stop_reason"], _ci_rel(merged))
     merged.update(converged=not why, not_converged=why)
+    if first.get("scopes"):
+        merged["scopes"] = {s: merge_rounds([t["scopes"][s] for t in timings], config) for s in first["scopes"]}
     return merged
 
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,
-            clock: Callable[[], float] = time.monotonic, after_sample: Callable[[], None] | None = None) -> dict:
-    """Warm up, then sample until the CI target (converged), `max_samples` or the time cap. `after_sample` runs
-    after each sample, outside the timed region (the sandbox's digest of the buffers, checked by the judge).
+            clock: Callable[[], float] = time.monotonic, scope: str | None = None,
+            after_sample: Callable[[], None] | None = None) -> dict:
+    """Warm up, then sample until the CI target (converged), `max_samples` or the time cap; `scope` (default
+    the config's first) is what `timer_factory`'s timers measure. `after_sample` runs after each sample, outside
+    the timed region (the sandbox's digest of the buffers, checked by the judge).
 
     A row that hits the cap before `min_samples` keeps what it took and reports converged False; convergence is
     only ever declared at or above `min_samples`. stop_reason: "ci_target" | "max_samples" | "time_cap".
     """
-    sampler = Sampler(call, timer_factory(), config)
+    scope = scope or config.scopes[0]
+    timer = timer_factory()
+    sampler = Sampler(call, timer, config, scope)
     warmup_done = sampler.warm(config.warmup, config.warmup_max_time_s, clock)
     running = RunningCI()
     samples: list[float] = []
@@ -242,4 +323,17 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
         if clock() >= deadline:
             stop_reason = "time_cap"
             break
-    return timing_record(samples, config, warmup_done, converged, stop_reason)
+    return timing_record(samples, config, warmup_done, converged, stop_reason, scope,
+                         getattr(timer, "method", type(timer).__name__))
+
+
+def measure_scopes(call: Callable[[], object], backend: object, config: TimingConfig, *,
+                   clock: Callable[[], float] = time.monotonic,
+                   after_sample: Callable[[], None] | None = None) -> dict:
+    """Each of the config's scopes on `backend`, one after the other, each with its own warm-up, samples and
+    time cap: the first is the row's timing, the others go to its `scopes`."""
+    records = [measure(call, timer_factory(backend, s), config, clock=clock, scope=s, after_sample=after_sample)
+               for s in config.scopes]
+    if len(records) > 1:
+        records[0]["scopes"] = {r["scope"]: r for r in records[1:]}
+    return records[0]

@@ -1,12 +1,12 @@
 """The `npu` backend: without CANN it fails with one line and tries nothing else; its runtime wrapper is exercised
-against a fake host-memory libascendcl.so with the CPU twin as operator library (a real NPU run is not done in CI)."""
+against a model of the ACL runtime (tests/native/fake_acl.c: host memory, a device timeline) with the CPU twin or
+a fake operator library that enqueues device work (a real NPU run is not done in CI)."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 from pathlib import Path
 
+import fake_device
 import numpy as np
 import pytest
 
@@ -54,48 +54,13 @@ def test_operator_library_precedence(tmp_path):
     assert npu.operator_library(None, {}) == npu.DEFAULT_OPERATOR_LIB
 
 
-FAKE_ACL = r"""
-#include <stdlib.h>
-#include <string.h>
-#include <stdint.h>
-#include <time.h>
-static size_t used = 0;
-static int inits = 0;
-typedef struct { size_t n; } Block;
-int aclInit(const char* c) { (void)c; return inits++ ? 100002 : 0; }
-int aclFinalize(void) { return 0; }
-int aclrtSetDevice(int d) { return d == 0 ? 0 : 107001; }
-int aclrtResetDevice(int d) { (void)d; return 0; }
-int aclrtCreateStream(void** s) { *s = malloc(16); return 0; }
-int aclrtDestroyStream(void* s) { free(s); return 0; }
-int aclrtSynchronizeStream(void* s) { (void)s; return 0; }
-int aclrtMalloc(void** p, size_t n, unsigned policy) {
-    (void)policy; Block* b = malloc(sizeof(Block) + n + 64); b->n = n; used += n;
-    *p = (char*)b + 64; return 0; }
-int aclrtFree(void* p) { Block* b = (Block*)((char*)p - 64); used -= b->n; free(b); return 0; }
-int aclrtMemcpy(void* d, size_t dmax, const void* s, size_t n, unsigned kind) {
-    (void)kind; if (n > dmax) return 1; memcpy(d, s, n); return 0; }
-int aclrtCreateEvent(void** e) { *e = calloc(1, sizeof(struct timespec)); return 0; }
-int aclrtDestroyEvent(void* e) { free(e); return 0; }
-int aclrtRecordEvent(void* e, void* s) { (void)s; clock_gettime(CLOCK_MONOTONIC, e); return 0; }
-int aclrtSynchronizeEvent(void* e) { (void)e; return 0; }
-int aclrtEventElapsedTime(float* ms, void* a, void* b) {
-    struct timespec* x = a; struct timespec* y = b;
-    *ms = (float)((y->tv_sec - x->tv_sec) * 1e3 + (y->tv_nsec - x->tv_nsec) / 1e6); return 0; }
-int aclrtGetMemInfo(unsigned attr, size_t* freeb, size_t* total) {
-    (void)attr; *total = (size_t)1 << 30; *freeb = *total - used; return 0; }
-const char* aclrtGetSocName(void) { const char* s = getenv("FAKE_ACL_SOC"); return s ? s : "Ascend950PR_9599"; }
-"""
-
 @pytest.fixture
 def fake_cann(monkeypatch, tmp_path):
-    if shutil.which("gcc") is None:
-        pytest.skip("requires gcc")
-    (tmp_path / "lib64").mkdir()
-    src = tmp_path / "fake_acl.c"
-    src.write_text(FAKE_ACL)
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(tmp_path / "lib64/libascendcl.so"), str(src)], check=True)
-    monkeypatch.setenv("ASCEND_HOME_PATH", str(tmp_path))
+    """The fake ACL runtime (tests/native/fake_acl.c, a model of the device timeline) as the CANN install."""
+    home, ops = fake_device.build(tmp_path / "cann")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    return ops
 
 
 @pytest.fixture
@@ -153,10 +118,11 @@ def test_missing_operator_library_is_one_line(fake_cann, tmp_path):
 
 
 @pytest.fixture
-def slow_ops(twin_path):
-    """The CPU twin as the device's operator: correct, so its perf rows pass the output checks every row gets and
-    are timed, and on this CPU far slower than the Ascend limits (TC_PF_0001 ~0.5 ms against 7.53 us)."""
-    return twin_path
+def slow_ops(fake_cann, twin_path, monkeypatch, tmp_path):
+    """A fake operator whose calls take 200 us of device work (over every Ascend limit, TC_PF_0001's 7.53 us and
+    the 1024^2 rows' 86-89 us) in 3 launches after 25 us of host time; the CPU twin computes its results."""
+    fake_device.use(monkeypatch, tmp_path / "cann", twin_path, host_us=25, device_us=200, launches=3)
+    return str(fake_cann)
 
 
 def test_soc_names_map_to_baseline_hardware():

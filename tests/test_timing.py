@@ -198,3 +198,61 @@ def test_more_rounds_until_min_rounds_then_within_budget():
     assert more_rounds(3, 0.9, cfg) and more_rounds(19, 0.9, cfg)
     assert not more_rounds(20, 0.1, cfg)
     assert not more_rounds(1, 0.0, TimingConfig(rounds=1))
+
+
+class FakeBackend:
+    """A backend surface for timer_factory: the FakeDevice's timer, and a synchronize that is logged."""
+
+    name = "fake"
+
+    def __init__(self, device):
+        self.device = device
+        self.timer = device.timer
+
+    def synchronize(self):
+        self.device.events.append("sync")
+
+
+def test_scopes_run_one_after_the_other_and_are_recorded():
+    from harness.timing import measure_scopes
+    dev = FakeDevice(constant(3.0))
+    cfg = TimingConfig(scopes=("device", "call", "steady"), warmup=0, min_samples=3, max_samples=3, steady_batch=2)
+    t = measure_scopes(dev.call, FakeBackend(dev), cfg, clock=dev.clock)
+    assert (t["scope"], t["mode"], t["calls_per_sample"], t["method"]) == ("device", "sync", 1, "Timer")
+    assert set(t["scopes"]) == {"call", "steady"}
+    assert t["scopes"]["call"]["method"] == "host clock through stream synchronisation"
+    assert t["scopes"]["steady"]["calls_per_sample"] == 2 and t["scopes"]["steady"]["mode"] == "steady"
+    assert dev.calls == 3 + 3 + 3 * 2
+
+
+def test_call_timer_stops_after_the_synchronisation():
+    from harness.timing import CallTimer
+    clock = iter([100, 250])
+    events = []
+    timer = CallTimer(lambda: events.append("sync"), clock=lambda: next(clock))
+    timer.start()
+    timer.stop()
+    assert events == ["sync"] and timer.elapsed_s() == pytest.approx(150e-9)
+
+
+def test_in_scope_and_merged_rounds_keep_each_scope():
+    from harness.timing import in_scope, merge_rounds, measure_scopes
+    cfg = TimingConfig(scopes=("device", "call"), warmup=0, min_samples=4, max_samples=4, rounds=2)
+    rounds = []
+    for level in (2.0, 4.0):
+        dev = FakeDevice(constant(level))
+        rounds.append(measure_scopes(dev.call, FakeBackend(dev), cfg.per_round(), clock=dev.clock))
+    merged = merge_rounds(rounds, cfg)
+    assert merged["scope"] == "device" and merged["scopes"]["call"]["n"] == 4
+    assert len(merged["scopes"]["call"]["rounds"]) == 2
+    assert in_scope(merged, "call") is merged["scopes"]["call"] and in_scope(merged, "device") is merged
+    assert in_scope(merged, "steady") is None and in_scope(None, "device") is None
+    legacy = {"mode": "sync", "n": 3, "mean_us": 1.0}
+    assert in_scope(legacy, "call") is legacy       # a record from before scopes stands for any
+
+
+def test_msprof_scope_needs_a_backend_that_has_it():
+    from harness.timing import ScopeUnavailable, timer_factory
+    dev = FakeDevice(constant(1.0))
+    with pytest.raises(ScopeUnavailable, match="no msprof"):
+        timer_factory(FakeBackend(dev), "msprof")

@@ -11,7 +11,9 @@ import ctypes
 import hashlib
 import os
 import re
-from ctypes import POINTER, byref, c_float, c_int32, c_size_t, c_uint32, c_void_p
+import time
+from collections.abc import Callable
+from ctypes import POINTER, byref, c_float, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,19 @@ _ACL_FUNCTIONS = {
     "aclrtEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
     "aclrtGetMemInfo": [c_uint32, POINTER(c_size_t), POINTER(c_size_t)],
 }
+#: What the device scope holds the stream with; a runtime without them has no device scope (one line).
+_NOTIFY_FUNCTIONS = {
+    "aclrtCreateNotify": [POINTER(c_void_p), c_uint64],
+    "aclrtDestroyNotify": [c_void_p],
+    "aclrtWaitAndResetNotify": [c_void_p, c_void_p, c_uint32],
+    "aclrtRecordNotify": [c_void_p, c_void_p],
+}
+#: Seconds a held stream waits for its release before the runtime reports the wait as failed (a call that
+#: synchronises its own stream could otherwise never be released).
+HOLD_TIMEOUT_S = 60
+#: aclFinalize waits up to 2000 ms for the device log flush unless this is 0 (hicann/runtime
+#: docs/api_docs/aclFinalize.md); every fresh perf-round process would pay it. Set only where the user has not.
+LOG_FLUSH_ENV = "ASCEND_LOG_DEVICE_FLUSH_TIMEOUT"
 
 
 def canonical_hardware(soc_name: str) -> str:
@@ -93,6 +108,10 @@ def load_acl(env: dict[str, str] | None = None) -> ctypes.CDLL:
             fn = getattr(acl, name)
             fn.argtypes = argtypes
             fn.restype = c_int32
+        for name, argtypes in _NOTIFY_FUNCTIONS.items():
+            if hasattr(acl, name):
+                getattr(acl, name).argtypes = argtypes
+                getattr(acl, name).restype = c_int32
         if hasattr(acl, "aclrtGetSocName"):
             acl.aclrtGetSocName.argtypes = []
             acl.aclrtGetSocName.restype = ctypes.c_char_p
@@ -106,13 +125,15 @@ def _check(call: str, code: int) -> None:
 
 
 class EventTimer:
-    """Device events recorded on the operator stream; elapsed_s waits for the stop event."""
+    """Device events recorded on the operator stream; elapsed_s waits for the stop event. The start event is
+    reached as soon as it is recorded on an idle stream, so a sample also holds the host's enqueue time: the
+    `steady` scope, where back-to-back calls keep the stream busy. The backend destroys the events at close."""
 
-    def __init__(self, acl: ctypes.CDLL, stream: int):
-        self._acl, self._stream = acl, stream
-        self._start, self._stop = c_void_p(), c_void_p()
-        _check("aclrtCreateEvent", acl.aclrtCreateEvent(byref(self._start)))
-        _check("aclrtCreateEvent", acl.aclrtCreateEvent(byref(self._stop)))
+    method = "ACL events on the operator stream"
+
+    def __init__(self, backend: "NpuBackend"):
+        self._acl, self._stream = backend.acl, backend.stream
+        self._start, self._stop = backend.event(), backend.event()
 
     def start(self) -> None:
         _check("aclrtRecordEvent", self._acl.aclrtRecordEvent(self._start, self._stream))
@@ -126,10 +147,28 @@ class EventTimer:
         _check("aclrtEventElapsedTime", self._acl.aclrtEventElapsedTime(byref(ms), self._start, self._stop))
         return ms.value / 1e3
 
-    def __del__(self) -> None:
-        for event in (self._start, self._stop):
-            if event.value:
-                self._acl.aclrtDestroyEvent(event)
+
+class HeldEventTimer(EventTimer):
+    """The `device` scope: start() holds the operator stream behind a notify wait and records the start event
+    behind it; stop() records the stop event and only then releases the stream by recording the notify on an
+    idle second stream. The call's tasks are all enqueued before the device reaches the start event, so the
+    sample is the device's time from the call's first task to the end of its last, without the host's enqueue
+    latency (NVBench's blocking kernel, with an ACL notify as the block)."""
+
+    method = "ACL events on the operator stream, held by a notify until the call is enqueued"
+
+    def __init__(self, backend: "NpuBackend"):
+        super().__init__(backend)
+        self._gate, self._notify = backend.gate()
+
+    def start(self) -> None:
+        _check("aclrtWaitAndResetNotify", self._acl.aclrtWaitAndResetNotify(self._notify, self._stream,
+                                                                            HOLD_TIMEOUT_S))
+        super().start()
+
+    def stop(self) -> None:
+        super().stop()
+        _check("aclrtRecordNotify", self._acl.aclrtRecordNotify(self._notify, self._gate))
 
 
 class NpuBackend:
@@ -140,20 +179,36 @@ class NpuBackend:
 
     def __init__(self, acl: ctypes.CDLL, device: int, library: Path):
         self.acl, self.device, self.library = acl, device, library
+        self.stream, self.handle, self.lib = 0, 0, None
+        #: the clock of the `call` scope, in ns (a test puts a model's clock here)
+        self.host_clock: Callable[[], int] = time.perf_counter_ns
+        self._buffers: dict[int, int] = {}
+        self._events: list[c_void_p] = []
+        self._gate: tuple[int, c_void_p] | None = None
         code = acl.aclInit(None)
         if code not in (ACL_SUCCESS, ACL_ERROR_REPEAT_INITIALIZE):
             raise AclError("aclInit", code)
-        _check("aclrtSetDevice", acl.aclrtSetDevice(device))
+        try:
+            self._open()
+        except BaseException:
+            try:
+                self.close()  # reset and finalise on this path too
+            except Exception:  # noqa: BLE001 - the failure that stopped the open is the one to report
+                pass
+            raise
+
+    def _open(self) -> None:
+        acl = self.acl
+        _check("aclrtSetDevice", acl.aclrtSetDevice(self.device))
         self.soc_name = soc_name(acl)
         stream = c_void_p()
         _check("aclrtCreateStream", acl.aclrtCreateStream(byref(stream)))
         self.stream = stream.value
-        self.lib = aclblas_lib.load_aclblas(str(library))
+        self.lib = aclblas_lib.load_aclblas(str(self.library))
         self.handle = aclblas_lib.create_handle(self.lib)
         status = self.lib.aclblasSetStream(self.handle, self.stream)
         if status != 0:
             raise aclblas_lib.AclblasError("aclblasSetStream", status)
-        self._buffers: dict[int, int] = {}
         self._baseline_used = self._used_bytes()
         self._peak_used = self._baseline_used
 
@@ -166,7 +221,7 @@ class NpuBackend:
         return {"device": f"npu {self.device}", "hardware": canonical_hardware(self.soc_name),
                 "soc_name": self.soc_name, "library": str(self.library),
                 "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
-                "ascend_home": os.environ.get("ASCEND_HOME_PATH")}
+                "ascend_home": os.environ.get("ASCEND_HOME_PATH"), LOG_FLUSH_ENV: os.environ.get(LOG_FLUSH_ENV)}
 
     def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
         ptr = c_void_p()
@@ -176,6 +231,9 @@ class NpuBackend:
         return ptr.value
 
     def free(self, addr: int) -> None:
+        """aclrtFree neither waits for the tasks using the buffer nor synchronises: the stream is synchronised
+        first."""
+        self.synchronize()
         self._buffers.pop(addr)
         _check("aclrtFree", self.acl.aclrtFree(addr))
 
@@ -195,12 +253,51 @@ class NpuBackend:
         _check("aclrtMemcpy", self.acl.aclrtMemcpy(out.ctypes.data, nbytes, addr, nbytes, ACL_MEMCPY_DEVICE_TO_HOST))
         return out
 
-    def synchronize(self) -> None:
+    def _synchronize_operator_stream(self) -> None:
         _check("aclrtSynchronizeStream", self.acl.aclrtSynchronizeStream(self.stream))
+
+    def synchronize(self) -> None:
+        """The operator stream, and the device scope's gate stream where there is one."""
+        _check("aclrtSynchronizeStream", self.acl.aclrtSynchronizeStream(self.stream))
+        if self._gate:
+            _check("aclrtSynchronizeStream", self.acl.aclrtSynchronizeStream(self._gate[0]))
         self._peak_used = max(self._peak_used, self._used_bytes())
 
     def timer(self) -> EventTimer:
-        return EventTimer(self.acl, self.stream)
+        return EventTimer(self)
+
+    def scope_timer(self, scope: str) -> Any:
+        """The timer of a timing scope (harness.timing.SCOPES) on this device."""
+        from harness.timing import CallTimer, ScopeUnavailable
+
+        if scope == "device":
+            return HeldEventTimer(self)
+        if scope == "call":
+            return CallTimer(self._synchronize_operator_stream, self.host_clock)
+        if scope == "steady":
+            return EventTimer(self)
+        raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as README 'On an Ascend 950PR "
+                               "machine' says; the npu backend does not time it itself")
+
+    def event(self) -> c_void_p:
+        """A new event, destroyed at close (never after aclFinalize, as a finalizer could)."""
+        event = c_void_p()
+        _check("aclrtCreateEvent", self.acl.aclrtCreateEvent(byref(event)))
+        self._events.append(event)
+        return event
+
+    def gate(self) -> tuple[int, c_void_p]:
+        """(stream, notify) the device scope holds and releases the operator stream with; made once."""
+        if self._gate is None:
+            if not all(hasattr(self.acl, name) for name in _NOTIFY_FUNCTIONS):
+                from harness.timing import ScopeUnavailable
+                raise ScopeUnavailable("timing scope device: this ACL runtime lacks aclrtCreateNotify/"
+                                       "aclrtWaitAndResetNotify/aclrtRecordNotify (use --timing-scope call)")
+            stream, notify = c_void_p(), c_void_p()
+            _check("aclrtCreateStream", self.acl.aclrtCreateStream(byref(stream)))
+            self._gate = (stream.value, notify)
+            _check("aclrtCreateNotify", self.acl.aclrtCreateNotify(byref(notify), 0))
+        return self._gate
 
     def memory(self) -> dict[str, int | None]:
         """Workspace use is not observable from outside the Ascend library (None); peak_bytes is the device
@@ -212,16 +309,43 @@ class NpuBackend:
         self._peak_used = self._used_bytes()
 
     def close(self) -> None:
+        """Tear down in the order ACL asks for: synchronise the streams, then the handle, buffers, events, notify
+        and streams, then reset and finalise, each step attempted even when one before it failed (the first
+        failure is raised at the end); nothing calls ACL after aclFinalize."""
+        if self.acl is None:
+            return
+        acl, failures = self.acl, []
+
+        def attempt(what: str, step: Any, *args: Any) -> None:
+            try:
+                code = step(*args)
+                if isinstance(code, int) and code != ACL_SUCCESS:
+                    raise AclError(what, code)
+            except Exception as exc:  # noqa: BLE001 - every step runs; the first failure is re-raised below
+                failures.append(exc)
+
+        streams = [s for s in (self.stream, self._gate[0] if self._gate else 0) if s]
+        for stream in streams:
+            attempt("aclrtSynchronizeStream", acl.aclrtSynchronizeStream, stream)
         if self.handle:
-            aclblas_lib.destroy_handle(self.lib, self.handle)
+            attempt("aclblasDestroy", aclblas_lib.destroy_handle, self.lib, self.handle)
             self.handle = 0
         for addr in list(self._buffers):
-            self.free(addr)
-        if self.stream:
-            self.acl.aclrtDestroyStream(self.stream)
-            self.stream = 0
-        self.acl.aclrtResetDevice(self.device)
-        self.acl.aclFinalize()
+            attempt("aclrtFree", acl.aclrtFree, addr)
+        self._buffers.clear()
+        for event in self._events:
+            attempt("aclrtDestroyEvent", acl.aclrtDestroyEvent, event)
+        self._events.clear()
+        if self._gate and self._gate[1].value:
+            attempt("aclrtDestroyNotify", acl.aclrtDestroyNotify, self._gate[1])
+        for stream in streams:
+            attempt("aclrtDestroyStream", acl.aclrtDestroyStream, stream)
+        self.stream, self._gate = 0, None
+        attempt("aclrtResetDevice", acl.aclrtResetDevice, self.device)
+        attempt("aclFinalize", acl.aclFinalize)
+        self.acl = None
+        if failures:
+            raise failures[0]
 
 
 def operator_library(operator_lib: str | None, env: dict[str, str] | None = None) -> Path:
@@ -232,6 +356,7 @@ def operator_library(operator_lib: str | None, env: dict[str, str] | None = None
 
 def open(device: int = 0, operator_lib: str | None = None, **_: Any) -> NpuBackend:  # noqa: A001
     """The npu backend on `device`; BackendUnavailable (one line) when CANN, the device or the library is missing."""
+    os.environ.setdefault(LOG_FLUSH_ENV, "0")
     acl = load_acl()
     library = operator_library(operator_lib)
     if not library.is_file():

@@ -89,6 +89,15 @@ def run(args: argparse.Namespace) -> int:
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)
         return Exit.ENV
+    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.msprof)
+        from harness import msprof
+        try:
+            every = load_cases(tables)
+        except TableError as exc:
+            print(str(exc), file=sys.stderr)
+            return Exit.ENV
+        return msprof.run(args, [c for c in every if matches(args.select, c.name)] if args.select else every,
+                          baselines_for)
     try:
         settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
                                    timeout_s=args.timeout, poison=not args.no_poison,
