@@ -105,10 +105,18 @@ class Prepared:
 
     def __init__(self, job: RowJob, backend: Any, view: memoryview):
         self.job, self.backend, self.view = job, backend, memoryview(view)
-        self.spec = ops.get(job.case.op)
         self.addrs: dict[str, int] = {}
         self._untouchable = (0, 0)
         self.pristine: dict[str, bytes] = {}
+        try:
+            self._place()
+        except BaseException:
+            self.close()  # the shared memory must not stay exported by a half-made row
+            raise
+
+    def _place(self) -> None:
+        job, backend = self.job, self.backend
+        self.spec = ops.get(job.case.op)
         self.scalars = self.spec.scalars(job.case.args)
         by_name = {s.name: s for s in job.slots}
         if job.untouchable:
@@ -175,7 +183,7 @@ _LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 def _inaccessible(size: int) -> int:
     """The address of `size` bytes of PROT_NONE memory (Python's mmap cannot give the address of what it may not
     read)."""
-    addr = _LIBC.mmap(None, size, mmap.PROT_NONE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    addr = _LIBC.mmap(None, size, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)  # PROT_NONE
     if addr in (None, ctypes.c_void_p(-1).value):
         raise MemoryError("cannot map inaccessible memory for a rejected row")
     return int(addr)
