@@ -16,7 +16,8 @@ from harness.record import new_record
 from harness.reports import exit_code, write_all, write_json, write_results_csv
 from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
 from harness.reports.markdown import HEADINGS, render_markdown
-from harness.reports.plots import MAX_GROUPS, ROWS_PER_GROUP, baseline_rows, figures, timing_groups
+from harness.reports.plots import (MAX_GROUPS, PAGE_WIDTH_PX, ROWS_PER_GROUP, baseline_rows, figures, timing_groups,
+                                   unconverged_is_a_signal)
 
 META = {
     "run_id": "20260101-000000-abc1234", "commit": "abc1234", "dirty": False, "branch": "main", "backend": "cpu",
@@ -163,12 +164,12 @@ def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
 def test_status_flips_on_one_failure_and_failure_is_listed() -> None:
     passing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002")]
     text = render_markdown(META, passing)
-    assert "✅" in text and "❌" not in text
+    assert "✔ 通过（PASS）" in text and "✘" not in text
     assert exit_code(passing) == 0
     failing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002", verdict="FAIL")]
     text = render_markdown(META, failing)
     status = text.split("## 状态")[1].split("## 验证摘要")[0]
-    assert "❌" in status and "✅" not in status and "退出码 1" in status
+    assert "✘ 未通过（FAIL）" in status and "✔" not in status and "退出码 1" in status
     failures = text.split("## 失败用例")[1].split("## 精度说明")[0]
     assert "TC_L0_0002" in failures and "matched_ratio 0.93 < 0.99" in failures
     assert "TC_L0_0001" not in failures
@@ -223,28 +224,62 @@ def test_html_escapes_cell_text(tmp_path: Path) -> None:
     assert "未通过用例按用例族（1）" in html  # a failing row earns the failures chart
 
 
-def test_every_perf_row_gets_a_timing_plot_grouped(tmp_path: Path) -> None:
+def test_plots_only_where_they_carry_a_signal(tmp_path: Path) -> None:
     records = [precision_row(f"TC_L0_{i:04d}") for i in range(300)]
     records += [perf_row(f"TC_PF_{i:04d}", mean=50.0 + i, seed=i) for i in range(60)]
     for r in records[300:]:
         r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
-    frame = results_frame(records)
-    plots = figures(records, frame, max_figures=6)
-    groups = [f for f in plots["性能数据"] if f["title"].startswith("耗时分布")]
-    assert len(groups) == 3 == len(plots["性能数据"])       # 60 rows, 25 per figure, no baseline panel
+    perf = records[300:]
+    plots = figures(records, results_frame(records), max_figures=6)["性能数据"]
+    # every timed row is a point of the one time-vs-FLOPs chart; quiet, converged rows get no distribution
+    assert [f["title"] for f in plots] == ["耗时与计算量（60 个计时用例，每点一行）"]
+    for r in perf[10:40]:
+        r["timing"]["modes_us"] = [40.0, 90.0]
+    groups = [f for f in figures(records, results_frame(records))["性能数据"] if f["title"].startswith("耗时分布")]
     shown = [name for f in groups for name in f["title"].split(": ", 1)[1].split()]
-    assert shown == [f"TC_PF_{i:04d}" for i in range(60)]   # every row, in table order, whatever max_figures
+    assert shown == [f"TC_PF_{i:04d}" for i in range(10, 40)] and len(groups) == 2  # 25 a figure, table order
+    for r in perf:
+        r["timing"]["modes_us"] = None
+        r["timing"]["converged"] = False
+    assert not unconverged_is_a_signal(perf) and timing_groups(perf, False) == []  # all red says nothing
+    for r in perf[3:]:
+        r["timing"]["converged"] = True
+    assert unconverged_is_a_signal(perf)
+    assert [r["case_name"] for g in timing_groups(perf) for r in g] == ["TC_PF_0000", "TC_PF_0001", "TC_PF_0002"]
     many = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(ROWS_PER_GROUP * MAX_GROUPS + 1)]
+    for r in many:
+        r["timing"]["drift"] = 0.2
     assert len(timing_groups(many)) <= MAX_GROUPS and sum(map(len, timing_groups(many))) == len(many)
-    with_ref = records[300:]
     for i, verdict, factor in ((7, "NO_REF", 3.0), (8, "PASS", 0.9), (9, "FAIL", 1.2), (10, "PASS", 0.95)):
-        with_ref[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
-    # only rows with a baseline, failing first, then nearest to failing
-    assert [r["case_name"] for r in baseline_rows(with_ref, 10)] == ["TC_PF_0009", "TC_PF_0010", "TC_PF_0008",
-                                                                     "TC_PF_0007"]
-    panel = figures(with_ref, results_frame(with_ref))["性能数据"][0]
-    assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0010 TC_PF_0008 TC_PF_0007")
+        perf[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
+    # only rows with a baseline; the most urgent when capped (failing first, then nearest to failing), shown in
+    # table order
+    assert [r["case_name"] for r in baseline_rows(perf, 10)] == ["TC_PF_0007", "TC_PF_0008", "TC_PF_0009",
+                                                                 "TC_PF_0010"]
+    assert [r["case_name"] for r in baseline_rows(perf, 3)] == ["TC_PF_0008", "TC_PF_0009", "TC_PF_0010"]
+    panel = figures(perf, results_frame(perf))["性能数据"][0]
+    assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0008 TC_PF_0009 TC_PF_0010")
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360
+
+
+def png_size(uri: str) -> tuple[int, int]:
+    import base64
+    import struct
+
+    data = base64.b64decode(uri.split(",", 1)[1])
+    return struct.unpack(">II", data[16:24])
+
+
+def test_every_plot_fits_the_page_and_panels_name_their_operator() -> None:
+    rows = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(6)]
+    for r in rows:
+        r["baseline"][0].update(verdict="PASS")
+        r["timing"]["modes_us"] = [70.0, 90.0]
+    one = rows[2]["timing"]
+    one.update(n=1, samples_us=one["samples_us"][:1], ci95_us=None)  # a 1024^2 call longer than the cap
+    plots = [f for fs in figures(rows, results_frame(rows)).values() for f in fs]
+    assert plots and all(png_size(f["uri"])[0] <= PAGE_WIDTH_PX for f in plots)
+    assert png_size(figures(rows * 4, results_frame(rows * 4))["性能数据"][0]["uri"])[0] <= PAGE_WIDTH_PX
 
 
 # --- report.md as people read it: one screen of summary, aligned tables, the detail in results.csv ----------------
@@ -269,7 +304,7 @@ def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_p
     status = md.split("## 状态")[1].split("## 验证摘要")[0].strip().splitlines()
     assert len(status) <= 40, "\n".join(status)  # one screen
     text = "\n".join(status)
-    assert "❌ 未通过" in text and "| 2401" in text  # verdict and counts
+    assert "✘ 未通过" in text and "用例：2401 行" in text  # verdict and counts
     assert "未通过用例（25，其余 15 条见「失败用例」）" in text and "TC_L1_0009" in text and "TC_L1_0010" not in text
     assert "任务书性能用例" in text and "TC_PF_0001" in text and "89.27" in text  # the task-book rows
     assert len(md.splitlines()) < 200  # not one Markdown line per row
