@@ -341,3 +341,84 @@ def test_markdown_tables_line_up_under_chinese_headers(monkeypatch) -> None:
     assert md.count("\n|") > 50 and misaligned(md) == []
     monkeypatch.setattr(tabulate, "WIDE_CHARS_MODE", False)  # negative control: counting characters, not columns
     assert misaligned(render_markdown(META, run_records()))
+
+
+# --- the main job's report: a first screen a reviewer trusts, sizes that open anywhere --------------------------
+
+TWIN = "cpu twin (2 emulated cores)"
+MAIN_META = {**META, "hardware": {"name": TWIN, "detected": TWIN, "override": None},
+             "settings": {**META["settings"], "timing": {"mode": "sync", "warmup": 10, "min_samples": 50,
+                                                         "max_time_s": 0.4, "rounds": 10}}}
+#: (op, precision rows, perf rows): the four tables of the main job, 2650 rows
+MAIN_TABLES = (("csymm", 1000, 200), ("sgemm_strided_batched", 1000, 200), ("ssymm", 122, 3), ("sgemm_batched", 122, 3))
+
+
+def main_job() -> list[dict]:
+    """Records shaped like the main job's on the CPU twin: 2244 precision and 406 perf rows of four operators;
+    perf rows timed under the cap (not converged), the 1024^2 task-book rows with one sample and no CI, task-book
+    limits matched but NO_REF (Ascend 950PR limits, twin times), memory judged on perf rows."""
+    records = []
+    for op, precise, timed_rows in MAIN_TABLES:
+        table = f"cases/{op}_test.csv"
+        for i in range(precise):
+            r = precision_row(f"TC_L{i % 3}_{i:04d}", op="csymm" if op == "csymm" else "sgemm_strided_batched")
+            r.update(op=op, table=table, line=i + 2, description=f"random_{op}_{i}")
+            r["memory"] = {"workspace_bytes": 0, "peak_bytes": 4096 + i, "expected_workspace_bytes": None,
+                           "verdict": "NO_REF", "reason": "expected size unknown"}
+            records.append(r)
+        for i in range(timed_rows):
+            r = perf_row(f"TC_PF_{i + 1:04d}", mean=20.0 + 30 * i, seed=i)
+            r.update(op=op, table=table, line=precise + i + 2, description=f"perf_{op}_{i}",
+                     flops=8.0 * (64 + 8 * i) ** 3)
+            r["params"] = {"side": SIDE_LEFT, "uplo": UPPER, "m": 64 + 8 * i, "n": 64 + 8 * i}
+            r["timing"].update(converged=False, not_converged="cap: 40 of 50 samples within the 0.4 s time cap",
+                               rounds=[{"n": 6}] * 7)
+            r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
+            r["precision"] = precision_row(r["case_name"], op="csymm" if op == "csymm" else "sgemm")["precision"]
+            records.append(r)
+    for name, limit, m, side, uplo in (("TC_PF_0001", 7.53, 256, SIDE_LEFT, UPPER),
+                                       ("TC_PF_0002", 89.27, 1024, SIDE_LEFT, LOWER),
+                                       ("TC_PF_0003", 86.34, 1024, 142, UPPER)):
+        r = next(r for r in records if r["op"] == "csymm" and r["case_name"] == name)
+        r["params"] = {"side": side, "uplo": uplo, "m": m, "n": m}
+        if m == 1024:
+            r["timing"].update(n=1, samples_us=[412345.0], mean_us=412345.0, median_us=412345.0, ci95_us=None)
+        r["baseline"] = [{"kind": "taskbook", "verdict": "NO_REF", "value_us": limit, "hardware": "Ascend 950PR",
+                          "measured_mean_us": r["timing"]["mean_us"], "implied_factor": r["timing"]["mean_us"] / limit,
+                          "reason": f"the taskbook rule judges times measured on Ascend 950PR, this run is on {TWIN}"}]
+    return records
+
+
+def test_the_main_jobs_first_screen_says_what_was_judged_and_its_files_stay_small(tmp_path: Path) -> None:
+    records = main_job()
+    paths = write_all(tmp_path, MAIN_META, records)
+    md = paths["md"].read_text(encoding="utf-8")
+    status = md.split("## 状态")[1].split("## 验证摘要")[0]
+    assert "✔ 通过（PASS）" in status and "用例：2650 行 —— 2650 通过" in status
+    assert "精度：2650 行有精度判定 —— 2650 PASS，0 FAIL，0 DISPUTED" in status
+    # timed, not judged: never a performance pass, and why in words
+    assert (f"性能：未判定 —— 406 行已计时，0 行按基线判定；NO_REF：timed on {TWIN}; task-book limits hold on "
+            "Ascend 950PR（3 行）；no baseline matches the row（403 行）") in status
+    assert "内存：406 PASS，0 FAIL，2244 NO_REF" in status
+    rows = [line for line in status.splitlines() if line.startswith("| TC_PF_000")]
+    assert [line.split("|")[1].strip() for line in rows] == ["TC_PF_0001", "TC_PF_0002", "TC_PF_0003"]
+    cells = [c.strip() for c in rows[1].split("|")[1:-1]]
+    assert cells[3:] == ["89.27", "412345", "—", "—（n=1，无区间）", "1", "PASS", "PASS",
+                         f"NO_REF (timed on {TWIN}; task-book limits hold on Ascend 950PR)"]
+    assert "[, ]" not in md
+    assert len(md.splitlines()) < 200, len(md.splitlines())
+    assert max(len(line) for line in md.splitlines() if line.startswith("|")) < 320  # tables, not 594 columns
+    assert paths["html"].stat().st_size < 1_000_000, paths["html"].stat().st_size
+    assert len(pd.read_csv(paths["csv"])) == 2650 and len(json.loads(paths["json"].read_text())["cases"]) == 2650
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "not converged" not in html  # all 406 unconverged on the twin: no red mark says anything
+
+
+def test_a_judged_perf_row_reads_as_judged_and_a_failing_limit_fails() -> None:
+    records = main_job()
+    row = next(r for r in records if r["case_name"] == "TC_PF_0001" and r["op"] == "csymm")
+    row["baseline"][0].update(verdict="FAIL", reason="")
+    status = render_markdown({**MAIN_META, "hardware": {"name": "Ascend 950PR"}}, records).split("## 验证摘要")[0]
+    assert "✘ 未通过（FAIL）" in status and "性能：已判定 —— 406 行已计时，1 行按基线判定（0 PASS，1 FAIL，0 INCONCLUSIVE）" in status
+    line = next(line for line in status.splitlines() if line.startswith("| TC_PF_0001"))
+    assert [c.strip() for c in line.split("|")[-4:-1]] == ["PASS", "PASS", "FAIL"]  # case, precision, perf apart

@@ -31,8 +31,11 @@ HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数
 #: Failing rows the one-screen summary lists; the rest are in 失败用例.
 SUMMARY_FAILURES = 10
 SUMMARY_REASON_CHARS = 90
-#: Per-row tables (perf, memory) longer than this keep only the rows that need a look; results.csv has all.
+#: Per-row tables (perf, memory, failures) longer than this keep only the rows that need a look, at most this many;
+#: results.csv has all.
 FULL_TABLE_ROWS = 50
+#: The perf table's rows at most: the rows with a limit first, then those with a flagged distribution.
+PERF_TABLE_ROWS = 20
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
@@ -294,9 +297,11 @@ def _failures(frame: pd.DataFrame) -> Section:
     failed = frame[frame["verdict"].isin(FAILING)]
     blocks: list[str | list[str] | Table] = []
     if len(failed):
+        shown, note = _needing_a_look(failed, failed["verdict"].notna(), "未通过用例", "未通过用例")
         blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因"], [
             [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"]]
-            for r in _rows(failed)]))
+            for r in _rows(shown)]))
+        blocks += [note] if note else []
     else:
         blocks.append("无失败用例。")
     skipped = frame[frame["verdict"] == "SKIP"]
@@ -384,8 +389,9 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
     limited = perf["taskbook_limit_us"].notna() | perf["gpu_us"].notna()
     signal = plots.unconverged_is_a_signal(records)
     flagged = {r["case_name"] for r in plots.timed(records) if plots.flags(r["timing"], signal)}
-    perf, perf_note = _needing_a_look(perf, limited | perf["case_name"].isin(flagged), "性能用例",
-                                      "有基线限值或分布需复核（多峰、漂移、少数未收敛）的行")
+    keep = limited | perf["case_name"].isin(flagged)
+    perf, perf_note = _needing_a_look(perf.assign(_first=~limited).sort_values("_first", kind="stable"), keep,
+                                      "性能用例", "有基线限值或分布需复核（多峰、漂移、少数未收敛）的行", PERF_TABLE_ROWS)
     blocks: list[str | list[str] | Table] = [[
         f"计时：{TIMING_MODES.get(str(timing.get('mode')), '见每行模式')}；warm-up {fmt(timing.get('warmup'))}，"
         f"最少采样 {fmt(timing.get('min_samples'))} 次，最多 {fmt(timing.get('max_samples'))} 次，"
@@ -446,15 +452,15 @@ def _memory(frame: pd.DataFrame) -> Section:
                                 "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
 
 
-def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str) -> tuple[pd.DataFrame, str]:
-    """All rows when there are few; else those `keep` marks (the first FULL_TABLE_ROWS of them), and the sentence
-    saying where the rest are."""
-    if len(rows) <= FULL_TABLE_ROWS:
+def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str,
+                    most: int = FULL_TABLE_ROWS) -> tuple[pd.DataFrame, str]:
+    """All rows when there are few; else those `keep` marks (the first `most` of them), and the sentence saying
+    where the rest are."""
+    if len(rows) <= most:
         return rows, ""
     shown = rows[keep]
-    first = f"，此处列前 {FULL_TABLE_ROWS} 行" if len(shown) > FULL_TABLE_ROWS else ""
-    return shown.head(FULL_TABLE_ROWS), (f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行{first}），"
-                                         "全部数据见 results.csv。")
+    first = f"，此处列前 {most} 行" if len(shown) > most else ""
+    return shown.head(most), f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行{first}），全部数据见 results.csv。"
 
 
 def hardware_text(hardware: Any) -> str:
@@ -482,7 +488,8 @@ def _environment(meta: RunMeta) -> Section:
             ["结束", meta["finished"]]]
     for prefix, value in (("标杆 BLAS", meta["golden_blas"]), ("后端信息", meta["backend_info"]),
                           ("设置", meta["settings"])):
-        rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()]
+        rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()
+                 if v not in (None, "", [], {})]  # an unset option says nothing
     return Section("测试环境", [Table("", ["项", "值"], [[k, fmt(v)] for k, v in rows]),
                                 Table("输入用例表", ["路径", "sha256"], [[i["path"], i["sha256"]] for i in meta["inputs"]])])
 

@@ -106,13 +106,18 @@ def count_lines(c: dict[str, Any], language: str = "en") -> list[str]:
             line += w["open"] + listing(c["perf"], JUDGED) + w["close"]
         if c["no_ref"]:
             line += w["no_ref"] + w["why"].join(f"{why}{w['open']}{w['rows'].format(n)}{w['close']}"
-                                                for why, n in sorted(c["no_ref"].items()))
+                                                for why, n in _reasons_first(c["no_ref"]))
         lines.append(line)
     else:
         lines.append(w["untimed"])
     if c["memory"]:
         lines.append(w["memory"] + listing(c["memory"], ("PASS", "FAIL", "NO_REF")) + w["memory_note"])
     return lines
+
+
+def _reasons_first(no_ref: Counter) -> list[tuple[str, int]]:
+    """NO_REF reasons with a limit that would have applied (wrong hardware) before rows with no baseline at all."""
+    return sorted(no_ref.items(), key=lambda item: (item[0] == NO_BASELINE_WORDS, item[0]))
 
 
 def perf_judged(c: dict[str, Any]) -> bool:

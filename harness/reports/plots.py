@@ -7,7 +7,7 @@ page's 1400-px column): the rows a limit applies to get a panel each (operator, 
 mean and CI, in table order); every timed row is one point of the time-vs-FLOPs chart; only rows whose distribution
 needs a second look (several modes, drift, or not converged where most rows did converge) get a timing
 distribution, grouped ROWS_PER_GROUP rows of one operator per figure. Rendered at 100 DPI: a 400-perf-row run's
-page stays well under 1 MB.
+page stays well under 1 MB (8-bit palette PNGs).
 """
 from __future__ import annotations
 
@@ -243,6 +243,7 @@ def _distribution(ax: Any, record: Record) -> None:
                 color="#90caf9", histtype="stepfilled")
     else:  # one sample (a call longer than the cap): a histogram of it would be one meaningless bar
         ax.plot(samples, [1] * samples.size, "o", color="#90caf9", label="the one sample")
+        ax.set_yticks([])
     ax.set_xscale("log")
     ax.set_xlim(10 ** (lo - 0.1), 10 ** (hi + 0.1))
     ax.axvline(timing["mean_us"], color="#0d47a1", label=f"mean {timing['mean_us']:.4g} us")
@@ -261,8 +262,8 @@ def _distribution(ax: Any, record: Record) -> None:
         ax.axvline(limit, color=COLOURS.get(gpu.get("verdict"), "k"), linestyle=":", linewidth=1.5,
                    label=f"GPU limit {limit:.4g} us: {gpu.get('verdict')}")
     ax.set_xlabel("us per call (log scale)", fontsize=7)
-    ax.set_ylabel("samples", fontsize=7)
-    ax.tick_params(labelsize=7)
+    ax.set_ylabel("samples" if samples.size > 1 else "", fontsize=7)
+    ax.tick_params(which="both", labelsize=7)
     ax.legend(fontsize=6, loc="best")
     scope = f", {timing['scope']}" if timing.get("scope") else ""
     ax.set_title(f"{record.get('op')} {record['case_name']} (n={timing.get('n')}{scope})\n"
@@ -302,7 +303,16 @@ def _figure(width: float, height: float, left: float = 0.1, bottom: float = 0.5)
     return fig, fig.add_subplot()
 
 
+#: Colours of the PNG palette: a plot has a handful of colours plus anti-aliasing; 8-bit palette PNGs are a third
+#: the size of matplotlib's RGBA ones and look the same.
+PALETTE_COLOURS = 128
+
+
 def _encode(fig: Figure, title: str) -> dict[str, str]:
+    from PIL import Image
+
+    rgba = io.BytesIO()
+    fig.savefig(rgba, format="png", dpi=_DPI)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI)
+    Image.open(rgba).convert("RGB").quantize(colors=PALETTE_COLOURS).save(buffer, format="PNG", optimize=True)
     return {"title": title, "uri": "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")}
