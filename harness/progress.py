@@ -23,9 +23,10 @@ from typing import Any, Callable, TextIO
 from harness.record import DISPUTED, FAILING, Record
 
 PLAIN_EVERY_S = 10.0
-#: A perf row-round's fixed cost (worker set-up, fill, checks) in FLOP-equivalents of the row's own work: measured
-#: on the main job (twin, 2 cores), a 64^2 row's round costs about as much as a 1e8-FLOP product's arithmetic.
-ROW_OVERHEAD_FLOPS = 1e8
+#: A perf row-round's fixed cost (fill, golden, checks, warm-up) in FLOP-equivalents of a row's own work. Measured
+#: on the main job (twin, 2 loaded cores, 406 perf rows): a row under 1e7 FLOPs took 0.27 s a round (median), a row
+#: over 1e10 FLOPs 2.6e-10 s per FLOP, so the fixed part weighs as much as ~1e9 FLOPs.
+ROW_OVERHEAD_FLOPS = 1e9
 #: Plain status lines come at least every STEP rows (and at a phase's last row).
 STEP = 100
 PHASES = ("precision", "perf")

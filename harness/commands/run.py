@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
         history = _open_history(args.history)
         out_dir = _report_dir(Path(args.report_dir))
         if args.junitxml:
-            _report_dir(args.junitxml.parent)
+            _report_dir(args.junitxml.parent, "--junitxml")
         if args.backend == "cpu" and not args.operator_lib:
             _build_twin_announced()
         backend_info = runner.check_backend(settings)
@@ -206,12 +206,12 @@ def _open_history(path: str):
     return history
 
 
-def _report_dir(path: Path) -> Path:
+def _report_dir(path: Path, option: str = "--report-dir") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".probe.{os.getpid()}"
         probe.touch()
         probe.unlink()
     except OSError as exc:
-        raise _Unusable(f"harness run: --report-dir {path}: {why(exc)}") from None
+        raise _Unusable(f"harness run: {option} {path}: {why(exc)}") from None
     return path
