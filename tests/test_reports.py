@@ -262,6 +262,14 @@ def test_plots_only_where_they_carry_a_signal(tmp_path: Path) -> None:
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360
 
 
+def test_timed_rows_without_a_flop_count_get_no_time_vs_flops_chart() -> None:
+    rows = [perf_row("TC_PF_0001")]
+    rows[0]["flops"], rows[0]["baseline"] = 0.0, []  # as an ab side records it
+    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == []
+    rows[0]["flops"] = 1e9  # the control: with a FLOP count the row is a point of the chart
+    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == ["耗时与计算量（1 个计时用例，每点一行）"]
+
+
 def png_size(uri: str) -> tuple[int, int]:
     import base64
     import struct

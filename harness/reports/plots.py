@@ -57,8 +57,7 @@ def figures(records: list[Record], frame: pd.DataFrame, compare: pd.DataFrame | 
     judged = baseline_rows(records, min(MAX_PANEL_ROWS, max(max_figures - len(perf) - 3, 0)))
     if judged:
         perf.append(baseline_panel(judged))
-    if timed(records):
-        perf.append(time_vs_flops(records))
+    perf += [fig for fig in (time_vs_flops(records),) if fig]
     mark_unconverged = unconverged_is_a_signal(records)
     perf += [timing_group(group, mark_unconverged) for group in timing_groups(records, mark_unconverged)]
     out["性能数据"] = perf
@@ -160,14 +159,17 @@ def baseline_panel(rows: list[Record]) -> dict[str, str]:
     return _encode(fig, "任务书标杆对比：耗时分布、均值 95% 置信区间与限值 " + " ".join(r["case_name"] for r in rows))
 
 
-def time_vs_flops(records: list[Record]) -> dict[str, str]:
+def time_vs_flops(records: list[Record]) -> dict[str, str] | None:
     """Every timed row as one point, mean time against its FLOP count (log-log), one colour per operator: where a
-    row leaves its operator's curve is what a reader looks for; the numbers are in results.csv."""
-    rows = timed(records)
+    row leaves its operator's curve is what a reader looks for; the numbers are in results.csv. None when no timed
+    row has both (an ab or baseline run's records may carry no FLOP count)."""
+    rows = [r for r in timed(records) if (r.get("flops") or 0) > 0 and (r["timing"].get("mean_us") or 0) > 0]
+    if not rows:
+        return None
     fig, ax = _figure(PAGE_WIDTH_PX / _DPI * 0.6, 3.6)
     palette = ("#1565c0", "#2e7d32", "#e65100", "#6a1b9a", "#00838f", "#ad1457")
     for i, op in enumerate(dict.fromkeys(str(r.get("op")) for r in rows)):
-        mine = [r for r in rows if str(r.get("op")) == op and r.get("flops")]
+        mine = [r for r in rows if str(r.get("op")) == op]
         ax.scatter([r["flops"] for r in mine], [r["timing"]["mean_us"] for r in mine], s=8,
                    color=palette[i % len(palette)], label=f"{op} ({len(mine)} rows)")
     ax.set_xscale("log")
