@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     try:
+        # the first line at once: reading and planning 2650 rows, then the probe, take seconds on a loaded machine
+        print(f"harness run: {len(tables)} case table(s) ({', '.join(Path(t).name for t in tables)}) on the "
+              f"{args.backend} backend", flush=True)
         every = load_cases(tables)
         cases = [c for c in every if matches(args.select, c.name)] if args.select else every
         if args.select:
