@@ -414,6 +414,8 @@ def test_the_main_jobs_first_screen_says_what_was_judged_and_its_files_stay_smal
     assert cells[3:] == ["89.27", "412345", "—", "—（n=1，无区间）", "1", "PASS", "PASS",
                          f"NO_REF (timed on {TWIN}; task-book limits hold on Ascend 950PR)"]
     assert "[, ]" not in md
+    family = next(line for line in md.splitlines() if line.startswith("| TC_PF "))
+    assert family.split("|")[-2].strip() == "406 计时，0 判定"  # the family's 通过 is a case verdict, perf apart
     assert len(md.splitlines()) < 200, len(md.splitlines())
     assert max(len(line) for line in md.splitlines() if line.startswith("|")) < 320  # tables, not 594 columns
     assert paths["html"].stat().st_size < 1_000_000, paths["html"].stat().st_size

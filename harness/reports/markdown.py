@@ -267,12 +267,18 @@ def _summary(frame: pd.DataFrame) -> Section:
 
 
 def _breakdown(title: str, label: str, frame: pd.DataFrame, by: str) -> Table:
+    """Case verdicts per group, and apart from them how many rows were timed and how many of those judged against
+    a baseline: a timed row's 通过 is its case verdict (status, precision, memory), not a performance pass."""
     counts = pd.crosstab(frame[by], frame["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    timed = frame["mean_us"].notna()
+    judged = timed & (frame["taskbook_verdict"].isin(overview.JUDGED) | frame["gpu_verdict"].isin(overview.JUDGED))
     rows = []
     for key, c in counts.iterrows():
-        total = int(c.sum())
-        rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"]))])
-    return Table(title, [label, "总数", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], rows)
+        total, mine = int(c.sum()), frame[by] == key
+        perf = f"{int((timed & mine).sum())} 计时，{int((judged & mine).sum())} 判定" if (timed & mine).any() else "—"
+        rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"])),
+                     perf])
+    return Table(title, [label, "总数", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率", "性能"], rows)
 
 
 def _rate(passed: int, judged: int) -> str:
