@@ -157,7 +157,8 @@ def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
     assert "operator cgemv not implemented | 2" in text  # skips grouped by reason
     precision = text.split("## 精度说明")[1].split("## 性能数据")[0]
     assert "| csymm                 | mixed_tolerance | exact" in precision
-    assert "rtol=2^-10" in precision and "\\|o-g\\|" in precision  # a literal | cannot break the table
+    assert "- MIXED_TOLERANCE（opbase v2" in precision and "- EXACT：逐位相等" in precision  # each gate explained
+    assert "rtol=2^-10" in precision and "|o-g|" in precision
     assert "mere_threshold=0.0001221" in precision
 
 

@@ -322,15 +322,15 @@ def _failures(frame: pd.DataFrame) -> Section:
 def _precision(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
     criteria = meta["settings"]["gates"]
     gates_seen = {op: sorted(set(rows["gate"].dropna())) for op, rows in frame.groupby("op")}
-    rows = []
+    rows, named = [], {}
     for op in sorted(set(criteria) | set(gates_seen)):
         configured = criteria.get(op)
         used = [g for g in gates_seen.get(op, []) if g != configured]  # e.g. EXACT on quick-return rows
-        names = ([configured] if configured else []) + used
-        rows.append([op, fmt(configured) or "—", ", ".join(used), "；".join(GATE_TEXT.get(n, n) for n in names),
-                     _thresholds(records, op)])
+        named.update(dict.fromkeys(([configured] if configured else []) + used))
+        rows.append([op, fmt(configured) or "—", ", ".join(used), _thresholds(records, op)])
     blocks: list[str | list[str] | Table] = [
-        Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "说明", "用例阈值"], rows),
+        Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "用例阈值"], rows),
+        [GATE_TEXT.get(name, name) for name in named],  # each gate explained once, not in every row's cell
         [NONFINITE_RULE, TRUST_RULE]]
     judged = frame[frame["gate"].notna()]
     if len(judged):
