@@ -35,7 +35,7 @@ SUMMARY_REASON_CHARS = 90
 #: results.csv has all.
 FULL_TABLE_ROWS = 50
 #: The perf table's rows at most: the rows with a limit first, then those with a flagged distribution.
-PERF_TABLE_ROWS = 20
+PERF_TABLE_ROWS = 15
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
@@ -330,8 +330,8 @@ def _precision(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Sec
         rows.append([op, fmt(configured) or "—", ", ".join(used), _thresholds(records, op)])
     blocks: list[str | list[str] | Table] = [
         Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "用例阈值"], rows),
-        [GATE_TEXT.get(name, name) for name in named],  # each gate explained once, not in every row's cell
-        [NONFINITE_RULE, TRUST_RULE]]
+        # each gate explained once, not in every row's cell
+        [*[GATE_TEXT.get(name, name) for name in named], NONFINITE_RULE, TRUST_RULE]]
     judged = frame[frame["gate"].notna()]
     if len(judged):
         blocks.append(Table("精度对比（实部 / 虚部分别）", [
