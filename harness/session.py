@@ -212,7 +212,7 @@ class Session:
         if unjudged and code == Exit.OK:
             print(unjudged, file=out)
             code = Exit.INSUFFICIENT
-        accepted = self.meta["settings"]["accept_disputed"] and summary["disputed"]
+        accepted = bool(self.meta["settings"]["accept_disputed"] and summary["disputed"])
         print("\n" + "\n".join(closing_lines(self.meta, self.records, paths, code, accepted)), file=out)
         return code
 
