@@ -3,8 +3,10 @@
 `pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same isolated
 worker processes (harness.runner, harness.worker): the operator library is never loaded into pytest's process, so
 a crashing, hanging or hostile operator is that item's CRASH or TIMEOUT failure and the session goes on. What pytest
-adds is its own selection, reporting and xdist distribution. Perf rows are checked like precision rows here; their
-timing belongs to `harness run`, which times them alone.
+adds is its own selection, reporting and xdist distribution. Perf rows are checked like precision rows here; with
+`--harness-timing` they are also timed (one round, `harness run`'s timing defaults for the backend) and the session
+ends with a perf table like pytest-benchmark's (min, max, mean, stddev, median, CI, GFLOP/s per row); judging
+them against baselines belongs to `harness run`, which times rows alone and in rounds.
 
 The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm_test.csv::TC_L0_0001'`), and
 skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
@@ -24,8 +26,12 @@ import pytest
 
 from harness.engine import Case, load_table
 
-#: The user-property name a row's record travels under (worker -> controller).
+#: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"
+TIMING_PROPERTY = "harness_timing"
+#: The perf table's timing columns (the timing record's keys, in us).
+TIMING_COLUMNS = (("min", "min_us"), ("max", "max_us"), ("mean", "mean_us"), ("stddev", "stdev_us"),
+                  ("median", "median_us"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="record the rows as a harness run: results.jsonl, history and reports in DIR/<run_id>/")
     group.addoption("--harness-history", default="reports/history.sqlite", help="SQLite run history (with "
                     "--harness-report-dir)")
+    group.addoption("--harness-timing", action="store_true",
+                    help="also time perf rows (one round each) and end with a perf table, like pytest-benchmark")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path):
@@ -71,6 +79,8 @@ class CaseItem(pytest.Item):
         (record,) = records
         record["description"] = self.case.description
         self.user_properties.append(("verdict", record["verdict"]))
+        if record.get("timing"):
+            self.user_properties.append((TIMING_PROPERTY, json.dumps(timing_summary(record))))
         if self.config.getoption("harness_report_dir"):
             from harness.reports.json_csv import strict
 
@@ -115,7 +125,8 @@ def _settings(config: pytest.Config):
             options["operator_lib"] = config.getoption("harness_operator_lib")
         cached = runner.Settings(backend=config.getoption("harness_backend"), backend_options=options,
                                  poison=not config.getoption("harness_no_poison"),
-                                 timeout_s=config.getoption("harness_timeout"))
+                                 timeout_s=config.getoption("harness_timeout"),
+                                 timing=_timing(config) if config.getoption("harness_timing") else None)
         try:
             runner.check_backend(cached)
         except BackendUnavailable as exc:
@@ -126,6 +137,56 @@ def _settings(config: pytest.Config):
             raise CaseFailed(cached)
         pytest.skip(cached)
     return cached
+
+
+def _timing(config: pytest.Config):
+    """`harness run`'s timing defaults for this backend, in one round (an item is one process's row)."""
+    import argparse
+
+    from harness.options import add_timing_options, timing_config
+
+    parser = argparse.ArgumentParser()
+    add_timing_options(parser)
+    args = parser.parse_args([])
+    args.backend, args.rounds = config.getoption("harness_backend"), 1
+    return timing_config(args)
+
+
+def timing_summary(record: dict) -> dict:
+    """What the perf table shows of a timed row (small: it rides on the test report)."""
+    from harness.reports.json_csv import strict
+
+    timing = record["timing"]
+    samples = timing.get("samples_us") or []
+    mean = timing.get("mean_us")
+    return strict({**{key: timing.get(key) for _, key in TIMING_COLUMNS}, "max_us": max(samples, default=None),
+                   "n": timing.get("n"), "ci95_us": timing.get("ci95_us"), "op": record["op"],
+                   "gflops": record["flops"] / mean / 1e3 if record.get("flops") and mean else None})
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    """The perf table of the rows this session timed (--harness-timing), on the controller under xdist."""
+    from tabulate import tabulate
+
+    from harness.reports.markdown import fmt
+
+    rows = []
+    for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]:
+        for name, value in getattr(report, "user_properties", []):
+            if name == TIMING_PROPERTY and report.when == "call":
+                t = json.loads(value)
+                ci = t["ci95_us"] or [None, None]
+                rows.append([report.nodeid, t["op"], fmt(t["n"]), *[fmt(t[key]) for _, key in TIMING_COLUMNS],
+                             f"[{fmt(ci[0])}, {fmt(ci[1])}]" if None not in ci else "—", fmt(t["gflops"])])
+    if not rows:
+        return
+    workers = int(getattr(config.option, "numprocesses", 0) or 0)
+    shared = f"; {workers} xdist workers shared the CPU while timing" if workers > 1 else ""
+    terminalreporter.write_sep("-", f"harness perf: {len(rows)} timed rows (us; one round, not judged against "
+                                    f"baselines: `harness run` judges{shared})")
+    headers = ["row", "op", "n", *[label for label, _ in TIMING_COLUMNS], "CI95", "GFLOP/s"]
+    for line in tabulate(rows, headers, disable_numparse=True).splitlines():
+        terminalreporter.write_line(line)
 
 
 def pytest_configure(config: pytest.Config) -> None:

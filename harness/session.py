@@ -188,13 +188,17 @@ class Session:
         finally:
             self._close_stream()
 
-    def end(self, interrupted_by: int = 0, out: TextIO | None = None) -> int:
-        """finish(), the one-paragraph outcome printed, and the exit code (a write failure is fail()'s)."""
+    def end(self, interrupted_by: int = 0, out: TextIO | None = None, junitxml: Path | None = None) -> int:
+        """finish() (and the JUnit XML when asked), the closing lines printed, and the exit code (a write failure
+        is fail()'s)."""
         from harness import perf, reports
+        from harness.progress import closing_lines
 
         out = out or sys.stdout
         try:
             paths = self.finish(interrupted_by)
+            if junitxml:
+                paths["junitxml"] = reports.write_junit(junitxml, self.meta, self.records)
         except (OSError, sqlite3.Error) as exc:
             return self.fail(exc)
         summary = summarize(self.records)
@@ -203,13 +207,13 @@ class Session:
                   f"{summary['total']} of {len(self.cases)} rows finished; reports in {self.out_dir}",
                   file=sys.stderr)
             return interrupted(interrupted_by)
-        print(f"\n{outcome_line(summary, self.meta['settings']['accept_disputed'])}", file=out)
-        print(f"report: {paths.get('md', self.out_dir)}", file=out)
         code = reports.exit_code(self.records)
         unjudged = perf.unjudged_device_run(self.records, self.meta["backend"], self.meta["hardware"]["name"])
         if unjudged and code == Exit.OK:
             print(unjudged, file=out)
-            return Exit.INSUFFICIENT
+            code = Exit.INSUFFICIENT
+        accepted = bool(self.meta["settings"]["accept_disputed"] and summary["disputed"])
+        print("\n" + "\n".join(closing_lines(self.meta, self.records, paths, code, accepted)), file=out)
         return code
 
     def fail(self, exc: BaseException) -> int:

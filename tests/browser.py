@@ -1,34 +1,41 @@
-"""A tiny Chrome DevTools Protocol client over --remote-debugging-pipe, for looking at report pages in Debian's
-headless Chromium: load a file, collect console errors, uncaught exceptions and failed loads, take a screenshot.
+"""Report pages looked at in Debian's headless Chromium through Selenium and Debian's chromedriver
+(`chromium-driver`): load a file, collect console errors, uncaught exceptions and failed loads, take a screenshot,
+click and type as a user would, and find characters the installed fonts draw as empty boxes.
 
-Why the pipe and not playwright or --enable-logging: the pipe needs no download of a second browser, no port, and
-no parsing of log text whose format changes between versions; the protocol's events say exactly what failed.
-Messages are JSON, each terminated by a NUL byte: we write to the browser's fd 3 and read its fd 4.
+Why Selenium with the distribution's driver: WebDriver is the standard protocol (a user's click and keystrokes,
+the browser's own log), the driver matches the installed browser's version, and nothing is downloaded at test
+time (Selenium Manager is never asked: the driver's path is given).
 """
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
-import os
-import select
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-         "--remote-debugging-pipe"]
+         "--disable-dev-shm-usage"]
+#: A code point no font has a glyph for (plane 16 private use): what an empty box looks like in this browser.
+NO_GLYPH = "\U0010fffd"
+
+
+def chromedriver() -> str | None:
+    return shutil.which("chromedriver") or next(
+        (p for p in ("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver") if Path(p).is_file()), None)
 
 
 def chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        if path := shutil.which(name):
-            return path
-    return None
+    """The browser, when the whole stack is here (chromium, chromedriver, the selenium package); else None."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return None
+    browser = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+    return browser if browser and chromedriver() else None
 
 
 @dataclass
@@ -40,82 +47,37 @@ class PageLook:
     images: int = 0
 
 
-def _above(fd: int, lowest: int) -> int:
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, lowest)
-    os.close(fd)
-    return moved
-
-
 class Browser:
-    """One headless Chromium with a fresh profile; use as a context manager."""
+    """One headless Chromium with a fresh profile, driven by chromedriver; use as a context manager."""
 
     def __init__(self, executable: str, width: int = 1400, height: int = 900):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
         self._profile = tempfile.mkdtemp(prefix="harness-chromium-")
-        to_browser_r, self._to_browser = os.pipe()
-        self._from_browser, from_browser_w = os.pipe()
-        # the browser reads commands on its fd 3 and writes replies and events to its fd 4; the child's ends are
-        # first moved above 4 so that placing one on 3 or 4 cannot close the other
-        to_browser_r, from_browser_w = (_above(fd, 10) for fd in (to_browser_r, from_browser_w))
-        self.proc = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-             "about:blank"],
-            pass_fds=(3, 4, to_browser_r, from_browser_w), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=lambda: (os.dup2(to_browser_r, 3), os.dup2(from_browser_w, 4)))
-        os.close(to_browser_r)
-        os.close(from_browser_w)
-        self._buffer = b""
-        self._next_id = 0
-        self.events: list[dict] = []
+        options = webdriver.ChromeOptions()
+        options.binary_location = executable
+        for flag in (*FLAGS, f"--user-data-dir={self._profile}", f"--window-size={width},{height}"):
+            options.add_argument(flag)
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver()))
+        self.driver.set_page_load_timeout(60)
+        self._home = self.driver.current_window_handle
 
     def __enter__(self) -> "Browser":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=10)
-        os.close(self._to_browser)
-        os.close(self._from_browser)
-        shutil.rmtree(self._profile, ignore_errors=True)
-
-    def _read_message(self, deadline: float) -> dict:
-        while b"\0" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._from_browser], [], [], left)[0]:
-                raise TimeoutError("no answer from chromium")
-            chunk = os.read(self._from_browser, 1 << 20)
-            if not chunk:
-                raise RuntimeError("chromium closed its DevTools pipe")
-            self._buffer += chunk
-        message, self._buffer = self._buffer.split(b"\0", 1)
-        return json.loads(message)
+        try:
+            self.driver.quit()
+        finally:
+            shutil.rmtree(self._profile, ignore_errors=True)
 
     def send(self, method: str, params: dict | None = None, session: str | None = None,
              timeout_s: float = 30.0) -> dict:
-        """Send one command and wait for its reply; events read meanwhile are kept in `events`."""
-        self._next_id += 1
-        message = {"id": self._next_id, "method": method, "params": params or {}}
-        if session:
-            message["sessionId"] = session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
-        deadline = time.monotonic() + timeout_s
-        while True:
-            reply = self._read_message(deadline)
-            if reply.get("id") == self._next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def wait_for(self, method: str, timeout_s: float = 30.0) -> dict:
-        deadline = time.monotonic() + timeout_s
-        for i, event in enumerate(self.events):
-            if event.get("method") == method:
-                return self.events.pop(i)
-        while True:
-            event = self._read_message(deadline)
-            if event.get("method") == method:
-                return event
-            self.events.append(event)
+        """One Chrome DevTools command (e.g. "Emulation.setDeviceMetricsOverride") to the current tab, and its
+        reply (`session` and `timeout_s` are the old DevTools client's, kept for its callers)."""
+        return self.driver.execute_cdp_cmd(method, params or {})
 
     def look(self, page: Path) -> PageLook:
         """Open `page` in a new tab, wait for its load event, and report what went wrong and what it looks like."""
@@ -133,18 +95,16 @@ class Browser:
 
 
 class Tab:
-    """One page in its own tab, loaded (state: the target and its session); click and type go through DevTools'
-    Input domain, as a user's would, not through the page's own scripts. Use as a context manager."""
+    """One page in its own tab, loaded; clicks and keystrokes go through WebDriver, as a user's would, not through
+    the page's own scripts. Use as a context manager."""
 
     def __init__(self, browser: Browser, page: Path):
-        self.browser = browser
-        self.target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = browser.send("Target.attachToTarget", {"targetId": self.target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Page", "Network"):
-            self.send(f"{domain}.enable")
+        self.browser, self.driver = browser, browser.driver
+        self.driver.switch_to.new_window("tab")
+        self.driver.get_log("browser")  # what earlier tabs logged is theirs
+        self._log: list[dict] = []
         start = time.monotonic()
-        self.send("Page.navigate", {"url": page.resolve().as_uri()})
-        browser.wait_for("Page.loadEventFired")
+        self.driver.get(page.resolve().as_uri())  # returns after the load event
         #: seconds from navigation to the load event (inline scripts, the row table included, have run by then)
         self.load_s = time.monotonic() - start
 
@@ -152,47 +112,67 @@ class Tab:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.browser.events.clear()
-        self.browser.send("Target.closeTarget", {"targetId": self.target})
+        self.driver.close()
+        self.driver.switch_to.window(self.browser._home)
 
     def send(self, method: str, params: dict | None = None) -> dict:
-        return self.browser.send(method, params, session=self.session)
+        return self.browser.send(method, params)
 
     def evaluate(self, expression: str):
         """The value of a JavaScript expression in the page (JSON-able values only)."""
-        reply = self.send("Runtime.evaluate", {"expression": f"JSON.stringify({expression})", "returnByValue": True})
-        if "exceptionDetails" in reply:
-            raise RuntimeError(f"{expression}: {reply['exceptionDetails'].get('text')}")
-        return json.loads(reply["result"]["value"])
+        return json.loads(self.driver.execute_script(f"return JSON.stringify({expression});"))
+
+    def _element(self, selector: str):
+        from selenium.webdriver.common.by import By
+
+        element = self.driver.find_element(By.CSS_SELECTOR, selector)
+        self.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+        return element
 
     def click(self, selector: str) -> None:
         """A left click in the middle of the first element matching `selector` (scrolled into view first)."""
-        x, y = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
-                             "e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect(); "
-                             "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
-        for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+        self._element(selector).click()
 
     def type(self, selector: str, text: str) -> None:
-        """Focus the element by a click, then type `text` into it as keyboard input."""
-        self.click(selector)
-        self.send("Input.insertText", {"text": text})
+        """Focus the element by a click, then type `text` into it as keyboard input (after what it holds)."""
+        from selenium.webdriver.common.keys import Keys
+
+        element = self._element(selector)
+        element.click()
+        element.send_keys(Keys.END, text)
 
     def screenshot(self) -> bytes:
-        return base64.b64decode(self.send("Page.captureScreenshot", {"format": "png",
-                                                                      "captureBeyondViewport": False})["data"])
+        """The viewport as PNG."""
+        return base64.b64decode(self.driver.get_screenshot_as_base64())
+
+    def boxed(self, text: str | None = None) -> list[str]:
+        """The characters of `text` (default: the page's visible text) that the page's fonts draw as the empty box
+        of a missing glyph, or not at all: each is drawn on a canvas in the body's font and compared with NO_GLYPH."""
+        return self.driver.execute_script("""
+            const text = arguments[0] === null ? document.body.innerText : arguments[0];
+            const font = '32px ' + getComputedStyle(document.body).fontFamily;
+            const draw = ch => { const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+                const x = c.getContext('2d'); x.font = font; x.fillText(ch, 4, 36);
+                return x.getImageData(0, 0, 48, 48).data.join(','); };
+            const box = draw(arguments[1]), blank = draw(' ');
+            const chars = [...new Set(Array.from(text))].filter(ch => ch.codePointAt(0) > 0x7e && ch.trim());
+            return chars.filter(ch => { const d = draw(ch); return d === box || d === blank; });
+        """, text, NO_GLYPH)
 
     def problems(self) -> list[str]:
         """Console errors, uncaught exceptions and failed loads seen so far in this tab."""
+        self._log += self.driver.get_log("browser")
         found = []
-        for event in self.browser.events:
-            method, params = event.get("method"), event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                found.append(f"exception: {params['exceptionDetails'].get('text')}")
-            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                found.append("console.error: " + " ".join(str(a.get("value")) for a in params["args"]))
-            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
-                found.append(f"log: {params['entry'].get('text')}")
-            elif method == "Network.loadingFailed":
-                found.append(f"load failed: {params.get('errorText')}")
+        for entry in self._log:
+            if entry.get("level") != "SEVERE":
+                continue
+            message = entry.get("message", "")
+            if entry.get("source") == "console-api":
+                found.append("console.error: " + message.split(" ", 2)[-1].strip('"'))
+            elif "Uncaught" in message:
+                found.append(f"exception: {message}")
+            elif entry.get("source") == "network":
+                found.append(f"load failed: {message}")
+            else:
+                found.append(f"log: {message}")
         return found

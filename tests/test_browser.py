@@ -1,8 +1,11 @@
-"""report.html and compare.html looked at in a real headless Chromium (Debian's package; .ci/run installs it): the
-page loads with no console error, exception or failed load, every plot decodes, and the screenshot is not blank.
-The negative controls prove the checks can fail: a page with a console error and a broken image must be caught,
-and a blank page must read as blank. The per-row table of a 2401-row report is sorted, searched and filtered by
-clicks and typing sent through DevTools, and the DOM is read back."""
+"""report.html and compare.html looked at in a real headless Chromium (Debian's chromium and chromium-driver through
+Selenium; .ci/run installs them and a CJK font): the page loads with no console error, exception or failed load,
+every plot decodes, and the screenshot is not blank. The main job's report at 1400 px: the status line is the first
+thing on the page, the task-book panel and the detail table fit the viewport, and no Chinese character or status
+mark renders as an empty box. The negative controls prove the checks can fail: a page with a console error and a
+broken image must be caught, a blank page must read as blank, a glyph no font has must read as a box, and a
+2400-px figure must read as overflowing. The per-row table of a 2401-row report is sorted, searched, filtered and
+paged by clicks and typing sent through WebDriver, and the DOM is read back."""
 from __future__ import annotations
 
 import io
@@ -12,15 +15,16 @@ import numpy as np
 import pytest
 from matplotlib import image as mpimg
 
-from browser import Browser, chromium
+from browser import NO_GLYPH, Browser, chromium
 from test_compare import history_with_runs, run_command
-from test_reports import META, big_run, run_records
+from test_reports import MAIN_META, META, big_run, main_job, run_records
 
 from harness.commands import compare as compare_command
 from harness.reports import write_all
 
 EXECUTABLE = chromium()
-pytestmark = pytest.mark.skipif(EXECUTABLE is None, reason="requires chromium (apt-get install chromium; CI installs it)")
+pytestmark = pytest.mark.skipif(EXECUTABLE is None, reason="requires chromium, chromium-driver and selenium "
+                                "(apt-get install chromium chromium-driver; pip install -e '.[test]'; CI installs them)")
 
 
 def inked(png: bytes) -> float:
@@ -90,15 +94,18 @@ def test_big_report_opens_fast_with_summary_first_and_rows_sortable_searchable(b
         assert tab.load_s < 10, f"{tab.load_s:.2f} s to the load event"
         shot = tab.screenshot()
         assert inked(shot) > 0.02 and colour_share(shot, RED) > 0.001 and colour_share(shot, GREEN) == 0
-        first = tab.evaluate("(() => { const h = document.querySelector('h2'); const r = h.getBoundingClientRect();"
-                             " return [h.textContent, r.top < innerHeight,"
-                             " document.querySelector('h2 + p').textContent]; })()")
-        assert first[0] == "状态" and first[1] and "未通过" in first[2]
+        assert first_line(tab).startswith("✘ 未通过（FAIL）")
+        assert tab.evaluate("document.querySelector('h2').textContent") == "状态"
         assert len(shown(tab)) == 200 and tab.evaluate("document.getElementById('row-count').textContent") == \
             "2401 / 2401 行"
         tab.click("#row-next")  # the second page of 200
         assert shown(tab)[0] == "TC_L1_0200" and tab.evaluate("document.getElementById('row-page').textContent") \
             == "201–400"
+        tab.click("#row-next-bottom")  # the pager below the table turns the same pages
+        assert shown(tab)[0] == "TC_L1_0400" and tab.evaluate(
+            "document.getElementById('row-page-bottom').textContent") == "401–600"
+        tab.click("#row-prev-bottom")
+        assert shown(tab)[0] == "TC_L1_0200"
         tab.click('#rows th[data-col="0"]')
         assert shown(tab)[:2] == ["TC_L1_0000", "TC_L1_0001"]
         tab.click('#rows th[data-col="0"]')
@@ -126,3 +133,52 @@ def test_a_passing_report_draws_its_status_green(browser, tmp_path):
     with browser.open(paths["html"]) as tab:
         shot = tab.screenshot()
     assert colour_share(shot, GREEN) > 0.001 and colour_share(shot, RED) == 0
+
+
+def first_line(tab) -> str:
+    """The first line of text a reader sees on the page."""
+    return tab.evaluate("document.body.innerText.trim().split('\\n')[0]")
+
+
+def inside_viewport(tab, selector: str) -> bool:
+    """Whether the element, scrolled into view, lies wholly within the viewport's width."""
+    return tab.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+                        " const r = e.getBoundingClientRect();"
+                        " return r.width > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth; })()")
+
+
+def test_the_main_jobs_report_at_1400_px(browser, tmp_path):
+    paths = write_all(tmp_path, MAIN_META, main_job())
+    with browser.open(paths["html"]) as tab:
+        assert tab.problems() == []
+        assert tab.evaluate("document.documentElement.clientWidth") == 1400
+        shot = tab.screenshot()
+        (tmp_path / "main-job-1400.png").write_bytes(shot)
+        assert inked(shot) > 0.02 and colour_share(shot, GREEN) > 0.001
+        # the status line is the first thing on the page, and it is on the first screen
+        assert first_line(tab).startswith("✔ 通过（PASS）")
+        assert tab.evaluate("document.body.firstElementChild.id") == "status-line"
+        # verdict, precision, performance (not judged, and why) and memory on the first screen, the task-book rows
+        # below them
+        on_screen = tab.evaluate("Array.from(document.querySelectorAll('li, h3'), e => [e.textContent,"
+                                 " e.getBoundingClientRect().bottom <= innerHeight])")
+        first_screen = [text for text, visible in on_screen if visible]
+        assert [t[:3] for t in first_screen[:4]] == ["用例：", "精度：", "性能：", "内存："], first_screen
+        assert "性能：未判定" in first_screen[2] and "task-book limits hold on Ascend 950PR" in first_screen[2]
+        assert "任务书性能用例（3）" in first_screen
+        # no Chinese character, check mark or arrow renders as an empty box
+        assert tab.boxed() == []
+        assert inside_viewport(tab, 'img[alt^="任务书标杆对比"]')
+        assert inside_viewport(tab, "#rows")  # the detail table's right columns are not clipped
+        assert tab.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+
+
+def test_the_glyph_and_viewport_checks_can_fail(browser, tmp_path):
+    page = tmp_path / "bad.html"
+    page.write_text('<html><body><p>状态 ✔</p><img id="wide" src="data:image/png;base64,'
+                    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==" '
+                    'style="width:2400px;height:10px"></body></html>', encoding="utf-8")
+    with browser.open(page) as tab:
+        assert tab.boxed() == []
+        assert tab.boxed(f"状态{NO_GLYPH}✔\U000f0001") == [NO_GLYPH, "\U000f0001"]
+        assert not inside_viewport(tab, "#wide")

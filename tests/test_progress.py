@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.progress import Progress
+from harness.progress import ROW_OVERHEAD_FLOPS, Progress, closing_lines
 from harness.record import new_record
 from tables import csymm_row, write_csymm_table
 
@@ -82,9 +82,14 @@ def test_a_pipe_gets_plain_status_lines(tmp_path, toy_lib):
     assert "precision phase: 3 rows" in lines and "perf phase: 1 rows" in lines
     assert any(re.fullmatch(r"precision 3/3 \(100%\) \S+ (rows/s|s/row) ETA \S+ failures 1", line)
                for line in lines), out
-    assert any(re.fullmatch(r"perf 1/1 \(100%\) \S+ (rows/s|s/row) ETA \S+ failures 1 "
+    assert any(re.fullmatch(r"perf 1/1 \(100%\) \S+ s/round ETA \S+ failures 1 "
                             r"timing csymm_test\.csv::TC_PF_0001", line) for line in lines), out
     assert any(line.startswith("[FAIL] csymm_test.csv::TC_L0_bad: ") for line in lines)
+    # the last lines: where both reports are, a word that perf was not judged, and the verdict with the exit code
+    html = Path(next(line for line in lines if line.startswith("report (HTML): ")).split(": ", 1)[1])
+    assert html.name == "report.html" and html.is_file() and html.with_name("report.md").is_file()
+    assert any(line.startswith("perf: NOT JUDGED: 1 rows timed, 0 judged") for line in lines), out
+    assert lines[-1] == "FAIL: exit 1 (a row or a baseline verdict failed); perf rows were timed, not judged"
 
 
 def _case(name: str, perf: bool = False) -> SimpleNamespace:
@@ -110,15 +115,65 @@ def test_plain_lines_come_every_step_rows_or_after_a_quiet_interval_not_per_row(
     progress.started(_case("TC_PF_3", perf=True))  # 11 s without a line: the row being timed is shown
     lines = out.getvalue().splitlines()
     assert lines[-2] == "perf phase: 3 rows"
-    assert lines[-1] == "perf 0/3 (0%) - rows/s ETA ? failures 0 timing csymm_test.csv::TC_PF_3"
+    assert lines[-1] == "perf 0/3 (0%) 5.5 s/round ETA ~0m03s failures 0 timing csymm_test.csv::TC_PF_3"
 
 
-def test_perf_rows_in_rounds_get_a_rate_per_round_and_an_upper_bound_eta():
+def test_the_perf_eta_weighs_rows_by_work_and_predicts_their_rounds():
+    """Round 1 of a big row (10 s, over the 0.4 s cap: one round) then cheap rows (0.1 s: rounds until 2.5 x the
+    cap, at most 10): the estimate is the cheap rows' remaining rounds, not every row's ten rounds at the big row's
+    pace (the old bound: 29 rounds x 10 s; on the main job it said <=9h04m)."""
+    from harness.timing import TimingConfig
+
     now = [0.0]
-    out = io.StringIO()
-    progress = Progress({"perf": 2}, out=out, live=False, clock=lambda: now[0], rounds=10)
+    progress = Progress({"perf": 3}, out=io.StringIO(), live=False, clock=lambda: now[0],
+                        timing=TimingConfig(max_time_s=0.4, rounds=10),
+                        work={"csymm_test.csv::TC_PF_1": 100 * ROW_OVERHEAD_FLOPS,
+                              "csymm_test.csv::TC_PF_2": ROW_OVERHEAD_FLOPS,
+                              "csymm_test.csv::TC_PF_3": ROW_OVERHEAD_FLOPS})
     progress.started(_case("TC_PF_1", perf=True))
-    for name in ("TC_PF_2", "TC_PF_1", "TC_PF_2"):  # rounds 1-2 of both rows; nothing finished yet
-        now[0] += 2
-        progress.started(_case(name, perf=True))
-    assert progress.status() == "perf 0/2 (0%) 2.0 s/round ETA <=0m34s failures 0 timing csymm_test.csv::TC_PF_2"
+    assert progress.status().endswith("- s/round ETA ? failures 0 timing csymm_test.csv::TC_PF_1")
+    now[0] += 10.0  # the big row's round: a cheap round (a hundredth of its work) is predicted at 0.1 s
+    progress.started(_case("TC_PF_2", perf=True))
+    # big: 1 round (10 s > cap), done; cheap rows at 0.1 s a round: 10 rounds each (the budget 2.5 x 0.4 s is
+    # never spent before the tenth): TC_PF_2 has 9 to go, TC_PF_3 10, plus half of the round in flight = 1.95 s
+    assert progress.status() == "perf 0/3 (0%) 10.0 s/round ETA ~0m02s failures 0 timing csymm_test.csv::TC_PF_2"
+    for name in ("TC_PF_1", "TC_PF_2", "TC_PF_3"):
+        progress.finished(new_record(name, "csymm", "t/csymm_test.csv", 2, 0, is_perf=True) | {"verdict": "PASS"})
+    assert " ETA 0m00s " in progress.status()  # every row done: nothing left, whatever rounds were predicted
+
+
+def test_the_closing_lines_say_the_verdict_exit_code_both_reports_and_an_unjudged_perf_phase():
+    records = [new_record("TC_L0_1", "csymm", "t/csymm_test.csv", 2, 0) | {"verdict": "PASS"},
+               new_record("TC_PF_1", "csymm", "t/csymm_test.csv", 3, 0, is_perf=True) | {
+                   "verdict": "PASS", "timing": {"n": 50, "mean_us": 10.0},
+                   "baseline": [{"kind": "taskbook", "verdict": "NO_REF", "value_us": 7.53, "hardware": "Ascend 950PR",
+                                 "measured_mean_us": 10.0}]}]
+    meta = {"hardware": {"name": "cpu twin (2 emulated cores)"}}
+    paths = {"md": Path("r/x/report.md"), "html": Path("r/x/report.html")}
+    lines = closing_lines(meta, records, paths, 0)
+    assert lines[0].startswith("2 rows: 2 passed, 0 failed")
+    assert lines[2] == ("perf: NOT JUDGED: 1 rows timed, 0 judged against a baseline; NO_REF: timed on cpu twin "
+                        "(2 emulated cores); task-book limits hold on Ascend 950PR (1 rows)")
+    assert "report: r/x/report.md" in lines and "report (HTML): r/x/report.html" in lines
+    assert lines[-1] == "PASS: exit 0 (every row passed); perf rows were timed, not judged"
+    records[1]["baseline"][0]["verdict"] = "FAIL"  # judged on its hardware: the perf word goes away
+    lines = closing_lines({"hardware": {"name": "Ascend 950PR"}}, records, paths | {"junitxml": Path("j.xml")}, 1)
+    assert lines[2].startswith("perf: judged: 1 rows timed, 1 judged against a baseline (0 PASS, 1 FAIL")
+    assert lines[-2:] == ["JUnit XML: j.xml", "FAIL: exit 1 (a row or a baseline verdict failed)"]
+
+
+def test_a_first_run_announces_the_twin_compile(monkeypatch, capsys, tmp_path):
+    from harness.backends import build
+    from harness.commands import run as run_command
+
+    compiled = []
+    monkeypatch.setattr(build, "DEFAULT_CACHE_DIR", tmp_path)  # nothing cached here: a first run
+    monkeypatch.setattr("harness.runner.ensure_twin", lambda: compiled.append(capsys.readouterr().out))
+    run_command._build_twin_announced()
+    assert compiled == ["compiling the CPU twin (operators/cpu_twin, once per source change) ...\n"]
+    assert re.fullmatch(r"compiled the CPU twin in \d+\.\d s\n", capsys.readouterr().out)
+    target = tmp_path / build.build_key({}, build.OPERATORS_DIR) / build.LIB_NAME
+    target.parent.mkdir(parents=True)
+    target.touch()  # built: not a word, no compile
+    run_command._build_twin_announced()
+    assert capsys.readouterr().out == "" and len(compiled) == 1

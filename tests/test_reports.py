@@ -16,7 +16,8 @@ from harness.record import new_record
 from harness.reports import exit_code, write_all, write_json, write_results_csv
 from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
 from harness.reports.markdown import HEADINGS, render_markdown
-from harness.reports.plots import MAX_GROUPS, ROWS_PER_GROUP, baseline_rows, figures, timing_groups
+from harness.reports.plots import (MAX_GROUPS, PAGE_WIDTH_PX, ROWS_PER_GROUP, baseline_rows, figures, timing_groups,
+                                   unconverged_is_a_signal)
 
 META = {
     "run_id": "20260101-000000-abc1234", "commit": "abc1234", "dirty": False, "branch": "main", "backend": "cpu",
@@ -156,19 +157,20 @@ def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
     assert "operator cgemv not implemented | 2" in text  # skips grouped by reason
     precision = text.split("## 精度说明")[1].split("## 性能数据")[0]
     assert "| csymm                 | mixed_tolerance | exact" in precision
-    assert "rtol=2^-10" in precision and "\\|o-g\\|" in precision  # a literal | cannot break the table
+    assert "- MIXED_TOLERANCE（opbase v2" in precision and "- EXACT：逐位相等" in precision  # each gate explained
+    assert "rtol=2^-10" in precision and "|o-g|" in precision
     assert "mere_threshold=0.0001221" in precision
 
 
 def test_status_flips_on_one_failure_and_failure_is_listed() -> None:
     passing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002")]
     text = render_markdown(META, passing)
-    assert "✅" in text and "❌" not in text
+    assert "✔ 通过（PASS）" in text and "✘" not in text
     assert exit_code(passing) == 0
     failing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002", verdict="FAIL")]
     text = render_markdown(META, failing)
     status = text.split("## 状态")[1].split("## 验证摘要")[0]
-    assert "❌" in status and "✅" not in status and "退出码 1" in status
+    assert "✘ 未通过（FAIL）" in status and "✔" not in status and "退出码 1" in status
     failures = text.split("## 失败用例")[1].split("## 精度说明")[0]
     assert "TC_L0_0002" in failures and "matched_ratio 0.93 < 0.99" in failures
     assert "TC_L0_0001" not in failures
@@ -223,28 +225,70 @@ def test_html_escapes_cell_text(tmp_path: Path) -> None:
     assert "未通过用例按用例族（1）" in html  # a failing row earns the failures chart
 
 
-def test_every_perf_row_gets_a_timing_plot_grouped(tmp_path: Path) -> None:
+def test_plots_only_where_they_carry_a_signal(tmp_path: Path) -> None:
     records = [precision_row(f"TC_L0_{i:04d}") for i in range(300)]
     records += [perf_row(f"TC_PF_{i:04d}", mean=50.0 + i, seed=i) for i in range(60)]
     for r in records[300:]:
         r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
-    frame = results_frame(records)
-    plots = figures(records, frame, max_figures=6)
-    groups = [f for f in plots["性能数据"] if f["title"].startswith("耗时分布")]
-    assert len(groups) == 3 == len(plots["性能数据"])       # 60 rows, 25 per figure, no baseline panel
+    perf = records[300:]
+    plots = figures(records, results_frame(records), max_figures=6)["性能数据"]
+    # every timed row is a point of the one time-vs-FLOPs chart; quiet, converged rows get no distribution
+    assert [f["title"] for f in plots] == ["耗时与计算量（60 个计时用例，每点一行）"]
+    for r in perf[10:40]:
+        r["timing"]["modes_us"] = [40.0, 90.0]
+    groups = [f for f in figures(records, results_frame(records))["性能数据"] if f["title"].startswith("耗时分布")]
     shown = [name for f in groups for name in f["title"].split(": ", 1)[1].split()]
-    assert shown == [f"TC_PF_{i:04d}" for i in range(60)]   # every row, in table order, whatever max_figures
+    assert shown == [f"TC_PF_{i:04d}" for i in range(10, 40)] and len(groups) == 2  # 25 a figure, table order
+    for r in perf:
+        r["timing"]["modes_us"] = None
+        r["timing"]["converged"] = False
+    assert not unconverged_is_a_signal(perf) and timing_groups(perf, False) == []  # all red says nothing
+    for r in perf[3:]:
+        r["timing"]["converged"] = True
+    assert unconverged_is_a_signal(perf)
+    assert [r["case_name"] for g in timing_groups(perf) for r in g] == ["TC_PF_0000", "TC_PF_0001", "TC_PF_0002"]
     many = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(ROWS_PER_GROUP * MAX_GROUPS + 1)]
+    for r in many:
+        r["timing"]["drift"] = 0.2
     assert len(timing_groups(many)) <= MAX_GROUPS and sum(map(len, timing_groups(many))) == len(many)
-    with_ref = records[300:]
     for i, verdict, factor in ((7, "NO_REF", 3.0), (8, "PASS", 0.9), (9, "FAIL", 1.2), (10, "PASS", 0.95)):
-        with_ref[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
-    # only rows with a baseline, failing first, then nearest to failing
-    assert [r["case_name"] for r in baseline_rows(with_ref, 10)] == ["TC_PF_0009", "TC_PF_0010", "TC_PF_0008",
-                                                                     "TC_PF_0007"]
-    panel = figures(with_ref, results_frame(with_ref))["性能数据"][0]
-    assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0010 TC_PF_0008 TC_PF_0007")
+        perf[i]["baseline"] = [{"kind": "taskbook", "verdict": verdict, "value_us": 60.0, "implied_factor": factor}]
+    # only rows with a baseline; the most urgent when capped (failing first, then nearest to failing), shown in
+    # table order
+    assert [r["case_name"] for r in baseline_rows(perf, 10)] == ["TC_PF_0007", "TC_PF_0008", "TC_PF_0009",
+                                                                 "TC_PF_0010"]
+    assert [r["case_name"] for r in baseline_rows(perf, 3)] == ["TC_PF_0008", "TC_PF_0009", "TC_PF_0010"]
+    panel = figures(perf, results_frame(perf))["性能数据"][0]
+    assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0008 TC_PF_0009 TC_PF_0010")
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360
+
+
+def test_timed_rows_without_a_flop_count_get_no_time_vs_flops_chart() -> None:
+    rows = [perf_row("TC_PF_0001")]
+    rows[0]["flops"], rows[0]["baseline"] = 0.0, []  # as an ab side records it
+    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == []
+    rows[0]["flops"] = 1e9  # the control: with a FLOP count the row is a point of the chart
+    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == ["耗时与计算量（1 个计时用例，每点一行）"]
+
+
+def png_size(uri: str) -> tuple[int, int]:
+    import base64
+    import struct
+
+    data = base64.b64decode(uri.split(",", 1)[1])
+    return struct.unpack(">II", data[16:24])
+
+
+def test_every_plot_fits_the_page_and_panels_name_their_operator() -> None:
+    rows = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(6)]
+    for r in rows:
+        r["baseline"][0].update(verdict="PASS")
+        r["timing"]["modes_us"] = [70.0, 90.0]
+    one = rows[2]["timing"]
+    one.update(n=1, samples_us=one["samples_us"][:1], ci95_us=None)  # a 1024^2 call longer than the cap
+    plots = [f for fs in figures(rows, results_frame(rows)).values() for f in fs]
+    assert plots and all(png_size(f["uri"])[0] <= PAGE_WIDTH_PX for f in plots)
+    assert png_size(figures(rows * 4, results_frame(rows * 4))["性能数据"][0]["uri"])[0] <= PAGE_WIDTH_PX
 
 
 # --- report.md as people read it: one screen of summary, aligned tables, the detail in results.csv ----------------
@@ -269,7 +313,7 @@ def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_p
     status = md.split("## 状态")[1].split("## 验证摘要")[0].strip().splitlines()
     assert len(status) <= 40, "\n".join(status)  # one screen
     text = "\n".join(status)
-    assert "❌ 未通过" in text and "| 2401" in text  # verdict and counts
+    assert "✘ 未通过" in text and "用例：2401 行" in text  # verdict and counts
     assert "未通过用例（25，其余 15 条见「失败用例」）" in text and "TC_L1_0009" in text and "TC_L1_0010" not in text
     assert "任务书性能用例" in text and "TC_PF_0001" in text and "89.27" in text  # the task-book rows
     assert len(md.splitlines()) < 200  # not one Markdown line per row
@@ -306,3 +350,86 @@ def test_markdown_tables_line_up_under_chinese_headers(monkeypatch) -> None:
     assert md.count("\n|") > 50 and misaligned(md) == []
     monkeypatch.setattr(tabulate, "WIDE_CHARS_MODE", False)  # negative control: counting characters, not columns
     assert misaligned(render_markdown(META, run_records()))
+
+
+# --- the main job's report: a first screen a reviewer trusts, sizes that open anywhere --------------------------
+
+TWIN = "cpu twin (2 emulated cores)"
+MAIN_META = {**META, "hardware": {"name": TWIN, "detected": TWIN, "override": None},
+             "settings": {**META["settings"], "timing": {"mode": "sync", "warmup": 10, "min_samples": 50,
+                                                         "max_time_s": 0.4, "rounds": 10}}}
+#: (op, precision rows, perf rows): the four tables of the main job, 2650 rows
+MAIN_TABLES = (("csymm", 1000, 200), ("sgemm_strided_batched", 1000, 200), ("ssymm", 122, 3), ("sgemm_batched", 122, 3))
+
+
+def main_job() -> list[dict]:
+    """Records shaped like the main job's on the CPU twin: 2244 precision and 406 perf rows of four operators;
+    perf rows timed under the cap (not converged), the 1024^2 task-book rows with one sample and no CI, task-book
+    limits matched but NO_REF (Ascend 950PR limits, twin times), memory judged on perf rows."""
+    records = []
+    for op, precise, timed_rows in MAIN_TABLES:
+        table = f"cases/{op}_test.csv"
+        for i in range(precise):
+            r = precision_row(f"TC_L{i % 3}_{i:04d}", op="csymm" if op == "csymm" else "sgemm_strided_batched")
+            r.update(op=op, table=table, line=i + 2, description=f"random_{op}_{i}")
+            r["memory"] = {"workspace_bytes": 0, "peak_bytes": 4096 + i, "expected_workspace_bytes": None,
+                           "verdict": "NO_REF", "reason": "expected size unknown"}
+            records.append(r)
+        for i in range(timed_rows):
+            r = perf_row(f"TC_PF_{i + 1:04d}", mean=20.0 + 30 * i, seed=i)
+            r.update(op=op, table=table, line=precise + i + 2, description=f"perf_{op}_{i}",
+                     flops=8.0 * (64 + 8 * i) ** 3)
+            r["params"] = {"side": SIDE_LEFT, "uplo": UPPER, "m": 64 + 8 * i, "n": 64 + 8 * i}
+            r["timing"].update(converged=False, not_converged="cap: 40 of 50 samples within the 0.4 s time cap",
+                               rounds=[{"n": 6}] * 7)
+            r["baseline"] = [{"kind": "none", "verdict": "NO_REF"}]
+            r["precision"] = precision_row(r["case_name"], op="csymm" if op == "csymm" else "sgemm")["precision"]
+            records.append(r)
+    for name, limit, m, side, uplo in (("TC_PF_0001", 7.53, 256, SIDE_LEFT, UPPER),
+                                       ("TC_PF_0002", 89.27, 1024, SIDE_LEFT, LOWER),
+                                       ("TC_PF_0003", 86.34, 1024, 142, UPPER)):
+        r = next(r for r in records if r["op"] == "csymm" and r["case_name"] == name)
+        r["params"] = {"side": side, "uplo": uplo, "m": m, "n": m}
+        if m == 1024:
+            r["timing"].update(n=1, samples_us=[412345.0], mean_us=412345.0, median_us=412345.0, ci95_us=None)
+        r["baseline"] = [{"kind": "taskbook", "verdict": "NO_REF", "value_us": limit, "hardware": "Ascend 950PR",
+                          "measured_mean_us": r["timing"]["mean_us"], "implied_factor": r["timing"]["mean_us"] / limit,
+                          "reason": f"the taskbook rule judges times measured on Ascend 950PR, this run is on {TWIN}"}]
+    return records
+
+
+def test_the_main_jobs_first_screen_says_what_was_judged_and_its_files_stay_small(tmp_path: Path) -> None:
+    records = main_job()
+    paths = write_all(tmp_path, MAIN_META, records)
+    md = paths["md"].read_text(encoding="utf-8")
+    status = md.split("## 状态")[1].split("## 验证摘要")[0]
+    assert "✔ 通过（PASS）" in status and "用例：2650 行 —— 2650 通过" in status
+    assert "精度：2650 行有精度判定 —— 2650 PASS，0 FAIL，0 DISPUTED" in status
+    # timed, not judged: never a performance pass, and why in words
+    assert (f"性能：未判定 —— 406 行已计时，0 行按基线判定；NO_REF：timed on {TWIN}; task-book limits hold on "
+            "Ascend 950PR（3 行）；no baseline matches the row（403 行）") in status
+    assert "内存：406 PASS，0 FAIL，2244 NO_REF" in status
+    rows = [line for line in status.splitlines() if line.startswith("| TC_PF_000")]
+    assert [line.split("|")[1].strip() for line in rows] == ["TC_PF_0001", "TC_PF_0002", "TC_PF_0003"]
+    cells = [c.strip() for c in rows[1].split("|")[1:-1]]
+    assert cells[3:] == ["89.27", "412345", "—", "—（n=1，无区间）", "1", "PASS", "PASS",
+                         f"NO_REF (timed on {TWIN}; task-book limits hold on Ascend 950PR)"]
+    assert "[, ]" not in md
+    family = next(line for line in md.splitlines() if line.startswith("| TC_PF "))
+    assert family.split("|")[-2].strip() == "406 计时，0 判定"  # the family's 通过 is a case verdict, perf apart
+    assert len(md.splitlines()) < 200, len(md.splitlines())
+    assert max(len(line) for line in md.splitlines() if line.startswith("|")) < 320  # tables, not 594 columns
+    assert paths["html"].stat().st_size < 1_000_000, paths["html"].stat().st_size
+    assert len(pd.read_csv(paths["csv"])) == 2650 and len(json.loads(paths["json"].read_text())["cases"]) == 2650
+    html = paths["html"].read_text(encoding="utf-8")
+    assert "not converged" not in html  # all 406 unconverged on the twin: no red mark says anything
+
+
+def test_a_judged_perf_row_reads_as_judged_and_a_failing_limit_fails() -> None:
+    records = main_job()
+    row = next(r for r in records if r["case_name"] == "TC_PF_0001" and r["op"] == "csymm")
+    row["baseline"][0].update(verdict="FAIL", reason="")
+    status = render_markdown({**MAIN_META, "hardware": {"name": "Ascend 950PR"}}, records).split("## 验证摘要")[0]
+    assert "✘ 未通过（FAIL）" in status and "性能：已判定 —— 406 行已计时，1 行按基线判定（0 PASS，1 FAIL，0 INCONCLUSIVE）" in status
+    line = next(line for line in status.splitlines() if line.startswith("| TC_PF_0001"))
+    assert [c.strip() for c in line.split("|")[-4:-1]] == ["PASS", "PASS", "FAIL"]  # case, precision, perf apart

@@ -50,6 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="refuse rows whose buffers exceed this many GiB")
     add_timing_options(p)
     add_scale_options(p)
+    p.add_argument("--junitxml", metavar="PATH", type=Path,
+                   help="also write the run as JUnit XML for CI systems (one testcase per row; FAIL rows as "
+                        "failures, ERROR/CRASH/TIMEOUT as errors, each with its reason)")
     p.set_defaults(func=run)
 
 
@@ -107,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     try:
+        # the first line at once: reading and planning 2650 rows, then the probe, take seconds on a loaded machine
+        print(f"harness run: {len(tables)} case table(s) ({', '.join(Path(t).name for t in tables)}) on the "
+              f"{args.backend} backend", flush=True)
         every = load_cases(tables)
         cases = [c for c in every if matches(args.select, c.name)] if args.select else every
         if args.select:
@@ -121,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
             connect(args.cluster, args.backend)
         history = _open_history(args.history)
         out_dir = _report_dir(Path(args.report_dir))
+        if args.junitxml:
+            _report_dir(args.junitxml.parent, "--junitxml")
+        if args.backend == "cpu" and not args.operator_lib:
+            _build_twin_announced()
         backend_info = runner.check_backend(settings)
     except (TableError, BackendUnavailable, _Unusable, ClusterUnavailable) as exc:
         print(str(exc), file=sys.stderr)
@@ -135,17 +145,33 @@ def run(args: argparse.Namespace) -> int:
         timing=settings.timing.as_dict(), accept_disputed=args.accept_disputed,
         gates=ops.gates(), devices=settings.devices, cluster=args.cluster,
         shard=shard.label(args.shard) if args.shard else None), backend_info, hardware)
-    session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing.rounds))
+    session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing))
     try:
         session.start()
         _dispatch(args, cases, settings, session)
     except runner.Interrupted as exc:
         with runner.StopSignals():
-            return session.end(interrupted_by=exc.signum)
+            return session.end(interrupted_by=exc.signum, junitxml=args.junitxml)
     except (OSError, sqlite3.Error) as exc:
         return session.fail(exc)
     with runner.StopSignals():  # a Ctrl-C now would only cut a report in half
-        return session.end()
+        return session.end(junitxml=args.junitxml)
+
+
+def _build_twin_announced() -> None:
+    """Compile the CPU twin before the probe, saying so: a first run (or one after a source change) spends ~10 s
+    in the compiler, and silence that long reads as a hang."""
+    import time
+
+    from harness.backends.build import DEFAULT_CACHE_DIR, LIB_NAME, OPERATORS_DIR, build_key
+    from harness.runner import ensure_twin
+
+    if (DEFAULT_CACHE_DIR / build_key({}, OPERATORS_DIR) / LIB_NAME).exists():
+        return
+    print("compiling the CPU twin (operators/cpu_twin, once per source change) ...", flush=True)
+    start = time.monotonic()
+    ensure_twin()
+    print(f"compiled the CPU twin in {time.monotonic() - start:.1f} s", flush=True)
 
 
 def _dispatch(args: argparse.Namespace, cases: list[Case], settings, session: Session) -> None:
@@ -192,12 +218,12 @@ def _open_history(path: str):
     return history
 
 
-def _report_dir(path: Path) -> Path:
+def _report_dir(path: Path, option: str = "--report-dir") -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".probe.{os.getpid()}"
         probe.touch()
         probe.unlink()
     except OSError as exc:
-        raise _Unusable(f"harness run: --report-dir {path}: {why(exc)}") from None
+        raise _Unusable(f"harness run: {option} {path}: {why(exc)}") from None
     return path

@@ -2,6 +2,7 @@
 report.html (the same with plots), all written from the same records so they cannot disagree.
 
 The engine calls `write_all` once at the end; while results arrive it rewrites `write_json` / `write_results_csv`.
+`write_junit` writes the same records as JUnit XML for CI systems (`harness run --junitxml PATH`).
 """
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import pandas as pd
 from harness.record import Record
 from harness.reports.html import row_table, to_html, write_html
 from harness.reports.json_csv import exit_code, results_frame, write_atomic, write_json, write_results_csv
+from harness.reports.junit import write_junit
 from harness.reports.markdown import sections, to_markdown, write_markdown
 from harness.reports.plots import figures
 
-__all__ = ["write_all", "write_json", "write_results_csv", "write_markdown", "write_html", "exit_code"]
+__all__ = ["write_all", "write_json", "write_results_csv", "write_markdown", "write_html", "write_junit", "exit_code"]
 
 
 def write_all(report_dir: Path, meta: dict[str, Any], records: list[Record],

@@ -1,7 +1,7 @@
 """report.html: the same sections as report.md plus plots, in one self-contained page (inline CSS and JS, figures
 as base64 PNG data URIs, no network), so it can be mailed or attached to a review without its folder.
 
-The summary comes first; the per-row table ("测试明细") is data in the page (one JSON array) that a small inline
+The verdict line is the first thing on the page, the rest of the one-screen summary follows; the per-row table ("测试明细") is data in the page (one JSON array) that a small inline
 script renders a page at a time, sorts, filters by verdict and searches: a 2400-row run opens fast and stays a few
 hundred KB.
 """
@@ -61,10 +61,13 @@ def to_html(run_id: str, passed: bool, content: list[Section], plots: dict[str, 
     the per-row table shown, sortable and searchable, in the detail section."""
     blocks = [{"heading": s.heading, "blocks": [_block(b) for b in s.blocks], "figures": plots.get(s.heading, [])}
               for s in content]
+    # the verdict line (the status section's first block) is the first thing on the page, above the title
+    status_line = blocks[0]["blocks"].pop(0)["text"] if blocks and blocks[0]["blocks"] else ""
     # "</script>" or "<!--" in a cell would end the data block early: every "<" is written as a JSON escape
     data = json.dumps(rows or [], ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     return _ENV.get_template("report.html.j2").render(
-        run_id=run_id, passed=passed, sections=blocks, verdicts=_VERDICT_WORDS, detail_heading=DETAIL_HEADING,
+        run_id=run_id, passed=passed, status_line=status_line, sections=blocks, verdicts=_VERDICT_WORDS,
+        detail_heading=DETAIL_HEADING,
         row_headers=ROW_HEADERS, row_count=len(rows or []), row_data=data, page_rows=PAGE_ROWS,
         verdict_options=sorted({r[3] for r in rows or []}))
 

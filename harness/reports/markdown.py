@@ -20,15 +20,22 @@ import pandas as pd
 from tabulate import tabulate
 
 from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
-from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, write_atomic
+from harness.reports import overview, plots
+from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
 from harness.session import RunMeta, load_meta
 
+#: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
+#: short of a colour-emoji font, and rendered as empty boxes).
+PASS_MARK, FAIL_MARK = "✔", "✘"
 HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境", "测试明细")
 #: Failing rows the one-screen summary lists; the rest are in 失败用例.
 SUMMARY_FAILURES = 10
 SUMMARY_REASON_CHARS = 90
-#: Per-row tables (perf, memory) longer than this keep only the rows that need a look; results.csv has all.
+#: Per-row tables (perf, memory, failures) longer than this keep only the rows that need a look, at most this many;
+#: results.csv has all.
 FULL_TABLE_ROWS = 50
+#: The perf table's rows at most: the rows with a limit first, then those with a flagged distribution.
+PERF_TABLE_ROWS = 15
 
 EXIT_MEANING = {
     0: "退出码 0：全部通过",
@@ -180,10 +187,11 @@ def fmt(value: Any) -> str:
 
 
 def metric_cell(row: dict[str, Any], key: str) -> str:
-    """A metric cell: `re/im` for complex outputs, the plain value otherwise."""
+    """A metric cell: `re 1 · im 0.995` for complex outputs (a bare `1/1` would read as a fraction), one value
+    when both parts are equal, the plain value for real outputs."""
     real, imag = row.get(f"{key}_real"), row.get(f"{key}_imag")
     if _present(real) or _present(imag):
-        return f"{fmt(real)}/{fmt(imag)}"
+        return fmt(real) if fmt(real) == fmt(imag) else f"re {fmt(real)} · im {fmt(imag)}"
     return fmt(row.get(key))
 
 
@@ -197,32 +205,47 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
-    """The one-screen summary: verdict, counts, the first failures and the task-book rows."""
+    """The one-screen summary: the verdict line, precision / performance / memory with counts, the task-book rows
+    (judged or not) and the first failures."""
     code = exit_code(records)
-    icon = "✅ 通过" if code == 0 else "❌ 未通过"
+    word = overview.verdict_word(code)
+    icon = f"{PASS_MARK} 通过（{word}）" if code == 0 else f"{FAIL_MARK} 未通过（{word}）"
     if meta["interrupted"]:  # Ctrl-C / SIGTERM: the report covers only the rows that finished
         icon = f"⚠️ 运行被中断，只含已完成的用例；{icon}"
     dirty = "（工作区有未提交修改）" if meta["dirty"] else ""
     s = summarize(records)
+    hardware = meta["hardware"]["name"]
     blocks: list[str | list[str] | Table] = [
         f"**{icon}** — {EXIT_MEANING[code]}",
-        [f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}",
-         f"开始：{meta['started']}，结束：{meta['finished']}"],
-        Table("总体", ["总用例", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], [[
-            s["total"], s["passed"], s["disputed"], s["failed"], s["errors"], s["crashed"], s["timeouts"],
-            s["skipped"], _rate(s["passed"], s["total"] - s["skipped"])]])]
+        [f"用例：{s['total']} 行 —— {s['passed']} 通过，{s['failed']} 失败，{s['errors']} 错误，{s['crashed']} 崩溃，"
+         f"{s['timeouts']} 超时，{s['skipped']} 跳过，{s['disputed']} 争议（通过率 "
+         f"{_rate(s['passed'], s['total'] - s['skipped'])}）",
+         *overview.count_lines(overview.counts(records, hardware), "zh"),
+         f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}；"
+         f"开始：{meta['started']}，结束：{meta['finished']}"]]
+    taskbook = overview.taskbook_rows(records, hardware)
+    if taskbook:
+        blocks.append(Table(f"任务书性能用例（{len(taskbook)}）", [
+            "用例", "算子", "形状", "限值(us)", "mean(us)", "口径", "CI95(us)", "n", "用例判定", "精度判定", "性能判定"], [
+            [t["record"]["case_name"], t["record"]["op"], shape(t["record"].get("params") or {}),
+             fmt(t["limit_us"]), fmt(t["mean_us"]), t["scope"], ci_text(t["timing"]), fmt(t["timing"].get("n")),
+             t["case"], t["precision"], t["perf"]] for t in taskbook]))
     failed = frame[frame["verdict"].isin((*FAILING, DISPUTED))]
     if len(failed):
         shown = failed.head(SUMMARY_FAILURES)
         more = f"，其余 {len(failed) - len(shown)} 条见「失败用例」" if len(failed) > len(shown) else ""
         blocks.append(Table(f"未通过用例（{len(failed)}{more}）", ["用例", "结果", "原因"], [
             [r["case_name"], r["verdict"], _clip(r["reason"])] for r in _rows(shown)]))
-    taskbook = frame[frame["taskbook_verdict"].notna() & frame["taskbook_verdict"].ne("NO_REF")]
-    if len(taskbook):
-        blocks.append(Table("任务书性能用例", ["用例", "形状", "mean(us)", "限值(us)", "判定"], [
-            [r["case_name"], r["shape"], fmt(r["mean_us"]), fmt(r["taskbook_limit_us"]), r["taskbook_verdict"]]
-            for r in _rows(taskbook)]))
     return Section("状态", blocks)
+
+
+def ci_text(timing: dict[str, Any]) -> str:
+    """`[lo, hi]`, or why there is none: one sample has no interval (a 1024^2 row on the CPU twin)."""
+    ci = timing.get("ci95_us") or [None, None]
+    if ci[0] is None or ci[1] is None:
+        n = timing.get("n")
+        return f"—（n={n}，无区间）" if n is not None and n < 2 else "—"
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
 
 
 def _clip(text: Any) -> str:
@@ -244,12 +267,18 @@ def _summary(frame: pd.DataFrame) -> Section:
 
 
 def _breakdown(title: str, label: str, frame: pd.DataFrame, by: str) -> Table:
+    """Case verdicts per group, and apart from them how many rows were timed and how many of those judged against
+    a baseline: a timed row's 通过 is its case verdict (status, precision, memory), not a performance pass."""
     counts = pd.crosstab(frame[by], frame["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    timed = frame["mean_us"].notna()
+    judged = timed & (frame["taskbook_verdict"].isin(overview.JUDGED) | frame["gpu_verdict"].isin(overview.JUDGED))
     rows = []
     for key, c in counts.iterrows():
-        total = int(c.sum())
-        rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"]))])
-    return Table(title, [label, "总数", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率"], rows)
+        total, mine = int(c.sum()), frame[by] == key
+        perf = f"{int((timed & mine).sum())} 计时，{int((judged & mine).sum())} 判定" if (timed & mine).any() else "—"
+        rows.append([key, total, *[int(c[v]) for v in VERDICTS], _rate(int(c["PASS"]), total - int(c["SKIP"])),
+                     perf])
+    return Table(title, [label, "总数", "通过", "争议", "失败", "错误", "崩溃", "超时", "跳过", "通过率", "性能"], rows)
 
 
 def _rate(passed: int, judged: int) -> str:
@@ -274,9 +303,11 @@ def _failures(frame: pd.DataFrame) -> Section:
     failed = frame[frame["verdict"].isin(FAILING)]
     blocks: list[str | list[str] | Table] = []
     if len(failed):
+        shown, note = _needing_a_look(failed, failed["verdict"].notna(), "未通过用例", "未通过用例")
         blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因"], [
             [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"]]
-            for r in _rows(failed)]))
+            for r in _rows(shown)]))
+        blocks += [note] if note else []
     else:
         blocks.append("无失败用例。")
     skipped = frame[frame["verdict"] == "SKIP"]
@@ -291,16 +322,16 @@ def _failures(frame: pd.DataFrame) -> Section:
 def _precision(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
     criteria = meta["settings"]["gates"]
     gates_seen = {op: sorted(set(rows["gate"].dropna())) for op, rows in frame.groupby("op")}
-    rows = []
+    rows, named = [], {}
     for op in sorted(set(criteria) | set(gates_seen)):
         configured = criteria.get(op)
         used = [g for g in gates_seen.get(op, []) if g != configured]  # e.g. EXACT on quick-return rows
-        names = ([configured] if configured else []) + used
-        rows.append([op, fmt(configured) or "—", ", ".join(used), "；".join(GATE_TEXT.get(n, n) for n in names),
-                     _thresholds(records, op)])
+        named.update(dict.fromkeys(([configured] if configured else []) + used))
+        rows.append([op, fmt(configured) or "—", ", ".join(used), _thresholds(records, op)])
     blocks: list[str | list[str] | Table] = [
-        Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "说明", "用例阈值"], rows),
-        [NONFINITE_RULE, TRUST_RULE]]
+        Table("各算子判定门限", ["算子", "门限（配置）", "另有行使用", "用例阈值"], rows),
+        # each gate explained once, not in every row's cell
+        [*[GATE_TEXT.get(name, name) for name in named], NONFINITE_RULE, TRUST_RULE]]
     judged = frame[frame["gate"].notna()]
     if len(judged):
         blocks.append(Table("精度对比（实部 / 虚部分别）", [
@@ -361,34 +392,34 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
                  compare: pd.DataFrame | None) -> Section:
     timing = meta["settings"]["timing"]
     perf = frame[frame["mean_us"].notna()]
-    judged = (perf["taskbook_verdict"].fillna("NO_REF").ne("NO_REF") | perf["gpu_verdict"].fillna("NO_REF").ne("NO_REF")
-              | perf["converged"].ne(True))
-    perf, perf_note = _needing_a_look(perf, judged, "性能用例", "有基线判定或未收敛的行")
+    limited = perf["taskbook_limit_us"].notna() | perf["gpu_us"].notna()
+    signal = plots.unconverged_is_a_signal(records)
+    flagged = {r["case_name"] for r in plots.timed(records) if plots.flags(r["timing"], signal)}
+    keep = limited | perf["case_name"].isin(flagged)
+    perf, perf_note = _needing_a_look(perf.assign(_first=~limited).sort_values("_first", kind="stable"), keep,
+                                      "性能用例", "有基线限值或分布需复核（多峰、漂移、少数未收敛）的行", PERF_TABLE_ROWS)
     blocks: list[str | list[str] | Table] = [[
         f"计时：{TIMING_MODES.get(str(timing.get('mode')), '见每行模式')}；warm-up {fmt(timing.get('warmup'))}，"
         f"最少采样 {fmt(timing.get('min_samples'))} 次，最多 {fmt(timing.get('max_samples'))} 次，"
         f"置信区间目标 ±{fmt(timing.get('ci_rel_target'))}·mean，每行时限 {fmt(timing.get('max_time_s'))} s；"
         f"未达到最少采样或置信区间目标的行「收敛」为否。", PERF_RULE]]
     if len(perf) or perf_note:
-        headers = ["用例", "算子", "形状", "dtype", "模式", "n", "mean", "median", "min", "p90", "CI95", "收敛",
-                   "GFLOP/s", "任务书限值", "任务书倍数", "任务书判定", "GPU", "比值", "GPU 倍数", "GPU 判定"]
+        headers = ["用例", "算子", "形状", "模式", "n", "mean", "median", "CI95", "收敛", "GFLOP/s", "任务书限值",
+                   "任务书判定", "GPU", "GPU 判定"]
         blocks.append(Table("性能（单位 us）", headers, [[
-            r["case_name"], r["op"], r["shape"], r["dtype"], fmt(r["timing_mode"]), fmt(r["n"]),
-            *[fmt(r[k]) for k in ("mean_us", "median_us", "min_us", "p90_us")],
-            f"[{fmt(r['ci95_lo_us'])}, {fmt(r['ci95_hi_us'])}]", fmt(r["converged"]),
-            *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_factor", "taskbook_verdict", "gpu_us",
-                                  "gpu_ratio", "gpu_factor", "gpu_verdict")]] for r in _rows(perf)]))
+            r["case_name"], r["op"], r["shape"], fmt(r["timing_mode"]), fmt(r["n"]), fmt(r["mean_us"]),
+            fmt(r["median_us"]), ci_text({"ci95_us": [r["ci95_lo_us"], r["ci95_hi_us"]], "n": r["n"]}),
+            fmt(r["converged"]), *[fmt(r[k]) for k in ("gflops", "taskbook_limit_us", "taskbook_verdict", "gpu_us",
+                                                        "gpu_verdict")]] for r in _rows(perf)]))
         if perf_note:
             blocks.append(perf_note)
-        unsettled = [r for r in records if (r.get("timing") or {}).get("not_converged")]
+        unsettled = Counter(why.split(":", 1)[0] for r in records
+                            for why in ((r.get("timing") or {}).get("not_converged") or "").split("; ") if why)
         if unsettled:
-            blocks.append(Table("未收敛的行及原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift）",
-                                ["用例", "轮次", "n", "median CI95", "原因"],
-                                [[r["case_name"], fmt(len(r["timing"].get("rounds") or [])), fmt(r["timing"]["n"]),
-                                  _interval(r["timing"].get("median_ci95_us")), r["timing"]["not_converged"]]
-                                 for r in unsettled]))
-        no_ref = Counter((b.get("kind", ""), b["reason"]) for r in records for b in r["baseline"]
-                         if b.get("verdict") == "NO_REF" and b.get("reason"))
+            blocks.append(Table("未收敛的原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift；逐行原因见 results.csv 与 "
+                                "report.json）", ["原因", "行数"], [[why, n] for why, n in unsettled.most_common()]))
+        no_ref = Counter((b.get("kind", ""), overview.no_ref_words(b, meta["hardware"]["name"]))
+                         for r in records if overview.timed(r) for b in r["baseline"] if b.get("verdict") == "NO_REF")
         if no_ref:
             blocks.append(Table("NO_REF 原因", ["基线", "原因", "行数"],
                                 [[kind, reason, n] for (kind, reason), n in sorted(no_ref.items())]))
@@ -397,10 +428,6 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
     if compare is not None:
         blocks += _compare_blocks(compare)
     return Section("性能数据", blocks)
-
-
-def _interval(pair: list[float] | None) -> str:
-    return f"[{fmt(pair[0])}, {fmt(pair[1])}]" if pair else ""
 
 
 def _compare_blocks(compare: pd.DataFrame) -> list[str | list[str] | Table]:
@@ -431,12 +458,15 @@ def _memory(frame: pd.DataFrame) -> Section:
                                 "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
 
 
-def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str) -> tuple[pd.DataFrame, str]:
-    """All rows when there are few; else only those `keep` marks, and the sentence saying where the rest are."""
-    if len(rows) <= FULL_TABLE_ROWS:
+def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str,
+                    most: int = FULL_TABLE_ROWS) -> tuple[pd.DataFrame, str]:
+    """All rows when there are few; else those `keep` marks (the first `most` of them), and the sentence saying
+    where the rest are."""
+    if len(rows) <= most:
         return rows, ""
     shown = rows[keep]
-    return shown, f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行），全部数据见 results.csv。"
+    first = f"，此处列前 {most} 行" if len(shown) > most else ""
+    return shown.head(most), f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行{first}），全部数据见 results.csv。"
 
 
 def hardware_text(hardware: Any) -> str:
@@ -464,7 +494,8 @@ def _environment(meta: RunMeta) -> Section:
             ["结束", meta["finished"]]]
     for prefix, value in (("标杆 BLAS", meta["golden_blas"]), ("后端信息", meta["backend_info"]),
                           ("设置", meta["settings"])):
-        rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()]
+        rows += [[f"{prefix}.{k}", fmt_mapping(v) if isinstance(v, dict) else fmt(v)] for k, v in value.items()
+                 if v not in (None, "", [], {})]  # an unset option says nothing
     return Section("测试环境", [Table("", ["项", "值"], [[k, fmt(v)] for k, v in rows]),
                                 Table("输入用例表", ["路径", "sha256"], [[i["path"], i["sha256"]] for i in meta["inputs"]])])
 

@@ -2,9 +2,12 @@
 other file and no network.
 
 Built on `matplotlib.figure.Figure` rather than pyplot: no global figure registry to leak or lock, and it works in
-worker processes without a display. Every perf row gets its timing distribution, grouped (ROWS_PER_GROUP rows of one
-operator per figure, more per figure past MAX_GROUPS) so a 400-perf-row run stays a few dozen figures; rows judged
-against a limit get a panel of their own with the limit and the CI. Rendered at 150 DPI: legends readable.
+worker processes without a display. Plots only where they carry a signal, each at most PAGE_WIDTH_PX wide (the
+page's 1400-px column): the rows a limit applies to get a panel each (operator, case and shape in its title, limit,
+mean and CI, in table order); every timed row is one point of the time-vs-FLOPs chart; only rows whose distribution
+needs a second look (several modes, drift, or not converged where most rows did converge) get a timing
+distribution, grouped ROWS_PER_GROUP rows of one operator per figure. Rendered at 100 DPI: a 400-perf-row run's
+page stays well under 1 MB (8-bit palette PNGs).
 """
 from __future__ import annotations
 
@@ -19,13 +22,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from harness.record import DISPUTED, FAILING, VERDICTS, Record
-from harness.reports.json_csv import baseline_entry
+from harness.reports.json_csv import baseline_entry, shape
 
 MAX_FIGURES = 40
 #: Timing distributions: rows per figure, and the most figures they may take (more rows: more rows per figure).
-ROWS_PER_GROUP, MAX_GROUPS = 25, 20
-#: Rows shown in the baseline panel (the task-book rows: three for csymm).
-MAX_PANEL_ROWS = 6
+ROWS_PER_GROUP, MAX_GROUPS = 25, 8
+#: Rows shown in the baseline panel (the task-book rows: three for csymm), PANEL_COLUMNS panels a line.
+MAX_PANEL_ROWS, PANEL_COLUMNS = 6, 3
+#: The widest figure, in pixels at _DPI: the report's column is 1400 px.
+PAGE_WIDTH_PX = 1300
 #: Default GPU ratio rule (gpu_us / npu_us >= 0.4) when a baseline entry does not carry its own `ratio_rule`.
 GPU_RATIO_RULE = 0.4
 #: Columns `figures` reads from the compare frame (harness.compare.compare_runs): relative change of the head
@@ -36,7 +41,7 @@ MAX_COMPARE_ROWS = 60
 COLOURS = {"PASS": "#2e7d32", "DISPUTED": "#f57f17", "FAIL": "#c62828", "ERROR": "#6a1b9a", "CRASH": "#000000", "TIMEOUT": "#ef6c00",
            "SKIP": "#9e9e9e", "INCONCLUSIVE": "#f9a825", "NO_REF": "#90a4ae", "REGRESSION": "#c62828",
            "IMPROVEMENT": "#2e7d32", "SAME": "#1565c0"}
-_DPI = 150
+_DPI = 100
 _VERDICT_RANK = {"FAIL": 0, "INCONCLUSIVE": 1, "PASS": 2, "NO_REF": 3}
 
 
@@ -52,7 +57,9 @@ def figures(records: list[Record], frame: pd.DataFrame, compare: pd.DataFrame | 
     judged = baseline_rows(records, min(MAX_PANEL_ROWS, max(max_figures - len(perf) - 3, 0)))
     if judged:
         perf.append(baseline_panel(judged))
-    perf += [timing_group(group) for group in timing_groups(records)]
+    perf += [fig for fig in (time_vs_flops(records),) if fig]
+    mark_unconverged = unconverged_is_a_signal(records)
+    perf += [timing_group(group, mark_unconverged) for group in timing_groups(records, mark_unconverged)]
     out["性能数据"] = perf
     return out
 
@@ -61,10 +68,17 @@ def timed(records: list[Record]) -> list[Record]:
     return [r for r in records if r.get("timing") and r["timing"].get("samples_us")]
 
 
-def timing_groups(records: list[Record]) -> list[list[Record]]:
-    """Every timed row, by operator in table order, cut into figures of ROWS_PER_GROUP rows (more per figure when
-    that would exceed MAX_GROUPS figures)."""
+def unconverged_is_a_signal(records: list[Record]) -> bool:
+    """"not converged" marks a row only where most timed rows did converge: on the CPU twin, whose time cap stops
+    every row short of its CI target, a red mark on every row would say nothing about any of them."""
     rows = timed(records)
+    return sum(r["timing"].get("converged") is False for r in rows) * 2 < len(rows)
+
+
+def timing_groups(records: list[Record], mark_unconverged: bool = True) -> list[list[Record]]:
+    """The timed rows whose distribution needs a look (_flags), by operator in table order, cut into figures of
+    ROWS_PER_GROUP rows (more per figure when that would exceed MAX_GROUPS figures)."""
+    rows = [r for r in timed(records) if flags(r["timing"], mark_unconverged)]
     per = max(ROWS_PER_GROUP, math.ceil(len(rows) / MAX_GROUPS))
     by_op: dict[str, list[Record]] = {}
     for r in rows:
@@ -73,9 +87,11 @@ def timing_groups(records: list[Record]) -> list[list[Record]]:
 
 
 def baseline_rows(records: list[Record], limit: int) -> list[Record]:
-    """Rows with a baseline value (the task-book rows), failing first, then nearest to failing; at most `limit`."""
+    """Rows with a baseline value (the task-book rows): the `limit` most urgent (failing first, then nearest to
+    failing), shown in table order."""
     with_ref = [r for r in timed(records) if any(b.get("value_us") is not None for b in r.get("baseline") or [])]
-    return sorted(with_ref, key=_urgency)[:limit]
+    chosen = {id(r) for r in sorted(with_ref, key=_urgency)[:limit]}
+    return [r for r in with_ref if id(r) in chosen]
 
 
 def _urgency(record: Record) -> tuple[int, float]:
@@ -84,23 +100,23 @@ def _urgency(record: Record) -> tuple[int, float]:
     return rank, -max(b.get("implied_factor") or 0.0 for b in judged)
 
 
-def _flags(timing: dict) -> str:
+def flags(timing: dict, mark_unconverged: bool = True) -> str:
     """Short marks for a row whose distribution needs a second look."""
     marks = []
     if len(timing.get("modes_us") or []) > 1:
         marks.append(f"{len(timing['modes_us'])} modes")
     if timing.get("drift") is not None:
         marks.append(f"drift {timing['drift']:+.0%}")
-    if timing.get("converged") is False:
+    if timing.get("converged") is False and mark_unconverged:
         marks.append("not converged")
     return ", ".join(marks)
 
 
-def timing_group(rows: list[Record]) -> dict[str, str]:
+def timing_group(rows: list[Record], mark_unconverged: bool = True) -> dict[str, str]:
     """One figure for a group of perf rows: per row a box of its samples (quartiles, whiskers at p1/p99), the
-    median, the mean with its 95 % CI, on a log time axis; rows with several modes, drift or no convergence are
-    marked in red beside their name."""
-    fig, ax = _figure(8.0, 0.9 + 0.26 * len(rows), left=2.3)
+    median, the mean with its 95 % CI, on a log time axis; the marks that earned each row its place in red beside
+    its name."""
+    fig, ax = _figure(10.0, 0.9 + 0.26 * len(rows), left=2.6)
     y = np.arange(len(rows))[::-1]
     data = [np.asarray(r["timing"]["samples_us"], dtype=float) for r in rows]
     ax.boxplot(data, positions=y, orientation="horizontal", whis=(1, 99), showfliers=False, widths=0.6,
@@ -115,11 +131,11 @@ def timing_group(rows: list[Record]) -> dict[str, str]:
                 markersize=3, color="#e65100", elinewidth=1, capsize=2, label="mean, 95% CI")
     labels = []
     for r in rows:
-        flags = _flags(r["timing"])
-        labels.append(f"{r['case_name']} (n={r['timing'].get('n')})" + (f"  [{flags}]" if flags else ""))
-    ax.set_yticks(y, labels, fontsize=6)
+        marks = flags(r["timing"], mark_unconverged)
+        labels.append(f"{r['case_name']} (n={r['timing'].get('n')})" + (f"  [{marks}]" if marks else ""))
+    ax.set_yticks(y, labels, fontsize=7)
     for tick, r in zip(ax.get_yticklabels(), rows):
-        if _flags(r["timing"]):
+        if flags(r["timing"], mark_unconverged):
             tick.set_color(COLOURS["FAIL"])
     ax.set_xscale("log")
     ax.set_xlabel("us per call (log scale); box: quartiles and median, whiskers: p1-p99", fontsize=7)
@@ -131,14 +147,39 @@ def timing_group(rows: list[Record]) -> dict[str, str]:
 
 
 def baseline_panel(rows: list[Record]) -> dict[str, str]:
-    """The rows judged against a limit side by side: samples, mean and its 95 % CI, and each limit with its
-    verdict, so a reader sees how far the CI sits from the line."""
-    fig = Figure(figsize=(4.0 * len(rows), 2.8), dpi=_DPI)
+    """The rows a limit applies to, PANEL_COLUMNS a line within the page width: samples, mean and its 95 % CI,
+    and each limit with its verdict, so a reader sees how far the CI sits from the line."""
+    columns = min(PANEL_COLUMNS, len(rows))
+    lines = math.ceil(len(rows) / columns)
+    fig = Figure(figsize=(PAGE_WIDTH_PX / _DPI * columns / PANEL_COLUMNS, 3.2 * lines), dpi=_DPI)
     FigureCanvasAgg(fig)
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.2, top=0.82, wspace=0.25)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17 / lines, top=1 - 0.2 / lines, wspace=0.3, hspace=0.6)
     for i, record in enumerate(rows):
-        _distribution(fig.add_subplot(1, len(rows), i + 1), record)
+        _distribution(fig.add_subplot(lines, columns, i + 1), record)
     return _encode(fig, "任务书标杆对比：耗时分布、均值 95% 置信区间与限值 " + " ".join(r["case_name"] for r in rows))
+
+
+def time_vs_flops(records: list[Record]) -> dict[str, str] | None:
+    """Every timed row as one point, mean time against its FLOP count (log-log), one colour per operator: where a
+    row leaves its operator's curve is what a reader looks for; the numbers are in results.csv. None when no timed
+    row has both (an ab or baseline run's records may carry no FLOP count)."""
+    rows = [r for r in timed(records) if (r.get("flops") or 0) > 0 and (r["timing"].get("mean_us") or 0) > 0]
+    if not rows:
+        return None
+    fig, ax = _figure(PAGE_WIDTH_PX / _DPI * 0.6, 3.6)
+    palette = ("#1565c0", "#2e7d32", "#e65100", "#6a1b9a", "#00838f", "#ad1457")
+    for i, op in enumerate(dict.fromkeys(str(r.get("op")) for r in rows)):
+        mine = [r for r in rows if str(r.get("op")) == op]
+        ax.scatter([r["flops"] for r in mine], [r["timing"]["mean_us"] for r in mine], s=8,
+                   color=palette[i % len(palette)], label=f"{op} ({len(mine)} rows)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("FLOPs per call (log)", fontsize=8)
+    ax.set_ylabel("mean us per call (log)", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(f"Mean time vs FLOPs, {len(rows)} timed rows", fontsize=9)
+    return _encode(fig, f"耗时与计算量（{len(rows)} 个计时用例，每点一行）")
 
 
 def failures_chart(frame: pd.DataFrame) -> dict[str, str] | None:
@@ -199,13 +240,20 @@ def _distribution(ax: Any, record: Record) -> None:
     samples = samples[samples > 0]
     marks = [timing["mean_us"], *[b["value_us"] for b in record.get("baseline") or [] if b.get("value_us")]]
     lo, hi = math.log10(min(samples.min(), *marks)), math.log10(max(samples.max(), *marks))
-    ax.hist(samples, bins=np.logspace(lo - 0.05, hi + 0.05, min(50, max(8, samples.size // 5))), color="#90caf9",
-            histtype="stepfilled")
+    if samples.size > 1:
+        ax.hist(samples, bins=np.logspace(lo - 0.05, hi + 0.05, min(50, max(8, samples.size // 5))),
+                color="#90caf9", histtype="stepfilled")
+    else:  # one sample (a call longer than the cap): a histogram of it would be one meaningless bar
+        ax.plot(samples, [1] * samples.size, "o", color="#90caf9", label="the one sample")
+        ax.set_yticks([])
     ax.set_xscale("log")
+    ax.set_xlim(10 ** (lo - 0.1), 10 ** (hi + 0.1))
     ax.axvline(timing["mean_us"], color="#0d47a1", label=f"mean {timing['mean_us']:.4g} us")
     ci = timing.get("ci95_us")
     if ci and None not in ci:
         ax.axvspan(ci[0], ci[1], color="#0d47a1", alpha=0.15, label=f"95% CI [{ci[0]:.4g}, {ci[1]:.4g}]")
+    else:
+        ax.plot([], [], " ", label=f"no CI (n={timing.get('n')})")
     taskbook = baseline_entry(record, "taskbook")
     if taskbook and taskbook.get("value_us") is not None:
         ax.axvline(taskbook["value_us"], color=COLOURS.get(taskbook.get("verdict"), "k"), linestyle="--",
@@ -216,10 +264,12 @@ def _distribution(ax: Any, record: Record) -> None:
         ax.axvline(limit, color=COLOURS.get(gpu.get("verdict"), "k"), linestyle=":", linewidth=1.5,
                    label=f"GPU limit {limit:.4g} us: {gpu.get('verdict')}")
     ax.set_xlabel("us per call (log scale)", fontsize=7)
-    ax.set_ylabel("samples", fontsize=7)
-    ax.tick_params(labelsize=7)
+    ax.set_ylabel("samples" if samples.size > 1 else "", fontsize=7)
+    ax.tick_params(which="both", labelsize=7)
     ax.legend(fontsize=6, loc="best")
-    ax.set_title(f"{record['case_name']} ({timing.get('mode', '')}, n={timing.get('n')})", fontsize=8)
+    scope = f", {timing['scope']}" if timing.get("scope") else ""
+    ax.set_title(f"{record.get('op')} {record['case_name']} (n={timing.get('n')}{scope})\n"
+                 f"{shape(record.get('params') or {})}", fontsize=8)
 
 
 def compare_chart(compare: pd.DataFrame) -> dict[str, str]:
@@ -255,7 +305,16 @@ def _figure(width: float, height: float, left: float = 0.1, bottom: float = 0.5)
     return fig, fig.add_subplot()
 
 
+#: Colours of the PNG palette: a plot has a handful of colours plus anti-aliasing; 8-bit palette PNGs are a third
+#: the size of matplotlib's RGBA ones and look the same.
+PALETTE_COLOURS = 128
+
+
 def _encode(fig: Figure, title: str) -> dict[str, str]:
+    from PIL import Image
+
+    rgba = io.BytesIO()
+    fig.savefig(rgba, format="png", dpi=_DPI)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=_DPI)
+    Image.open(rgba).convert("RGB").quantize(colors=PALETTE_COLOURS).save(buffer, format="PNG", optimize=True)
     return {"title": title, "uri": "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")}
