@@ -39,6 +39,26 @@ def test_threads_start_with_the_handle_and_serve_every_call(twin, handle_with_co
     assert pool_threads() == started  # the same threads, none made per call
 
 
+def timeslices(tids) -> int:
+    """Times the kernel has put these threads on a CPU (field 3 of schedstat): a thread never woken adds none."""
+    return sum(int(open(f"/proc/self/task/{tid}/schedstat").read().split()[2]) for tid in tids)
+
+
+def test_a_small_call_runs_on_the_caller_and_a_large_one_wakes_the_pool(twin, handle_with_cores):
+    """Under the serial threshold (16 MFLOP) the shares run one after another on the calling thread: no pool thread
+    is woken (a woken one counts a timeslice). The large call is the control: the same check sees its wake-ups."""
+    lib, _ = twin
+    handle = handle_with_cores(4)
+    threads = pool_threads()
+    time.sleep(0.05)  # threads still spinning after an earlier call go to sleep
+    before = timeslices(threads)
+    for i in range(40):
+        check(Call(SIDE_LEFT, UPPER, 64, 64, 1, 0, seed=i), lib, handle)  # 8 * 64^3 = 2.1 MFLOP, 4 tiles
+    assert timeslices(threads) == before, "a small call woke pool threads"
+    check(Call(SIDE_LEFT, UPPER, 300, 300, 1, 0, seed=1), lib, handle)  # 216 MFLOP
+    assert timeslices(threads) > before
+
+
 def test_a_core_count_gives_the_same_bytes_on_every_call(twin, handle_with_cores):
     lib, _ = twin
     for cores in (2, 3, 5, 8):

@@ -211,10 +211,13 @@ void Barrier::Break()
     Advance(generation_);
 }
 
-void RunOnCores(int32_t cores, CoreBody body, void* context, bool independent)
+void RunOnCores(int32_t cores, CoreBody body, void* context, Shares shares, double flops)
 {
-    if (cores <= 1) {
-        body(context, 0);
+    const bool independent = shares == Shares::INDEPENDENT;
+    if (cores <= 1 || (independent && flops < kSerialBelowFlops)) {
+        for (int32_t core = 0; core < cores; ++core) {
+            body(context, core);
+        }
         return;
     }
     Pool& pool = ThePool();

@@ -51,18 +51,29 @@ private:
 
 using CoreBody = void (*)(void* context, int32_t core);
 
+/* How the cores' shares of a call relate. INDEPENDENT: no core waits for another, so any thread may run any share;
+ * BARRIER: the shares meet at a Barrier, so each needs its own thread. */
+enum class Shares { INDEPENDENT, BARRIER };
+
+/* Below this many floating-point operations an INDEPENDENT call runs its shares one after another on the caller.
+ * Waking a pool thread costs 5-50 us on a loaded host, and whether it comes in time changes from one timing round
+ * to the next: measured on the ten smallest csymm perf rows (up to 7 MFLOP, 2 cores, load 11-14), rounds of the
+ * pooled twin swung by +-20-50 % against each other, the serial one estimated a planted 5 % as +3..+7 % on every
+ * row (benchmarks/load_rejection.py). The shares and their order within a share are the same either way. */
+constexpr double kSerialBelowFlops = 16e6;
+
 /* Runs body(context, core) for core = 0 .. cores-1, core 0 on the calling thread, the others on pool threads;
  * returns when all have finished, rethrowing the first exception a core threw (other than BarrierBroken). Calls
- * from several threads at once take turns. `independent`: no core waits for another (no Barrier), so the caller
- * may run the share of a pool thread that has not started yet itself; a body with barriers must pass false. */
-void RunOnCores(int32_t cores, CoreBody body, void* context, bool independent);
+ * from several threads at once take turns. With INDEPENDENT shares the caller also runs the share of a pool
+ * thread the scheduler has not started yet, and runs every share itself when the call is under kSerialBelowFlops. */
+void RunOnCores(int32_t cores, CoreBody body, void* context, Shares shares, double flops);
 
 template <typename Body>
-void RunOnCores(int32_t cores, Body&& body, bool independent = true)
+void RunOnCores(int32_t cores, double flops, Body&& body, Shares shares = Shares::INDEPENDENT)
 {
     using Callable = std::remove_reference_t<Body>;
     RunOnCores(cores, [](void* context, int32_t core) { (*static_cast<Callable*>(context))(core); },
-               static_cast<void*>(&body), independent);
+               static_cast<void*>(&body), shares, flops);
 }
 
 /* Starts pool threads now for calls of up to `cores` cores (a handle's core count), so its first call does not. */

@@ -243,14 +243,16 @@ void Execute(const SgemmStridedBatchedTiling& p, const float* A, const float* B,
 #endif
     const int64_t ldAcc = CeilAlign(p.tileN, kRealNR);
     twin::Barrier barrier(p.usedCores);
-    twin::RunOnCores(p.usedCores, [&](int32_t core) {
+    const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+                         static_cast<double>(p.batchCount);
+    twin::RunOnCores(p.usedCores, flops, [&](int32_t core) {
         try {
             ExecuteOnCore(p, o, A, B, C, workspace, ldcWrite, ldAcc, core, barrier);
         } catch (...) {
             barrier.Break();  // the other cores leave their barrier waits; this core's exception is the call's
             throw;
         }
-    }, p.path != SgemmPath::GENERAL);  // only the general path's combine waits at the barrier
+    }, p.path == SgemmPath::GENERAL ? twin::Shares::BARRIER : twin::Shares::INDEPENDENT);  // the combine waits
 }
 
 }  // namespace
