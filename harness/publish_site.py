@@ -24,6 +24,16 @@ _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent /
                           autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 
+#: The file that marks a folder as a site of harness publish, which a later publish may replace.
+MARKER = ".harness-publish"
+#: Commit labels under the trend plot at most (every n-th commit past this).
+MAX_TICKS = 40
+
+
+class NotASite(ValueError):
+    """--out names a folder with other files in it: publish never deletes what it did not write."""
+
+
 def _us(value: float | None) -> str:
     return "" if value is None or not math.isfinite(value) else f"{value:.4g}"
 
@@ -46,7 +56,7 @@ def _step_view(series: dict, step: dict) -> dict:
 def trend_plot(series: dict) -> dict[str, str]:
     commits = series["commits"]
     x = np.arange(len(commits))
-    fig, ax = _figure(max(6.0, 0.35 * len(commits) + 3), 3.6, left=0.5, bottom=1.1)
+    fig, ax = _figure(min(16.0, max(6.0, 0.35 * len(commits) + 3)), 3.6, left=0.5, bottom=1.1)
     for i, figures in enumerate(commits["run_figures_us"]):
         ax.plot([i] * len(figures), figures, "o", color="#90a4ae", markersize=3, zorder=1)
     ax.plot(x, commits["figure_us"], "-o", color="#1565c0", markersize=4, label="commit figure (median of runs)",
@@ -64,7 +74,8 @@ def trend_plot(series: dict) -> dict[str, str]:
     if series["limit_us"]:
         ax.axhline(series["limit_us"], color="#c62828", linestyle="--", linewidth=1,
                    label=f"task-book limit {series['limit_us']:.4g} us")
-    ax.set_xticks(x, [label[:8] for label in commits["label"]], rotation=60, fontsize=7)
+    every = math.ceil(len(commits) / MAX_TICKS)
+    ax.set_xticks(x[::every], [label[:8] for label in commits["label"]][::every], rotation=60, fontsize=7)
     ax.set_ylabel("us (p10 of rounds)", fontsize=8)
     ax.tick_params(axis="y", labelsize=7)
     ax.set_title(f"{series['case_name']}: {series['backend']} on {series['hardware']}", fontsize=9)
@@ -94,10 +105,14 @@ def build_site(history: Any, out: Path, select: str | None = None, threshold: fl
             f"binary segmentation finds, tested on the rounds either side (Hodges-Lehmann shift, Mann-Whitney): "
             f"change at least {threshold:.0%}, whole 95% CI beyond +-{min_effect:.0%}, Benjamini-Hochberg q < "
             f"{alpha:g} over every split tested; confidence = 1 - q.")
-    if out.exists():
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            raise NotASite(f"--out {out}: a folder that harness publish did not make (no {MARKER}); it replaces only "
+                           "its own sites: choose another --out or empty it")
         shutil.rmtree(out)
     (out / "series").mkdir(parents=True)
     (out / "runs").mkdir()
+    (out / MARKER).write_text("made by harness publish; the next publish into this folder replaces it\n")
     if df.empty:
         write_atomic(out / "index.html", _ENV.get_template("publish_index.html.j2").render(
             root="", rule=rule, history=history.path, run_count=0, series=[], steps=[], step_count=0, up_count=0,

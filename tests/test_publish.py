@@ -150,6 +150,17 @@ def test_bad_input_is_one_line_and_exit_3(tmp_path, capsys):
     assert "GOOD..BAD" in err and err.count("\n") == 0
 
 
+def test_publish_replaces_only_its_own_site(tmp_path, capsys):
+    synthetic_history(tmp_path / "h.sqlite", runs_per_commit=(1,) * 7)
+    argv = ["publish", "--history", str(tmp_path / "h.sqlite"), "--out", str(tmp_path / "site")]
+    assert main(argv) == Exit.OK and main(argv) == Exit.OK  # its own site: replaced
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    assert main(argv[:-1] + [str(tmp_path / "mine")]) == Exit.ENV
+    assert "did not make" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
 def test_the_cli_prints_the_step(tmp_path, capsys):
     synthetic_history(tmp_path / "h.sqlite")
     assert main(["publish", "--history", str(tmp_path / "h.sqlite"), "--out", str(tmp_path / "site")]) == Exit.OK

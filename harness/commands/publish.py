@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     history = History(args.history)
     if args.find:
         return _find(args, history)
-    from harness.publish_site import build_site, confidence_text
+    from harness.publish_site import NotASite, build_site, confidence_text
 
     try:
         if not history.exists():
@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
         done = build_site(history, Path(args.out), args.select, args.threshold, args.alpha, args.min_effect)
     except sqlite3.Error as exc:
         print(f"harness publish: --history {history.path}: {exc}", file=sys.stderr)
+        return Exit.ENV
+    except NotASite as exc:
+        print(f"harness publish: {exc}", file=sys.stderr)
         return Exit.ENV
     except OSError as exc:
         print(f"harness publish: --out {args.out}: {exc.strerror or exc}", file=sys.stderr)
