@@ -23,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from harness.publish import ALPHA, THRESHOLD
 
     p = sub.add_parser("publish", help="static site of performance across commits; --find bisects a regression",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__)
     p.add_argument("csv", nargs="*", help="--find only: case tables (default: every *_test.csv in cases/)")
     add_select_option(p)
     add_history_option(p)
