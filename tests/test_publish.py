@@ -167,3 +167,37 @@ def test_the_cli_prints_the_step(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"TC_PF_STEP (cpu on host ci, 2 CPUs) +" in out and commit_label(COMMITS[STEP_AT], False) in out
     assert "published 3 series from 9 runs, 1 steps" in out
+
+
+def test_find_bisects_a_repository_with_ab(monkeypatch, capsys, tmp_path):
+    """--find over the three commits after the first of a fresh repository, with harness ab stood in by sides whose
+    samples are 10 % slower from the second on: the glue (rev-list, each ab's verdict, the answer, exit codes)."""
+    import subprocess
+    from types import SimpleNamespace
+
+    import harness.ab
+
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    for i in range(4):
+        git("commit", "-q", "--allow-empty", "-m", f"commit {i}")
+    monkeypatch.chdir(tmp_path)
+    commits = git("rev-list", "--reverse", "--first-parent", "HEAD~3..HEAD").split()
+    slow = set(commits[1:])  # the first slower commit is commits[1]
+    rng = np.random.default_rng(5)
+
+    def side(rev: str) -> SimpleNamespace:
+        level = 110.0 if rev in slow else 100.0
+        timing = {"samples_us": (level * (1 + 0.005 * rng.standard_normal(60))).tolist()}
+        return SimpleNamespace(run_id=f"run-{rev[:8]}", records=[{"case_name": "TC_PF_X", "op": "csymm",
+                                                                  "timing": timing}])
+
+    monkeypatch.setattr(harness.ab, "run_ab", lambda a, b, *args, **kwargs: (side(a), side(b)))
+    assert main(["publish", "--find", "HEAD~3..HEAD", "-k", "TC_PF_X"]) == Exit.OK
+    assert f"first slower commit: {commits[1]}" in capsys.readouterr().out
+    slow.clear()  # nothing slower: the end of the range is named, unchecked, with exit 2
+    assert main(["publish", "--find", "HEAD~3..HEAD", "-k", "TC_PF_X"]) == Exit.INSUFFICIENT
+    assert "BAD taken as slower unchecked" in capsys.readouterr().out

@@ -5,7 +5,8 @@ limit where a row has one, and links between runs. One folder, no network: open 
 `harness publish --find GOOD..BAD [CSV ...] -k ROWS`: bisect the commits after GOOD up to BAD (first parents) for
 the first one that made the selected perf rows slower, each step an interleaved `harness ab` of the last good
 commit against the middle one (a REGRESSION in any row counts as slower); like asv find.
-Exit 0 on success (publish), 0 when --find names a commit, 3 when the history, range or build cannot be used."""
+Exit 0 on success (publish), 0 when --find names a commit a comparison found slower, 2 when none was (the end of
+the range is named unchecked), 3 when the history, range or build cannot be used."""
 from __future__ import annotations
 
 import argparse
@@ -110,4 +111,4 @@ def _find(args: argparse.Namespace, history) -> int:
     subject = _git("log", "-1", "--format=%h %s", first_bad).stdout.strip()
     assumed = "" if any(worse for *_, worse in trail) else " (no comparison was slower: BAD taken as slower unchecked)"
     print(f"first slower commit: {first_bad} ({subject}){assumed}")
-    return Exit.OK
+    return Exit.INSUFFICIENT if assumed else Exit.OK
