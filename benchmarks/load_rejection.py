@@ -1,10 +1,10 @@
 """Does dropping the samples the scheduler disturbed let rounds tell a 5 % slower twin apart on a loaded machine?
 A sample is disturbed when the calling thread waited more than DISTURBED_NS on a run queue during the call (field 2
 of /proc/thread-self/schedstat; a pool thread woken for a call always waits a little, so only the caller's wait is
-counted), as NVBench drops its throttled samples. One process, the ten smallest csymm perf rows, rounds of SAMPLES calls alternating between two
-twin libraries (A B A B ...); each round's figure is its p10, once over all samples and once over the undisturbed
-ones only; per row the two libraries' rounds get compare's shift test (Hodges-Lehmann on log p10, Mann-Whitney)
-and compare's rule (REGRESSION: p < 0.05 and the whole CI above +2 %).
+counted), as NVBench drops its throttled samples. One process, the ten smallest csymm perf rows, rounds of SAMPLES
+calls alternating between two twin libraries (A B A B ...); each round's figure is its p10, once over all samples
+and once over the undisturbed ones only; per row the two libraries' rounds get compare's shift test (Hodges-Lehmann
+on log p10, Mann-Whitney) and compare's rule (REGRESSION: p < 0.05 and the whole CI above +2 %).
 
     python3 benchmarks/load_rejection.py --lib-b build/twin/<slow5>/libaclblas_twin.so
 """

@@ -9,9 +9,11 @@ import time
 
 import numpy as np
 
-from harness.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
+from harness.abi import LOWER, OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
 from test_twin_csymm import Call, check
+from test_twin_sgemm import Call as SgemmCall
+from test_twin_sgemm import check as check_sgemm
 
 POOL_CORES = 13  # more than any other test of this module asks for, so this one starts the threads it counts
 
@@ -71,16 +73,24 @@ def test_a_core_count_gives_the_same_bytes_on_every_call(twin, handle_with_cores
             assert call.result().tobytes() == first, f"{cores} cores: a call's bytes differ from the first call's"
 
 
+def general_sgemm() -> SgemmCall:
+    """Sgemm's general path (alpha != 1): its cores meet at barriers, so each share needs a thread of its own."""
+    return SgemmCall(OP_N, OP_N, 256, 256, 64, 2.0, 0.5, batch=2, seed=3)  # several tiles: several cores
+
+
 def test_the_pool_works_in_a_forked_child(twin, handle_with_cores):
-    """The parent's pool threads do not exist in a child; a child that used the parent's pool would wait forever."""
+    """The parent's pool threads do not exist in a child; a child that used the parent's pool would wait forever at
+    the general path's barrier (checked: a twin without the pid check hangs here)."""
     lib, _ = twin
     handle = handle_with_cores(4)
     check(Call(SIDE_LEFT, LOWER, 200, 150, 1, 0, seed=1), lib, handle)
+    check_sgemm(general_sgemm(), lib, handle)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             check(Call(SIDE_LEFT, LOWER, 200, 150, 1, 0, seed=2), lib, handle)
+            check_sgemm(general_sgemm(), lib, handle)
             code = 0 if pool_threads() else 3
         finally:
             os._exit(code)
