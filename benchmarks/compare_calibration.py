@@ -34,10 +34,15 @@ FALSE_ALARM_TARGET, DETECTION_TARGET = 0.01, 0.90
 REPO = Path(__file__).resolve().parents[1]
 
 
-def smallest_rows(table: Path, count: int) -> list[str]:
+def smallest_cases(table: Path, count: int) -> list:
+    """The `count` perf rows of `table` with the fewest FLOPs (ties by name)."""
     cases = [c for c in load_cases([table]) if c.is_perf and not c.skip and not c.errors]
     cases.sort(key=lambda c: (ops.get(c.op).flops(c.args), c.name))
-    return [c.name for c in cases[:count]]
+    return cases[:count]
+
+
+def smallest_rows(table: Path, count: int) -> list[str]:
+    return [c.name for c in smallest_cases(table, count)]
 
 
 def one_run(table: Path, select: str, lib: str | None, out: Path, extra: list[str]) -> Path:

@@ -33,7 +33,7 @@ import harness.commands
 from harness.exitcodes import Exit, interrupted
 
 #: Subcommands in the order `harness --help` lists them: the main job first, then by how often they are needed.
-ORDER = ("run", "report", "compare", "runs", "history", "cases", "lint", "ab", "baseline", "mutants")
+ORDER = ("run", "report", "compare", "runs", "history", "publish", "cases", "lint", "ab", "baseline", "mutants")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

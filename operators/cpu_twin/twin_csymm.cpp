@@ -212,7 +212,8 @@ void ScaleTile(const CsymmTiling& p, int64_t row0, int64_t col0, int64_t rows, i
 void Execute(const CsymmTiling& p, const aclblasComplex* A, const aclblasComplex* B, aclblasComplex* C)
 {
     const SymmetricA symA = SymmetricAOf(p, A);
-    twin::RunOnCores(p.usedCores, [&](int32_t core) {
+    const double flops = 8.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+    twin::RunOnCores(p.usedCores, flops, [&](int32_t core) {
         CsymmScratch cs{};
         if (p.path == CsymmPath::GEMM) {
             const int64_t accRows = CeilAlign(p.blockN, kMR);

@@ -6,6 +6,7 @@
 
 #include "handle_host.h"
 #include "twin_handle.h"
+#include "twin_parallel.h"
 
 namespace {
 
@@ -24,6 +25,16 @@ int32_t DefaultCoreCount()
     }
     const unsigned hw = std::thread::hardware_concurrency();
     return hw > 0 ? static_cast<int32_t>(hw) : 1;
+}
+
+/* The pool threads of a handle's cores start with the handle, not inside its first (timed) call. A failure to
+ * start them is left to that call, which starts them again. */
+void ReserveCoresOf(aclblasHandle_t handle)
+{
+    try {
+        twin::ReserveCores(handle->coreCount);
+    } catch (const std::exception&) {
+    }
 }
 
 }  // namespace
@@ -93,6 +104,7 @@ aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
         return ACLBLAS_STATUS_ALLOC_FAILED;
     }
     h->coreCount = DefaultCoreCount();
+    ReserveCoresOf(h);
     *handle = h;
     return ACLBLAS_STATUS_SUCCESS;
 }
@@ -162,6 +174,7 @@ aclblasStatus_t aclblasTwinSetCoreCount(aclblasHandle_t handle, int coreCount)
         return ACLBLAS_STATUS_INVALID_VALUE;
     }
     handle->coreCount = coreCount;
+    ReserveCoresOf(handle);
     return ACLBLAS_STATUS_SUCCESS;
 }
 

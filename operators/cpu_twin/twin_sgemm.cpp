@@ -185,6 +185,54 @@ void Scale(const SgemmStridedBatchedTiling& p, float* C, int64_t j0, int64_t j1)
     }
 }
 
+/* One emulated core's share of a plan: its tiles of every batch, then (general path) its columns of the combine
+ * between two barriers. */
+void ExecuteOnCore(const SgemmStridedBatchedTiling& p, const SgemmOperands& o, const float* A, const float* B, float* C,
+                   float* workspace, int64_t ldcWrite, int64_t ldAcc, int32_t core, twin::Barrier& barrier)
+{
+    twin::TileScratch s;
+    if (p.path != SgemmPath::SCALE_ONLY) {
+        s.left.resize(CeilAlign(p.tileM, kMR) * p.tileK);
+        s.right.resize(ldAcc * p.tileK);
+        s.acc.resize(CeilAlign(p.tileM, kMR) * ldAcc);
+    }
+    int64_t j0 = 0;
+    int64_t j1 = 0;
+    twin::SplitRange(p.n, p.usedCores, core, &j0, &j1);
+    for (int64_t b = 0; b < p.batchCount; ++b) {
+        const float* Ai = A + b * o.strideA;
+        const float* Bi = B + b * o.strideB;
+        float* Ci = C + b * p.strideC;
+        float* temp = workspace;
+#if TWIN_MUTANT == TWIN_MUTANT_WORKSPACE_PER_BATCH
+        temp = workspace + b * (p.workspaceBytes / p.batchCount / sizeof(float));
+#endif
+        if (p.path == SgemmPath::SCALE_ONLY) {
+            Scale(p, Ci, j0, j1);
+            continue;
+        }
+        for (int64_t step = 0;; ++step) {
+            const int64_t tile = blas_host::TileOfCore(p.tileCount, p.usedCores, core, step);
+            if (tile < 0) {
+                break;
+            }
+            int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+            blas_host::SgemmTileRegion(p, tile, &row0, &col0, &rows, &cols);
+            ComputeTile(p, o, Ai, Bi, row0, col0, rows, cols, s, ldAcc);
+            if (p.path == SgemmPath::FAST) {
+                WriteTileToC(p, s.acc.data(), ldAcc, row0, col0, rows, cols, Ci, ldcWrite);
+            } else {
+                WriteTileToTemp(p, s.acc.data(), ldAcc, row0, col0, rows, cols, temp);
+            }
+        }
+        if (p.path == SgemmPath::GENERAL) {
+            barrier.Wait();
+            Combine(p, temp, Ci, j0, j1);
+            barrier.Wait();
+        }
+    }
+}
+
 /* Runs a validated, non-quick-return plan on the handle's cores. */
 void Execute(const SgemmStridedBatchedTiling& p, const float* A, const float* B, float* C, float* workspace)
 {
@@ -195,49 +243,16 @@ void Execute(const SgemmStridedBatchedTiling& p, const float* A, const float* B,
 #endif
     const int64_t ldAcc = CeilAlign(p.tileN, kRealNR);
     twin::Barrier barrier(p.usedCores);
-    twin::RunOnCores(p.usedCores, [&](int32_t core) {
-        twin::TileScratch s;
-        if (p.path != SgemmPath::SCALE_ONLY) {
-            s.left.resize(CeilAlign(p.tileM, kMR) * p.tileK);
-            s.right.resize(ldAcc * p.tileK);
-            s.acc.resize(CeilAlign(p.tileM, kMR) * ldAcc);
+    const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) *
+                         static_cast<double>(p.batchCount);
+    twin::RunOnCores(p.usedCores, flops, [&](int32_t core) {
+        try {
+            ExecuteOnCore(p, o, A, B, C, workspace, ldcWrite, ldAcc, core, barrier);
+        } catch (...) {
+            barrier.Break();  // the other cores leave their barrier waits; this core's exception is the call's
+            throw;
         }
-        int64_t j0 = 0;
-        int64_t j1 = 0;
-        twin::SplitRange(p.n, p.usedCores, core, &j0, &j1);
-        for (int64_t b = 0; b < p.batchCount; ++b) {
-            const float* Ai = A + b * o.strideA;
-            const float* Bi = B + b * o.strideB;
-            float* Ci = C + b * p.strideC;
-            float* temp = workspace;
-#if TWIN_MUTANT == TWIN_MUTANT_WORKSPACE_PER_BATCH
-            temp = workspace + b * (p.workspaceBytes / p.batchCount / sizeof(float));
-#endif
-            if (p.path == SgemmPath::SCALE_ONLY) {
-                Scale(p, Ci, j0, j1);
-                continue;
-            }
-            for (int64_t step = 0;; ++step) {
-                const int64_t tile = blas_host::TileOfCore(p.tileCount, p.usedCores, core, step);
-                if (tile < 0) {
-                    break;
-                }
-                int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
-                blas_host::SgemmTileRegion(p, tile, &row0, &col0, &rows, &cols);
-                ComputeTile(p, o, Ai, Bi, row0, col0, rows, cols, s, ldAcc);
-                if (p.path == SgemmPath::FAST) {
-                    WriteTileToC(p, s.acc.data(), ldAcc, row0, col0, rows, cols, Ci, ldcWrite);
-                } else {
-                    WriteTileToTemp(p, s.acc.data(), ldAcc, row0, col0, rows, cols, temp);
-                }
-            }
-            if (p.path == SgemmPath::GENERAL) {
-                barrier.Wait();
-                Combine(p, temp, Ci, j0, j1);
-                barrier.Wait();
-            }
-        }
-    });
+    }, p.path == SgemmPath::GENERAL ? twin::Shares::BARRIER : twin::Shares::INDEPENDENT);  // the combine waits
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ void Execute(const SsymmProblem& p, int32_t coreCount)
 {
     const int64_t blocks = blas_host::CeilDiv(p.m, kRows);
     const int32_t cores = blas_host::UsedCores(blocks, coreCount);
-    twin::RunOnCores(cores, [&](int32_t core) {
+    const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.depth);
+    twin::RunOnCores(cores, flops, [&](int32_t core) {
         int64_t b0 = 0, b1 = 0;
         twin::SplitRange(blocks, cores, core, &b0, &b1);
         std::vector<float> acc(p.alpha == 0.0f ? 0 : kRows * p.n);
