@@ -69,8 +69,16 @@ def _gemm_row(table: str):
                       and c.args.m * c.args.n <= 128 * 128)
 
 
+def _inf_row(table: str):
+    """An Inf row without NaN in its operands: it reaches the cube, whose results hold Inf (or Inf - Inf)."""
+    return _first_row(table, lambda c: c.name.startswith("TC_EX_") and "inf" in c.description.lower()
+                      and "nan" not in c.description.lower() and c.expected_status == abi.Status.SUCCESS
+                      and "_B_" in c.description)
+
+
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
-                                     "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds"])
+                                     "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
+                                     "saturation-unset"])
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
     backend = ascend_cpu.open(patches=patches)
@@ -81,6 +89,8 @@ def test_negative_control_fails_naming_the_problem(control):
             cases = [_gemm_row("sgemm_strided_batched_test.csv")]
         elif control == "no-pipe-barrier":  # bites below (m/16)*(n/16) = 10: 64x64 csymm runs 32 x 64 engine tiles
             cases = [_gemm_row("csymm_test.csv")]
+        elif control == "saturation-unset":
+            cases = [_inf_row("csymm_test.csv"), _inf_row("sgemm_strided_batched_test.csv")]
         else:
             cases = [_gemm_row("csymm_test.csv"), _gemm_row("sgemm_strided_batched_test.csv")]
         for case in cases:
@@ -89,6 +99,20 @@ def test_negative_control_fails_naming_the_problem(control):
             assert "EXECUTION_FAILED" in record["reason"] and expected in record["reason"], record["reason"]
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("table", ["csymm_test.csv", "sgemm_strided_batched_test.csv"])
+def test_a_flag_read_without_dcci_reads_a_stale_dcache_line(table):
+    # The first call leaves the flag (0) in the cube cores' DCache; the NaN row's vector cores set it to 1 in GM.
+    # With DataCacheCleanAndInvalid before the read (the kernels) both rows pass (the sampled rows above).
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS["missing-dcci"]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        assert run_case(_gemm_row(table), backend)["verdict"] == "PASS"
+        record = run_case(_nan_row(table), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and expected in record["reason"], record["reason"]
 
 
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):

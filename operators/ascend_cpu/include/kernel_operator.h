@@ -150,10 +150,37 @@ public:
     }
     T* Data() const { return base_; }
     uint64_t Count() const { return count_; }
+    /* A scalar read: through this core's DCache (emu_core.h ScalarRead). */
+    T GetValue(uint64_t i) const
+    {
+        if (i >= count_) {
+            ascend_cpu::Raise("GlobalTensor::GetValue(" + std::to_string(i) + ") past the " +
+                              std::to_string(count_) + " elements set by SetGlobalBuffer");
+        }
+        T v;
+        ascend_cpu::ScalarRead(base_ + i, &v, sizeof(T), "GlobalTensor::GetValue");
+        return v;
+    }
 
 private:
     T* base_ = nullptr;
     uint64_t count_ = 0;
+};
+
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+/* Clean (the kernels make no scalar GM writes, so nothing is dirty) and invalidate this core's DCache for dst. */
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst)
+{
+    static_assert(dcciDst != DcciDst::CACHELINE_UB, "the emulator models the DCache against GM only");
+    ascend_cpu::CacheInvalidate(dst.Data(), entireType == CacheLine::ENTIRE_DATA_CACHE);
+}
+
+struct AscendCUtils {
+    /* CTRL[48]: 1 keeps Inf/NaN in floating-point results, 0 saturates them (asc-devkit kernel_utils_base.h). */
+    static void SetOverflow(uint64_t ctrlValue) { ascend_cpu::Cur().ctrlOverflow = ctrlValue == 1 ? 1 : 0; }
 };
 
 /* Queues run in program order on one emulated core, so EnQue/DeQue carry no synchronisation here. */
