@@ -72,12 +72,15 @@ def launch_us(launches: int) -> float:
 
 @dataclass(frozen=True)
 class Design:
-    """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids."""
+    """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids.
+    built: the kernels in the tree; built_products: its cube computes the built kernels' products in their L0C
+    order (so their precision, measured on the emulator, is its precision)."""
     name: str
     launches: int
     cube_launches: tuple[tuple[tuple[int, int, int], ...], ...]
     unique_gm_bytes: int
     built: bool
+    built_products: bool
 
 
 def cube_macs(design: Design) -> int:
@@ -92,6 +95,7 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
     launches = launch_us(design.launches)
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
+            "built_products": design.built_products,
             "cube_us": cube, "memory_us": memory, "launch_us": launches, "floor_us": max(cube, memory) + launches,
             "rates_source": [SOURCES[k] for k in ("mmad", "fp8_peak", "hbm", "launch")]}
 
@@ -158,11 +162,11 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     launch: the mixed kernel. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded
     GEMM's four, in one launch; its imaginary part subtracts finished sums."""
     built = Design("built: one real GEMM on a GM workspace", 4 if beta_zero else 5,
-                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True)
+                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True, True)
     one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, (csymm_tiles(m, n, left, cube_cores),),
-                 csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False)
+                 csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, True)
     three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
-                     csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False)
+                     csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, False)
     return [built, one, three_m]
 
 
@@ -187,9 +191,9 @@ def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: b
     tiles = sgemm_tiles(m, n, k)
     per_batch = 1 if fast else 2
     built = Design("built: one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
-                   sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True)
+                   sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True, True)
     folded = Design("batches folded into one task grid", 4, (tiles * batches,),
-                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), False)
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), False, True)
     return [built, folded]
 
 

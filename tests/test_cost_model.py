@@ -21,7 +21,7 @@ def test_rates_are_table_2_of_the_cube_performance_doc():
     assert cm.MACS_PER_CYCLE["half"] == 4096
     assert "Cube指令理论性能汇总.md, table 2" in cm.SOURCES["mmad"]
     # every rate the floor uses names a source
-    floor = cm.floor(cm.Design("d", 1, (((16, 16, 8),),), 0, False), 36, "fp32")
+    floor = cm.floor(cm.Design("d", 1, (((16, 16, 8),),), 0, False, False), 36, "fp32")
     assert len(floor["rates_source"]) == 4 and all(floor["rates_source"])
 
 
@@ -56,9 +56,9 @@ def test_launch_costs_are_the_public_measurement():
 
 def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
     tiles = ((128, 128, 1024),) * 36
-    fast = cm.floor(cm.Design("d", 2, (tiles,), 0, False), 36, "fp32")
+    fast = cm.floor(cm.Design("d", 2, (tiles,), 0, False, False), 36, "fp32")
     assert fast["floor_us"] == pytest.approx(fast["cube_us"] + 10.0)
-    heavy = cm.floor(cm.Design("d", 2, (tiles,), 10 ** 10, False), 36, "fp32")
+    heavy = cm.floor(cm.Design("d", 2, (tiles,), 10 ** 10, False, False), 36, "fp32")
     assert heavy["memory_us"] == pytest.approx(10 ** 10 / 1.6e6) and heavy["memory_us"] > heavy["cube_us"]
     assert heavy["floor_us"] == pytest.approx(heavy["memory_us"] + 10.0)
 
@@ -68,6 +68,7 @@ def test_csymm_designs(left):
     m = n = 1024
     built, one, three_m = cm.csymm_designs(m, n, left, True, 36)
     assert built.built and not one.built and not three_m.built
+    assert one.built_products and not three_m.built_products  # 3M's precision is not the built kernel's
     assert built.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 5  # + epilogue
     assert cm.cube_macs(built) == cm.cube_macs(one) == 4 * m * n * m  # one real GEMM n x 2m x 2k
     assert cm.cube_macs(three_m) == 3 * m * n * m
