@@ -1,11 +1,12 @@
 """The cost model's figures for the Csymm task-book rows and three SgemmStridedBatched shapes, on documented rates
 (harness/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
-Per row, a list of variants (design x precision x cube cores) with the model's floor; the built design's fp32 and
-HF32 variants run the real kernels on the emulator (HF32: the cube pipeline patched to SetHF32Mode ENABLE), and the
-split HF32 (hf32x3) is measured by an emulator whose Mmad computes hi*hi + hi*lo + lo*hi per operand pair, each
-product rounded into L0C as three accumulating Mmads would be (the split kernel itself is not built). Also the
-cancellation probe (1024^2 LEFT NORMAL_5_1, real part against the float64 truth) per precision.
+Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
+kernels run. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
+forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
+cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
+rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). Also the cancellation probe (1024^2
+LEFT NORMAL_5_1, real part against the float64 truth) per Csymm precision.
 
     python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores (1024^2 rows on the emulated cube)
     python benchmarks/kernel_cost.py --json --model  # the model only, no emulator (seconds)
@@ -25,6 +26,11 @@ from harness.engine import load_table, run_case
 ROOT = Path(__file__).resolve().parents[1]
 CUBE = "ascend/blas/common/arch35_cube_gemm.h"
 TENSOR = "ascend_cpu/include/tensor_api/tensor.h"
+CSYMM_HOST = "ascend/blas/symm/arch35/csymm_host.cpp"
+CHOICE = "bool SplitHf32(const CsymmTiling& plan) { return 2 * plan.k >= kSplitMinRealK; }"
+#: Csymm's precision choice forced one way.
+FORCE_FP32 = ((CSYMM_HOST, CHOICE, "bool SplitHf32(const CsymmTiling&) { return false; }"),)
+FORCE_SPLIT = ((CSYMM_HOST, CHOICE, "bool SplitHf32(const CsymmTiling&) { return true; }"),)
 #: The cube pipeline with HF32 operands (asc-devkit SetHF32Mode).
 HF32_PATCH = ((CUBE, "AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);",
                "AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);"),)
@@ -59,8 +65,10 @@ SPLIT_PATCH = ((TENSOR, """                double dot[16] = {};
                         cOut[j] = static_cast<float>(static_cast<double>(cOut[j]) + dot[t][j]);
                     }
                 }"""),)
-BUILDS = {"fp32": (), "hf32": HF32_PATCH, "hf32x3": SPLIT_PATCH}
-SPLIT_NOTE = {"hf32x3": " (the split in the emulated Mmad)"}
+#: (precision, rows of which operator) -> the patches of its build.
+BUILDS = {("fp32", "csymm"): FORCE_FP32, ("fp32", "sgemm"): (),
+          ("hf32", "csymm"): FORCE_FP32 + HF32_PATCH, ("hf32", "sgemm"): HF32_PATCH,
+          ("hf32x3", "csymm"): FORCE_SPLIT, ("hf32x3", "sgemm"): SPLIT_PATCH}
 
 #: The rows: (table, shape predicate); the Csymm rows carry the task-book limit.
 CSYMM_ROWS = {"csymm_256_left_upper": (abi.SIDE_LEFT, abi.UPPER, 256, 7.53),
@@ -97,37 +105,46 @@ def designs(row: str, case, cores: int) -> list[cost_model.Design]:
     return cost_model.sgemm_designs(a.m, a.n, a.k, a.batch, a.beta == 0, fast)
 
 
+def chosen(row: str, case) -> str:
+    """The precision the built kernels run for the row."""
+    a = case.args
+    return cost_model.csymm_precision(a.m, a.n, a.side == abi.SIDE_LEFT) if row in CSYMM_ROWS else "fp32"
+
+
 def model(rows: dict) -> dict:
     """Every row's variants: each design at each precision and core count."""
     out = {}
     for row, case in rows.items():
-        out[row] = [cost_model.floor(d, cores, precision) for cores in cost_model.CUBE_CORES
-                    for d in designs(row, case, cores) for precision in cost_model.PRECISIONS]
+        out[row] = [{**cost_model.floor(d, cores, precision), "chosen": d.built and precision == chosen(row, case)}
+                    for cores in cost_model.CUBE_CORES for d in designs(row, case, cores)
+                    for precision in cost_model.PRECISIONS]
     return out
 
 
 def measure(rows: dict, variants: dict) -> dict:
     """Run each row on the emulator per precision build; attach gate_passed and matched_ratio_min to the variants
     of that precision whose cube computes the built kernels' products (the 3M design's are not measured); return
-    the cancellation probe per precision."""
+    the cancellation probe per Csymm precision."""
     probe = {}
-    for precision, patch in BUILDS.items():
-        backend = ascend_cpu.AscendCpuBackend(build_ascend_cpu(patch), cores=None) if patch else ascend_cpu.open()
+    for (precision, op), patches in BUILDS.items():
+        backend = ascend_cpu.AscendCpuBackend(build_ascend_cpu(patches), cores=None)
         try:
             for row, case in rows.items():
-                if cost_model.cube_macs(designs(row, case, 36)[0]) > MEASURED_MACS_MAX:
+                if not row.startswith(op) or cost_model.cube_macs(designs(row, case, 36)[0]) > MEASURED_MACS_MAX:
                     continue
                 record = run_case(case, backend)
                 ratio = (record["precision"] or {}).get("matched_ratio")
+                how = "emulated in the Mmad" if patches == SPLIT_PATCH else "kernels"
                 measured = {"gate_passed": record["verdict"] == "PASS",
                             "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
-                            "measured_on": "ascend-cpu emulator, built kernel" + SPLIT_NOTE.get(precision, "")}
+                            "measured_on": f"ascend-cpu emulator ({how})"}
                 for v in variants[row]:
                     if v["precision"] == precision and v["built_products"]:
                         v.update(measured)
-            r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
-            probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
-                                "max_abs_error": r.max_abs_error}
+            if op == "csymm":
+                r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
+                probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
+                                    "max_abs_error": r.max_abs_error}
         finally:
             backend.close()
     return probe

@@ -133,19 +133,31 @@ def csymm_simt_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     return prepare + (0 if beta_zero else 24 * m * n)
 
 
+#: The built Csymm runs split HF32 from this real K (2k) on (csymm_host.cpp, kSplitMinRealK), fp32 below.
+CSYMM_SPLIT_MIN_REAL_K = 64
+
+
+def csymm_precision(m: int, n: int, left: bool) -> str:
+    """The precision the built Csymm chooses for a shape."""
+    return "hf32x3" if 2 * (m if left else n) >= CSYMM_SPLIT_MIN_REAL_K else "fp32"
+
+
 def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int:
-    """GM bytes of the cube in the one-GEMM design: every output tile reads its K panels once (the L rows and the
-    R columns of its region), and Fixpipe writes the product once."""
+    """GM bytes of the cube in the one-GEMM design: every output tile reads its K panels once per product (the L
+    rows and the R columns of its region; split HF32 has three products), and Fixpipe writes the product once."""
+    products = PRECISIONS[csymm_precision(m, n, left)][1]
     panels = sum(4 * k * (rows + cols) for rows, cols, k in csymm_tiles(m, n, left, cube_cores))
-    return panels + 8 * m * n
+    return products * panels + 8 * m * n
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     """The built design: A's stored triangle read once, B read by prepare (and again by the cube on LEFT, where it
-    is the engine's left operand), the workspace operands written and read once, C written; with beta != 0 also
-    P written and read and C read."""
+    is the engine's left operand), the workspace operands (with split HF32 also their lo parts: lo(L), n x 2k, and
+    lo(R), R's size) written and read once, C written; with beta != 0 also P written and read and C read."""
     k = m if left else n
     workspace = 16 * k * k if left else 8 * k * k + 16 * m * n
+    if csymm_precision(m, n, left) == "hf32x3":
+        workspace += 8 * n * k + (16 * k * k if left else 16 * m * n)
     b_reads = 16 * m * n if left else 8 * m * n
     return 4 * k * (k + 1) + b_reads + 2 * workspace + 8 * m * n + (0 if beta_zero else 24 * m * n)
 

@@ -128,6 +128,18 @@ def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(d
     assert result.max_abs_error > 10 * current.max_abs_error
 
 
+def test_split_hf32_keeps_fp32_grade_precision_where_one_hf32_product_fails(device):
+    # 256^2 LEFT (real K 512: the kernels choose split HF32), nonzero-mean NORMAL, real part against the truth
+    split = kernel_precision.csymm_real_part(device, 256, "NORMAL_5_1")
+    assert split.passed, split.reason
+    one = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["hf32-one-product"][0])
+    try:
+        result = kernel_precision.csymm_real_part(one, 256, "NORMAL_5_1")
+    finally:
+        one.close()
+    assert not result.passed and result.max_abs_error > 10 * split.max_abs_error, result.reason
+
+
 def test_core_count_query_failure_is_an_error_not_one_core(device):
     case = _gemm_row("csymm_test.csv")
     device.fail_device_info(True)
@@ -146,12 +158,14 @@ def _pad(x: int, q: int) -> int:
 
 def _embedded_workspace_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     """The workspace of the one-GEMM design, counted independently of the C++: the embedded operand (2k rows of
-    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0."""
+    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0; from a real K
+    (2k) of 64 on, the split HF32's lo operands: lo(L) (n rows of 2 x padded k) and lo(R) (R's size)."""
     k = m if left else n
     right = _pad(2 * k * 2 * _pad(k if left else m, 8), 128)
     left_ws = 0 if left else _pad(n * 2 * _pad(k, 8), 128)
     p = 0 if beta_zero else _pad(n * 2 * _pad(m, 8), 128)
-    return (left_ws + right + p) * 4
+    lo = _pad(n * 2 * _pad(k, 8), 128) + right if 2 * k >= 64 else 0
+    return (left_ws + right + p + lo) * 4
 
 
 def _beta_zero(case) -> bool:
@@ -182,7 +196,9 @@ def test_launches_per_csymm_call(device):
         # prepare, gemm, gemm_nan (returns at once), and the epilogue only when beta != 0 (Fixpipe writes C)
         assert stats["launches"] == (3 if beta_zero else 4), case.id
         k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
-        assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k  # one real GEMM, n x 2m x 2k
+        # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it
+        products = 3 if 2 * k >= cost_model.CSYMM_SPLIT_MIN_REAL_K else 1
+        assert stats["cube_macs"] == products * 4 * case.args.m * case.args.n * k
         # what the cost model charges the cube: each tile's K panels once, the product once
         left = case.args.side == abi.SIDE_LEFT
         assert stats["cube_gm_bytes"] == cost_model.csymm_cube_gm_bytes(case.args.m, case.args.n, left), case.id

@@ -73,6 +73,12 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
          "    t.ldOut = 4 * ldOut;"),
     ), "outside every tensor passed to the kernel"),
+    # Csymm's cube in HF32 mode without the lo products: one HF32 product, the precision split HF32 exists to avoid.
+    "hf32-one-product": ((
+        (_CSYMM_KERNEL, "    if (t.split != 0) {  // hi*hi", "    if (false) {  // hi*hi"),
+        (_CUBE_GEMM, "    AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);\n    AscendC::AscendCUtils",
+         "    AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);\n    AscendC::AscendCUtils"),
+    ), "matched"),
     # The first design's order: all of K for the real parts (Ar*Br) into L0C, then all of K for the imaginary parts
     # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the embedded operands'
     # K positions grouped by part instead of interleaved per element. Only the RIGHT side, whose operands are both

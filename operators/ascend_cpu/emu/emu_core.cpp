@@ -251,6 +251,7 @@ void BeginBlock(uint32_t idx, uint32_t num)
     }
     c.lastMmadSeq = c.mBarrierSeq = 0;
     c.hf32 = false;
+    c.hf32TiesToZero = false;
     c.ctrlOverflow = -1;
     c.type = KernelType::UNSET;
     c.blockIdx = idx;

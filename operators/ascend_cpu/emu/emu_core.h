@@ -66,6 +66,7 @@ struct Core {
     uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
     uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
     bool hf32 = false;
+    bool hf32TiesToZero = false;  // SetHF32TransMode(NEAREST_ZERO); NEAREST_EVEN otherwise
     /* CTRL[48] (AscendCUtils::SetOverflow): -1 not set by this kernel, 0 saturation (Inf -> +-MAX, NaN -> 0),
      * 1 Inf/NaN kept (asc-devkit Mmad doc, special values). */
     int ctrlOverflow = -1;

@@ -103,8 +103,14 @@ inline void PipeBarrier()
 inline int64_t GetBlockIdx() { return ascend_cpu::Cur().blockIdx; }
 inline int64_t GetBlockNum() { return ascend_cpu::Cur().blockNum; }
 
-enum class HF32Mode { DISABLE, ENABLE };
+enum class HF32Mode { ENABLE, DISABLE };
+enum class HF32TransMode { NEAREST_ZERO, NEAREST_EVEN };
 inline void SetHF32Mode(HF32Mode mode) { ascend_cpu::Cur().hf32 = mode == HF32Mode::ENABLE; }
+/* How Mmad rounds fp32 operands to HF32 (asc-devkit SetHF32TransMode: to nearest, ties to even or toward zero). */
+inline void SetHF32TransMode(HF32TransMode mode)
+{
+    ascend_cpu::Cur().hf32TiesToZero = mode == HF32TransMode::NEAREST_ZERO;
+}
 /* Output fractal order of the cube; no numerical effect, so the emulator only accepts the calls. */
 inline void SetMMRowMajor() {}
 inline void SetMMColumnMajor() {}

@@ -214,7 +214,8 @@ inline void ApplyOverflowMode(float* c, uint64_t rowsPadC, uint32_t m, uint32_t 
 
 inline float Hf32(float x)
 {
-    /* round to nearest even at 11 significant bits (10 stored mantissa bits), the HF32 operand precision */
+    /* round to nearest at 11 significant bits (10 stored mantissa bits: asc-devkit HF32.md, figure 2 for the
+     * 950PR), ties to even or, under SetHF32TransMode(NEAREST_ZERO), toward zero (the magnitude bits round) */
     uint32_t u;
     std::memcpy(&u, &x, 4);
     if ((u & 0x7f800000u) == 0x7f800000u) {
@@ -222,8 +223,8 @@ inline float Hf32(float x)
     }
     const uint32_t drop = 13;
     const uint32_t half = 1u << (drop - 1);
-    const uint32_t lsb = (u >> drop) & 1u;
-    u = (u + half - 1 + lsb) & ~((1u << drop) - 1);
+    const uint32_t tieUp = ascend_cpu::Cur().hf32TiesToZero ? 0u : (u >> drop) & 1u;
+    u = (u + half - 1 + tieUp) & ~((1u << drop) - 1);
     float y;
     std::memcpy(&y, &u, 4);
     return y;
