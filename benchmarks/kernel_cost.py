@@ -2,7 +2,7 @@
 (harness/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
 Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
-kernels run. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
+kernels run, with `launches_counted` (the emulator's kernel launches + the NaN flag's memset) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
 forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
 cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
 rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). Also the cancellation probe (1024^2
@@ -132,7 +132,9 @@ def measure(rows: dict, variants: dict) -> dict:
             for row, case in rows.items():
                 if not row.startswith(op) or cost_model.cube_macs(designs(row, case, 36)[0]) > MEASURED_MACS_MAX:
                     continue
+                backend.reset_stats()
                 record = run_case(case, backend)
+                kernels = backend.stats()["launches"]
                 ratio = (record["precision"] or {}).get("matched_ratio")
                 how = "emulated in the Mmad" if patches == SPLIT_PATCH else "kernels"
                 measured = {"gate_passed": record["verdict"] == "PASS",
@@ -141,6 +143,8 @@ def measure(rows: dict, variants: dict) -> dict:
                 for v in variants[row]:
                     if v["precision"] == precision and v["built_products"]:
                         v.update(measured)
+                    if v["chosen"] and v["precision"] == precision:  # kernels counted + the NaN flag's memset
+                        v["launches_counted"] = kernels + 1
             if op == "csymm":
                 r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
                 probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,

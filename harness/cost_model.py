@@ -24,8 +24,8 @@ SOURCES = {
     "cube_cores": "platform query aclrtGetDeviceInfo on the device; 28 (the public contribution's 950PR) and 36 "
                   "(the emulator's default) reported",
     "vector_cores": "asc-devkit impl/basic_api/utils/kernel_utils_constants.h: AIV_CORE_NUM = 72 for 3510",
-    "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, figure 2: "
-                   "950PR HF32 keeps 10 mantissa bits",
+    "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, "
+                   "figure 2: 950PR HF32 keeps 10 mantissa bits",
 }
 
 #: Mmad multiply-accumulates per cycle and cube core (table 2: cube_m x cube_n x cube_k).
@@ -72,15 +72,17 @@ def launch_us(launches: int) -> float:
 
 @dataclass(frozen=True)
 class Design:
-    """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids.
-    built: the kernels in the tree; built_products: its cube computes the built kernels' products in their L0C
-    order (so their precision, measured on the emulator, is its precision)."""
+    """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids
+    (split_gm_bytes: those the split HF32's lo operands add). built: the kernels in the tree; built_products: its
+    cube computes the built kernels' products in their L0C order (so their precision, measured on the emulator, is
+    its precision)."""
     name: str
     launches: int
     cube_launches: tuple[tuple[tuple[int, int, int], ...], ...]
     unique_gm_bytes: int
     built: bool
     built_products: bool
+    split_gm_bytes: int = 0
 
 
 def cube_macs(design: Design) -> int:
@@ -91,7 +93,7 @@ def cube_macs(design: Design) -> int:
 def floor(design: Design, cube_cores: int, precision: str) -> dict:
     """The design's floor (us) and its parts at `cube_cores` and `precision`; launches on one stream run in order."""
     cube = sum(cube_us(list(tiles), cube_cores, precision) for tiles in design.cube_launches)
-    memory = design.unique_gm_bytes / HBM_BYTES_PER_US
+    memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     launches = launch_us(design.launches)
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
@@ -150,14 +152,19 @@ def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int
     return products * panels + 8 * m * n
 
 
+def csymm_split_gm_bytes(m: int, n: int, left: bool) -> int:
+    """The split HF32's lo operands in the built design's workspace, lo(L) (n x 2k) and lo(R) (R's size), each
+    written by prepare and read by the cube."""
+    k = m if left else n
+    return 2 * (8 * n * k + (16 * k * k if left else 16 * m * n))
+
+
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """The built design: A's stored triangle read once, B read by prepare (and again by the cube on LEFT, where it
-    is the engine's left operand), the workspace operands (with split HF32 also their lo parts: lo(L), n x 2k, and
-    lo(R), R's size) written and read once, C written; with beta != 0 also P written and read and C read."""
+    """The built design at fp32: A's stored triangle read once, B read by prepare (and again by the cube on LEFT,
+    where it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0
+    also P written and read and C read."""
     k = m if left else n
     workspace = 16 * k * k if left else 8 * k * k + 16 * m * n
-    if csymm_precision(m, n, left) == "hf32x3":
-        workspace += 8 * n * k + (16 * k * k if left else 16 * m * n)
     b_reads = 16 * m * n if left else 8 * m * n
     return 4 * k * (k + 1) + b_reads + 2 * workspace + 8 * m * n + (0 if beta_zero else 24 * m * n)
 
@@ -174,7 +181,8 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     launch: the mixed kernel. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded
     GEMM's four, in one launch; its imaginary part subtracts finished sums."""
     built = Design("built: one real GEMM on a GM workspace", 4 if beta_zero else 5,
-                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True, True)
+                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True, True,
+                   csymm_split_gm_bytes(m, n, left))
     one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, (csymm_tiles(m, n, left, cube_cores),),
                  csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, True)
     three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
@@ -197,16 +205,17 @@ def sgemm_unique_gm_bytes(m: int, n: int, k: int, batches: int, beta_zero: bool,
 
 
 def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: bool) -> list[Design]:
-    """Built: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN fallback.
-    Folded: every batch's tiles in one task grid (batch = task / tiles per batch) with the epilogue fused, plus the
-    memset, scan and fallback."""
+    """Per batch: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN
+    fallback (the general path as built, and the fast path before folding). Folded: every batch's tiles in one
+    task grid (batch = task / tiles per batch) plus the memset, scan and fallback; built on the fast path (with
+    disjoint C_i), modelled with the epilogue fused on the general path."""
     tiles = sgemm_tiles(m, n, k)
     per_batch = 1 if fast else 2
-    built = Design("built: one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
-                   sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True, True)
+    before = Design("one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), not fast, True)
     folded = Design("batches folded into one task grid", 4, (tiles * batches,),
-                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), False, True)
-    return [built, folded]
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), fast, True)
+    return [before, folded]
 
 
 def limit_budget(limit_us: float, variants: list[dict]) -> dict:

@@ -204,6 +204,33 @@ def test_launches_per_csymm_call(device):
         assert stats["cube_gm_bytes"] == cost_model.csymm_cube_gm_bytes(case.args.m, case.args.n, left), case.id
 
 
+def _sgemm_fast(c) -> bool:
+    return (c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS and c.args.batch > 1
+            and c.args.alpha == 1 and c.args.beta == 0 and c.args.ldc % 8 == 0
+            and min(c.args.m, c.args.n, c.args.k) > 0)
+
+
+@pytest.mark.parametrize("broadcast", [False, True], ids=["strided", "stride0"])
+def test_sgemm_fast_path_folds_every_batch_into_one_launch(device, broadcast):
+    # the fast path's batches with disjoint C_i share one task grid (batch = task / tiles per batch); stride 0 of A
+    # or B broadcasts it to every batch
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: _sgemm_fast(c) and c.args.stride_c >= c.args.ldc
+                      * c.args.n and ((c.args.stride_a == 0 or c.args.stride_b == 0) == broadcast))
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    assert device.stats()["launches"] == 3, case.id  # NaN scan, the one gemm, NaN fallback
+
+
+def test_sgemm_general_path_still_runs_batch_by_batch(device):
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: c.name.startswith("TC_L0_") and c.args.batch > 1
+                      and c.expected_status == abi.Status.SUCCESS and min(c.args.m, c.args.n, c.args.k) > 0
+                      and c.args.alpha not in (0, 1))
+    device.reset_stats()
+    assert run_case(case, device)["verdict"] == "PASS"
+    assert device.stats()["launches"] == 2 + 2 * case.args.batch, case.id  # + gemm and combine per batch
+
+
 def test_a_patch_that_does_not_apply_is_a_build_error():
     with pytest.raises(BuildError, match="does not apply"):
         build_ascend_cpu((("ascend/blas/common/arch35_cube_sizes.h", "no such text", ""),))

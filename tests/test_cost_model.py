@@ -74,6 +74,10 @@ def test_csymm_designs(left):
     assert cm.cube_macs(three_m) == 3 * m * n * m
     assert one.launches == three_m.launches == 1
     assert one.unique_gm_bytes < built.unique_gm_bytes
+    # the split's lo operands go through GM only in the built design (prepare writes them, the cube reads them)
+    assert built.split_gm_bytes == 2 * 4 * (n * 2 * m + (2 * m * 2 * m if left else 2 * m * 2 * n))
+    assert one.split_gm_bytes == 0
+    assert cm.floor(built, 36, "hf32x3")["memory_us"] > cm.floor(built, 36, "fp32")["memory_us"]
 
 
 def test_plan_csymm_blocks_shrink_for_small_shapes():
@@ -88,6 +92,8 @@ def test_plan_csymm_blocks_shrink_for_small_shapes():
 def test_sgemm_launches_before_and_after_folding_the_batches():
     built, folded = cm.sgemm_designs(96, 96, 96, 256, beta_zero=True, fast=True)
     assert built.launches == 3 + 256 and folded.launches == 4  # memset, NaN scan, gemm(s), NaN fallback
+    assert folded.built and not built.built  # the fast path folds; the general path still runs per batch
+    assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].built
     assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].launches == 3 + 2 * 256
     assert cm.cube_macs(built) == cm.cube_macs(folded) == 256 * 96 ** 3
     # 256 one-tile launches use one core each; one grid of 256 tiles uses them all
