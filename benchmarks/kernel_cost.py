@@ -1,15 +1,19 @@
-"""Cost model of the three Csymm task-book rows: the work the real kernels do (counted on the ascend-cpu backend)
-and the floor time it implies (harness/cost_model.py, assumptions printed), beside the task-book limit and the
-emulator's measured time, for the design before (seven GM planes, modelled), the one built now (one real GEMM on a
-real-embedded operand, counted) and the target (one launch, panels mirrored and embedded on chip, modelled); and
-what HF32 would cost in precision: the task-book rows under their own gate, and the cancellation probe (1024x1024
-LEFT NORMAL, real part against the float64 truth), with fp32 and HF32 cube operands on the emulator.
+"""The cost model's figures for the Csymm task-book rows and three SgemmStridedBatched shapes, on documented rates
+(harness/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
-    python benchmarks/kernel_cost.py        # ~5 min on 2 cores (1024x1024 rows on the emulated cube)
+Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
+kernels run, with `launches_counted` (the emulator's kernel launches + the NaN flag's memset) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
+forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
+cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
+rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). Also the cancellation probe (1024^2
+LEFT NORMAL_5_1, real part against the float64 truth) per Csymm precision.
+
+    python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores (1024^2 rows on the emulated cube)
+    python benchmarks/kernel_cost.py --json --model  # the model only, no emulator (seconds)
 """
 from __future__ import annotations
 
-import csv
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -17,89 +21,167 @@ from pathlib import Path
 from harness import abi, cost_model, kernel_precision
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
-
-#: The cube pipeline with HF32 operands (asc-devkit SetHF32Mode), to measure what HF32 would cost in precision.
-HF32_PATCH = (("ascend/blas/common/arch35_cube_gemm.h", "AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);",
-               "AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);"),)
 from harness.engine import load_table, run_case
-from harness.timing import TimingConfig
-
-#: A couple of samples: an emulator's host time says nothing about the device, only what a row costs here.
-EMULATOR_TIMING = TimingConfig(warmup=1, min_samples=2, max_time_s=0.1, warmup_max_time_s=0.05)
 
 ROOT = Path(__file__).resolve().parents[1]
+CUBE = "ascend/blas/common/arch35_cube_gemm.h"
+TENSOR = "ascend_cpu/include/tensor_api/tensor.h"
+CSYMM_HOST = "ascend/blas/symm/arch35/csymm_host.cpp"
+CHOICE = "bool SplitHf32(const CsymmTiling& plan) { return 2 * plan.k >= kSplitMinRealK; }"
+#: Csymm's precision choice forced one way.
+FORCE_FP32 = ((CSYMM_HOST, CHOICE, "bool SplitHf32(const CsymmTiling&) { return false; }"),)
+FORCE_SPLIT = ((CSYMM_HOST, CHOICE, "bool SplitHf32(const CsymmTiling&) { return true; }"),)
+#: The cube pipeline with HF32 operands (asc-devkit SetHF32Mode).
+HF32_PATCH = ((CUBE, "AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);",
+               "AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);"),)
+#: Split HF32 measured in the emulator's Mmad: x = hi + lo (hi = hf32(x), lo = hf32(x - hi)); per K fractal the
+#: products hi*hi, hi*lo, lo*hi are summed exactly and each added to L0C with its own rounding, the arithmetic of
+#: three accumulating HF32 Mmads per K step.
+SPLIT_PATCH = ((TENSOR, """                double dot[16] = {};
+                for (uint32_t kk = 0; kk < kn; ++kk) {
+                    const double x = hf32 ? detail::Hf32(av[kk]) : av[kk];
+                    for (uint32_t j = 0; j < 16; ++j) {
+                        dot[j] += x * bt[kk][j];
+                    }
+                }
+                float* cOut = cBase + ((n0 / 16) * rowsPadC + r) * 16;
+                for (uint32_t j = 0; j < nn; ++j) {
+                    cOut[j] = static_cast<float>(static_cast<double>(cOut[j]) + dot[j]);
+                }""", """                double dot[3][16] = {};
+                for (uint32_t kk = 0; kk < kn; ++kk) {
+                    const float xh = detail::Hf32(av[kk]);
+                    const double hi = xh, lo = detail::Hf32(av[kk] - xh);
+                    for (uint32_t j = 0; j < 16; ++j) {
+                        const float yf = static_cast<float>(bt[kk][j]);
+                        const float yh = detail::Hf32(yf);
+                        dot[0][j] += hi * yh;
+                        dot[1][j] += hi * detail::Hf32(yf - yh);
+                        dot[2][j] += lo * yh;
+                    }
+                }
+                float* cOut = cBase + ((n0 / 16) * rowsPadC + r) * 16;
+                for (int t = 0; t < 3; ++t) {
+                    for (uint32_t j = 0; j < nn; ++j) {
+                        cOut[j] = static_cast<float>(static_cast<double>(cOut[j]) + dot[t][j]);
+                    }
+                }"""),)
+#: (precision, rows of which operator) -> the patches of its build.
+BUILDS = {("fp32", "csymm"): FORCE_FP32, ("fp32", "sgemm"): (),
+          ("hf32", "csymm"): FORCE_FP32 + HF32_PATCH, ("hf32", "sgemm"): HF32_PATCH,
+          ("hf32x3", "csymm"): FORCE_SPLIT, ("hf32x3", "sgemm"): SPLIT_PATCH}
+
+#: The rows: (table, shape predicate); the Csymm rows carry the task-book limit.
+CSYMM_ROWS = {"csymm_256_left_upper": (abi.SIDE_LEFT, abi.UPPER, 256, 7.53),
+              "csymm_1024_left_lower": (abi.SIDE_LEFT, abi.LOWER, 1024, 89.27),
+              "csymm_1024_right_upper": (abi.SIDE_RIGHT, abi.UPPER, 1024, 86.34)}
+SGEMM_ROWS = {"sgemm_1x1024": (1024, 1), "sgemm_256x96": (96, 256), "sgemm_4x4096": (4096, 4)}
+#: The public Csymm's host-timed means on its 950PR (28 cube cores, 3M method, 3 launches): issue 23.
+PUBLIC_US = {"csymm_256_left_upper": 32.1, "csymm_1024_left_lower": 399.0, "csymm_1024_right_upper": 400.6}
+#: Rows the emulator measures in minutes, not hours (4 x 4096^3 is 275 G MAC: ~20 min here).
+MEASURED_MACS_MAX = 5e9
 
 
-def taskbook_rows() -> list[tuple[dict, object]]:
-    """(limit row, the perf case with the same side/uplo/m/n) for each task-book row."""
-    with open(ROOT / "cases/baselines/csymm_taskbook.csv") as f:
-        limits = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    cases = [c for c in load_table(ROOT / "cases/csymm_test.csv") if c.name.startswith("TC_PF_")]
-    out = []
-    for limit in limits:
-        side = abi.SIDE_LEFT if limit["side"].endswith("LEFT") else abi.SIDE_RIGHT
-        uplo = abi.UPPER if limit["uplo"].endswith("UPPER") else abi.LOWER
-        case = next(c for c in cases if (c.args.side, c.args.uplo, c.args.m, c.args.n)
-                    == (side, uplo, int(limit["m"]), int(limit["n"])))
-        out.append((limit, case))
+def _perf_case(table: str, match):
+    return next(c for c in load_table(ROOT / "cases" / table) if c.name.startswith("TC_PF_") and match(c.args))
+
+
+def cases() -> dict:
+    out = {}
+    for row, (side, uplo, m, _) in CSYMM_ROWS.items():
+        out[row] = _perf_case("csymm_test.csv", lambda a: (a.side, a.uplo, a.m, a.n) == (side, uplo, m, m))
+    for row, (s, batches) in SGEMM_ROWS.items():
+        out[row] = _perf_case("sgemm_strided_batched_test.csv",
+                              lambda a: (a.m, a.n, a.k, a.batch, a.trans_a, a.trans_b)
+                              == (s, s, s, batches, abi.OP_N, abi.OP_N))
     return out
 
 
-def _priced(work: cost_model.Work, hw: cost_model.Hardware) -> dict:
-    return {**work.__dict__, **cost_model.floor_us(work, hw),
-            "floor_hf32_us": cost_model.floor_us(work, hw, hf32=True)["floor_us"]}
+def designs(row: str, case, cores: int) -> list[cost_model.Design]:
+    """The row's designs as they would be planned for `cores` cube cores (the built one first)."""
+    a = case.args
+    if row in CSYMM_ROWS:
+        return cost_model.csymm_designs(a.m, a.n, a.side == abi.SIDE_LEFT, a.beta == 0, cores)
+    fast = a.alpha == 1 and a.beta == 0 and a.ldc % 8 == 0
+    return cost_model.sgemm_designs(a.m, a.n, a.k, a.batch, a.beta == 0, fast)
 
 
-def _precision(record: dict) -> dict:
-    p = record["precision"] or {}
-    return {"verdict": record["verdict"], "matched_ratio": p.get("matched_ratio"),
-            "max_abs_error": p.get("max_abs_error")}
+def chosen(row: str, case) -> str:
+    """The precision the built kernels run for the row."""
+    a = case.args
+    return cost_model.csymm_precision(a.m, a.n, a.side == abi.SIDE_LEFT) if row in CSYMM_ROWS else "fp32"
 
 
-def main() -> int:
-    hw = cost_model.Hardware()
-    backend = ascend_cpu.open()
-    hf32 = ascend_cpu.AscendCpuBackend(build_ascend_cpu(HF32_PATCH), cores=None)
-    rows = []
-    for limit, case in taskbook_rows():
-        a = case.args
-        left = a.side == abi.SIDE_LEFT
-        backend.reset_stats()
-        record = run_case(case, backend)
-        stats = backend.stats()  # one call's work (untimed), then the emulator's time for it
-        timed = run_case(case, backend, timing_config=EMULATOR_TIMING)
-        now = cost_model.Work(stats["launches"], stats["cube_macs"],
-                              stats["cube_gm_bytes"] + cost_model.csymm_simt_gm_bytes(a.m, a.n, left, a.beta == 0),
-                              cost_model.csymm_unique_gm_bytes(a.m, a.n, left, a.beta == 0),
-                              record["memory"]["workspace_bytes"])
-        rows.append({"case": case.name, "shape": f"{'LEFT' if left else 'RIGHT'} {a.m}x{a.n}",
-                     "limit_us": float(limit["limit_us"]),
-                     "emulator_us": (timed["timing"] or {}).get("mean_us"),
-                     "fp32": _precision(record), "hf32": _precision(run_case(case, hf32)),
-                     "before": _priced(cost_model.csymm_plane_design(a.m, a.n, left), hw),
-                     "now": _priced(now, hw),
-                     "target": _priced(cost_model.csymm_on_chip_design(a.m, a.n, left), hw)})
+def model(rows: dict) -> dict:
+    """Every row's variants: each design at each precision and core count."""
+    out = {}
+    for row, case in rows.items():
+        out[row] = [{**cost_model.floor(d, cores, precision), "chosen": d.built and precision == chosen(row, case)}
+                    for cores in cost_model.CUBE_CORES for d in designs(row, case, cores)
+                    for precision in cost_model.PRECISIONS]
+    return out
+
+
+def measure(rows: dict, variants: dict) -> dict:
+    """Run each row on the emulator per precision build; attach gate_passed and matched_ratio_min to the variants
+    of that precision whose cube computes the built kernels' products (the 3M design's are not measured); return
+    the cancellation probe per Csymm precision."""
     probe = {}
-    for spec in ("NORMAL_5_1", "NORMAL_0_1"):
-        for name, device in (("fp32", backend), ("hf32", hf32)):
-            r = kernel_precision.csymm_real_part(device, 1024, spec)
-            probe[f"{spec} {name}"] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
-                                       "max_abs_error": r.max_abs_error}
-    hf32.close()
-    backend.close()
-    print(json.dumps({"assumptions": hw.assumptions(), "rows": rows, "probe_1024_left": probe}, indent=1))
-    for r in rows:
-        for design in ("before", "now", "target"):
-            d = r[design]
-            print(f"{r['shape']:>16} {design:>6}: {d['launches']} launches, {d['cube_macs'] / 1e9:.3f} G MAC, "
-                  f"{d['gm_bytes'] / 1e6:.1f} MB GM ({d['unique_gm_bytes'] / 1e6:.1f} unique), workspace "
-                  f"{d['workspace_bytes'] / 1e6:.1f} MB, floor {d['floor_us']:.1f} us (cube {d['cube_us']:.1f}, GM "
-                  f"{d['memory_us']:.1f}, launches {d['launch_us']:.1f}; HF32 {d['floor_hf32_us']:.1f}) vs limit "
-                  f"{r['limit_us']} us")
-        print(f"{r['shape']:>16} precision on its row: fp32 {r['fp32']}, hf32 {r['hf32']}")
-    for key, p in probe.items():
-        print(f"probe {key}: matched ratio {p['matched_ratio']:.5f}, max abs error {p['max_abs_error']:.4g}, "
-              f"{'passes' if p['passed'] else 'fails'} MIXED_TOLERANCE against the truth")
+    for (precision, op), patches in BUILDS.items():
+        backend = ascend_cpu.AscendCpuBackend(build_ascend_cpu(patches), cores=None)
+        try:
+            for row, case in rows.items():
+                if not row.startswith(op) or cost_model.cube_macs(designs(row, case, 36)[0]) > MEASURED_MACS_MAX:
+                    continue
+                backend.reset_stats()
+                record = run_case(case, backend)
+                kernels = backend.stats()["launches"]
+                ratio = (record["precision"] or {}).get("matched_ratio")
+                how = "emulated in the Mmad" if patches == SPLIT_PATCH else "kernels"
+                measured = {"gate_passed": record["verdict"] == "PASS",
+                            "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
+                            "measured_on": f"ascend-cpu emulator ({how})"}
+                for v in variants[row]:
+                    if v["precision"] == precision and v["built_products"]:
+                        v.update(measured)
+                    if v["chosen"] and v["precision"] == precision:  # kernels counted + the NaN flag's memset
+                        v["launches_counted"] = kernels + 1
+            if op == "csymm":
+                r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
+                probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
+                                    "max_abs_error": r.max_abs_error}
+        finally:
+            backend.close()
+    return probe
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object (else a table)")
+    parser.add_argument("--model", action="store_true", help="the model only: no emulator measurements")
+    opts = parser.parse_args(argv)
+    rows = cases()
+    variants = model(rows)
+    probe = {} if opts.model else measure(rows, variants)
+    reach = {row: {**cost_model.limit_budget(CSYMM_ROWS[row][3], variants[row]), "public_us": PUBLIC_US[row],
+                   "under_limit_and_gate_passed": [f"{v['name']} / {v['precision']} / {v['cube_cores']} cores"
+                                                   for v in variants[row] if v.get("gate_passed")
+                                                   and v["floor_us"] <= CSYMM_ROWS[row][3]]}
+             for row in CSYMM_ROWS}
+    if opts.json:
+        print(json.dumps({**variants, "to_reach_limit": reach, "probe_1024_left_normal_5_1": probe,
+                          "sources": cost_model.SOURCES}, indent=1))
+        return 0
+    for row, vs in variants.items():
+        print(row + (f" (limit {reach[row]['limit_us']} us, public {reach[row]['public_us']} us)" if row in reach
+                     else ""))
+        for v in vs:
+            measured = (f", gate {'PASS' if v['gate_passed'] else 'FAIL'} (matched {v['matched_ratio_min']:.4f})"
+                        if "gate_passed" in v else "")
+            print(f"  {v['name']:<52} {v['precision']:<6} {v['cube_cores']} cores {v['launches']:>3} launches "
+                  f"cube {v['cube_us']:8.1f} GM {v['memory_us']:6.1f} launch {v['launch_us']:6.1f} "
+                  f"floor {v['floor_us']:8.1f} us{measured}")
+    for precision, p in probe.items():
+        print(f"probe {precision}: matched ratio {p['matched_ratio']:.5f}, max abs error {p['max_abs_error']:.4g}")
     return 0
 
 

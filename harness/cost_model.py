@@ -1,50 +1,129 @@
-"""A floor-time model of one operator call on the Ascend 950PR, from what its kernels do.
+"""A floor-time model of one operator call on the Ascend 950PR, on documented rates.
 
-The work of a call (kernel launches, cube multiply-accumulates, GM bytes, workspace) is counted on the `ascend-cpu`
-backend while the real kernels run (launches, MACs and the GM bytes of cube/queue copies are the emulator's
-counters; raw SIMT accesses, which it does not see, are added from the kernels' loops here). The floor is what that
-work costs at the hardware's peak: max(cube time, GM time) + one launch gap per kernel. Only the vector core count
-is documented (asc-devkit impl/basic_api/utils/kernel_utils_constants.h: AIV_CORE_NUM = 72 for __NPU_ARCH__ 3510);
-the rates are assumptions, named as such in every report, to be replaced by msprof figures on a device.
+Every rate below names its source (`SOURCES`); nothing is an unstated assumption. The floor of a design is what its
+work costs at those rates: max(cube time, unique GM bytes / HBM bandwidth) + the stream's launch costs, where the
+cube time follows the plan's tiles as the kernels hand them out (round-robin over the cube cores, so a last partial
+wave of tiles costs a whole tile time) at the Mmad rate of table 2 (arch 3510) of asc-devkit's Cube instruction
+performance summary. The Mmad head overhead (that table's Delta t) and the L0 load bandwidths are left out: the
+floor is a lower bound. The per-core clock is not published; the chip's announced FP8 peak fixes cores x clock, so
+the model derives the clock per core count (28 and 36 are reported).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+CUBE_DOC = "asc-devkit docs/zh/api/附录/Cube指令理论性能汇总.md"
+SOURCES = {
+    "mmad": f"{CUBE_DOC}, table 2 (NPU arch 3510): Mmad cube_m x cube_n x cube_k, float 16x16x1, HF32 16x16x8, "
+            "half 16x16x16, fp8 16x16x32",
+    "fp8_peak": "Huawei Connect 2025 Ascend roadmap: 950PR 1 PFLOPS FP8 (reported e.g. by cloudnews.tech, "
+                "'Huawei shows muscle with its AI chip roadmap'); clock = peak / (2 x fp8 MACs/cycle x cube cores)",
+    "hbm": "Huawei Connect 2025 Ascend roadmap: 950PR HiBL 1.0 HBM, 128 GB, 1.6 TB/s (same report)",
+    "launch": "public ops-blas Csymm contribution for the 950PR: ~7 us for one launch, ~3 us each extra launch "
+              "(host-timed with stream synchronisation; quoted in issue 23)",
+    "cube_cores": "platform query aclrtGetDeviceInfo on the device; 28 (the public contribution's 950PR) and 36 "
+                  "(the emulator's default) reported",
+    "vector_cores": "asc-devkit impl/basic_api/utils/kernel_utils_constants.h: AIV_CORE_NUM = 72 for 3510",
+    "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, "
+                   "figure 2: 950PR HF32 keeps 10 mantissa bits",
+}
+
+#: Mmad multiply-accumulates per cycle and cube core (table 2: cube_m x cube_n x cube_k).
+MACS_PER_CYCLE = {"fp32": 16 * 16 * 1, "hf32": 16 * 16 * 8, "half": 16 * 16 * 16, "fp8": 16 * 16 * 32}
+#: A precision's cube passes: the operand format each runs in and how many products one real product costs
+#: (hf32x3: x = hi + lo, hi*hi + hi*lo + lo*hi in one fp32 L0C chain).
+PRECISIONS = {"fp32": ("fp32", 1), "hf32": ("hf32", 1), "hf32x3": ("hf32", 3)}
+FP8_PEAK_FLOPS = 1e15
+HBM_BYTES_PER_US = 1.6e12 / 1e6
+FIRST_LAUNCH_US = 7.0
+EXTRA_LAUNCH_US = 3.0
+CUBE_CORES = (28, 36)
+#: Mmad operand alignment the rate formula rounds to: m and n to 16, k to k0 = 8 (table 2's fp32/HF32 k0).
+FRACTAL, K0 = 16, 8
+
+
+def clock_ghz(cube_cores: int) -> float:
+    """The per-core clock the FP8 peak implies for `cube_cores` cores."""
+    return FP8_PEAK_FLOPS / (2 * MACS_PER_CYCLE["fp8"] * cube_cores) / 1e9
+
+
+def _up(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def tile_cycles(rows: int, cols: int, k: int, precision: str) -> float:
+    """Cube cycles of one output tile: its Mmads at table 2's rate, operands rounded up to whole fractals."""
+    fmt, passes = PRECISIONS[precision]
+    return passes * _up(rows, FRACTAL) * _up(cols, FRACTAL) * _up(k, K0) / MACS_PER_CYCLE[fmt]
+
+
+def cube_us(tiles: list[tuple[int, int, int]], cube_cores: int, precision: str) -> float:
+    """Time of one launch's tiles (rows, cols, k) dealt round-robin to the cores: the busiest core's sum."""
+    busy = [0.0] * cube_cores
+    for i, (rows, cols, k) in enumerate(tiles):
+        busy[i % cube_cores] += tile_cycles(rows, cols, k, precision)
+    return max(busy) / (clock_ghz(cube_cores) * 1e3)
+
+
+def launch_us(launches: int) -> float:
+    """Stream tasks (kernels and memsets) of one call, host-timed with synchronisation."""
+    return FIRST_LAUNCH_US + EXTRA_LAUNCH_US * (launches - 1) if launches else 0.0
 
 
 @dataclass(frozen=True)
-class Hardware:
-    vector_cores: int = 72            # documented (see module docstring)
-    cube_cores: int = 36              # assumed: one AIC per two AIV
-    clock_ghz: float = 1.8            # assumed
-    fp32_macs_per_cycle: int = 2048   # assumed: one fp32 fractal (16x16 outputs x K 8, the Mmad fractal) per cycle
-    hf32_speedup: float = 2.0         # assumed: HF32 operands double the cube rate
-    hbm_gb_per_s: float = 1600.0      # assumed
-    launch_gap_us: float = 3.0        # assumed: per kernel on one stream (dispatch + drain)
-
-    def assumptions(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Work:
-    """gm_bytes: every GM access the kernels make (each tile re-reads its K panels); unique_gm_bytes: each buffer's
-    bytes once per read and once per write, the traffic no cache can avoid and what the floor charges."""
+class Design:
+    """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids
+    (split_gm_bytes: those the split HF32's lo operands add). built: the kernels in the tree; built_products: its
+    cube computes the built kernels' products in their L0C order (so their precision, measured on the emulator, is
+    its precision)."""
+    name: str
     launches: int
-    cube_macs: int
-    gm_bytes: int
+    cube_launches: tuple[tuple[tuple[int, int, int], ...], ...]
     unique_gm_bytes: int
-    workspace_bytes: int
+    built: bool
+    built_products: bool
+    split_gm_bytes: int = 0
 
 
-def floor_us(work: Work, hw: Hardware = Hardware(), *, hf32: bool = False) -> dict[str, float]:
-    """Cube, memory and launch components (us) and their floor: max(cube, memory) + launches * gap, memory from
-    the unique bytes (an L2 that held every panel re-read)."""
-    rate = hw.cube_cores * hw.fp32_macs_per_cycle * hw.clock_ghz * 1e3 * (hw.hf32_speedup if hf32 else 1.0)
-    cube = work.cube_macs / rate
-    memory = work.unique_gm_bytes / (hw.hbm_gb_per_s * 1e3)
-    launches = work.launches * hw.launch_gap_us
-    return {"cube_us": cube, "memory_us": memory, "launch_us": launches, "floor_us": max(cube, memory) + launches}
+def cube_macs(design: Design) -> int:
+    """Multiply-accumulates of the real products (what the cube computes at fp32; the HF32 split runs 3x this)."""
+    return sum(r * c * k for tiles in design.cube_launches for r, c, k in tiles)
+
+
+def floor(design: Design, cube_cores: int, precision: str) -> dict:
+    """The design's floor (us) and its parts at `cube_cores` and `precision`; launches on one stream run in order."""
+    cube = sum(cube_us(list(tiles), cube_cores, precision) for tiles in design.cube_launches)
+    memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
+    launches = launch_us(design.launches)
+    return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
+            "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
+            "built_products": design.built_products,
+            "cube_us": cube, "memory_us": memory, "launch_us": launches, "floor_us": max(cube, memory) + launches,
+            "rates_source": [SOURCES[k] for k in ("mmad", "fp8_peak", "hbm", "launch")]}
+
+
+# ---- Csymm ----------------------------------------------------------------------------------------------------
+
+
+def csymm_block(m: int, n: int, cube_cores: int) -> int:
+    """PlanCsymm's complex block side (operators/host/csymm_host.h): 128, halved down to 32 while the tiles are
+    fewer than the cube cores."""
+    block = 128
+    while block > 32 and -(-m // block) * -(-n // block) < cube_cores:
+        block //= 2
+    return block
+
+
+def csymm_tiles(m: int, n: int, left: bool, cube_cores: int, gemms: int = 1) -> tuple[tuple[int, int, int], ...]:
+    """Engine tiles of the one real GEMM P^T (n x 2m) = L (n x 2k) * R (2k x 2m): a block of b complex columns of C
+    x b complex rows is a b x 2b region over K = 2k. gemms = 3: the 3M method's three real m x n x k products, each
+    tiled by the same blocks (b x b over K = k)."""
+    k = m if left else n
+    b = csymm_block(m, n, cube_cores)
+    blocks = [(min(b, n - j), min(b, m - i)) for j in range(0, n, b) for i in range(0, m, b)]
+    if gemms == 1:
+        return tuple((rows, 2 * cols, 2 * k) for rows, cols in blocks)
+    return tuple((rows, cols, k) for _ in range(gemms) for rows, cols in blocks)
 
 
 def csymm_simt_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
@@ -56,56 +135,97 @@ def csymm_simt_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     return prepare + (0 if beta_zero else 24 * m * n)
 
 
-def csymm_tile(m: int, n: int, cube_cores: int = Hardware.cube_cores) -> int:
-    """PlanCsymm's complex tile side (operators/host/csymm_host.h): 128, halved down to 32 while the tiles are fewer
-    than the cube cores."""
-    tile = 128
-    while tile > 32 and -(-m // tile) * -(-n // tile) < cube_cores:
-        tile //= 2
-    return tile
+#: The built Csymm runs split HF32 from this real K (2k) on (csymm_host.cpp, kSplitMinRealK), fp32 below.
+CSYMM_SPLIT_MIN_REAL_K = 64
 
 
-def csymm_cube_gm_bytes(m: int, n: int, left: bool) -> int:
-    """GM bytes of the cube in the one-GEMM design, P^T (n x 2m) = L (n x 2k) * R (2k x 2m): every output tile
-    (t complex columns of C x t complex rows) reads its K panels once, and Fixpipe writes the product once."""
+def csymm_precision(m: int, n: int, left: bool) -> str:
+    """The precision the built Csymm chooses for a shape."""
+    return "hf32x3" if 2 * (m if left else n) >= CSYMM_SPLIT_MIN_REAL_K else "fp32"
+
+
+def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int:
+    """GM bytes of the cube in the one-GEMM design: every output tile reads its K panels once per product (the L
+    rows and the R columns of its region; split HF32 has three products), and Fixpipe writes the product once."""
+    products = PRECISIONS[csymm_precision(m, n, left)][1]
+    panels = sum(4 * k * (rows + cols) for rows, cols, k in csymm_tiles(m, n, left, cube_cores))
+    return products * panels + 8 * m * n
+
+
+def csymm_split_gm_bytes(m: int, n: int, left: bool) -> int:
+    """The split HF32's lo operands in the built design's workspace, lo(L) (n x 2k) and lo(R) (R's size), each
+    written by prepare and read by the cube."""
     k = m if left else n
-    t = csymm_tile(m, n)
-    tiles_rows, tiles_cols = -(-n // t), -(-m // t)
-    return 4 * 2 * k * (n * tiles_cols + 2 * m * tiles_rows) + 8 * m * n
+    return 2 * (8 * n * k + (16 * k * k if left else 16 * m * n))
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """The one-GEMM design: A's stored triangle read once, B read by prepare (and again by the cube on LEFT, where
-    it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0 also
-    P written and read and C read."""
+    """The built design at fp32: A's stored triangle read once, B read by prepare (and again by the cube on LEFT,
+    where it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0
+    also P written and read and C read."""
     k = m if left else n
     workspace = 16 * k * k if left else 8 * k * k + 16 * m * n
     b_reads = 16 * m * n if left else 8 * m * n
     return 4 * k * (k + 1) + b_reads + 2 * workspace + 8 * m * n + (0 if beta_zero else 24 * m * n)
 
 
-def csymm_plane_design(m: int, n: int, left: bool) -> Work:
-    """The design before (three stages, seven fp32 planes in GM; no longer in the tree, so modelled from its loops,
-    which reproduce its emulator counters: 331 MB at 1024^2): prepare expands A into Ar, Ai, An and B into Br, Bi;
-    the cube makes four products per tile, each tile re-reading its K panels, into the planes Pr, Pi; an epilogue
-    writes C. Launches: prepare, gemm, its NaN fallback, epilogue."""
+def csymm_on_chip_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
+    """One mixed AIC/AIV launch, operands mirrored and embedded in UB and handed to L1 (no GM workspace): A's
+    stored triangle and B read once, C written (and read when beta != 0)."""
     k = m if left else n
-    t = csymm_tile(m, n)
-    panels = 4 * 4 * k * t * 2 * (-(-m // t) * -(-n // t))  # four products, a t x k and a k x t panel per tile
-    cube = panels + 8 * m * n
-    simt = 8 * k * k + 8 * m * n + 12 * k * k + 8 * m * n + 16 * m * n  # prepare; epilogue: P read, C written
-    planes = 12 * k * k + 8 * m * n
-    unique = 4 * k * (k + 1) + 8 * m * n + 2 * planes + 2 * 8 * m * n + 8 * m * n
-    return Work(launches=4, cube_macs=4 * m * n * k, gm_bytes=cube + simt, unique_gm_bytes=unique,
-                workspace_bytes=4 * (3 * k * k + 4 * m * n))
+    return 4 * k * (k + 1) + 8 * m * n + 8 * m * n + (0 if beta_zero else 8 * m * n)
 
 
-def csymm_on_chip_design(m: int, n: int, left: bool) -> Work:
-    """The target not built yet (docs/ascend.md): one mixed AIC/AIV launch whose vector cores mirror A's stored
-    triangle and embed it panel by panel in UB and hand it to L1 (arch35 has a UB -> L1 path: asc-devkit
-    impl/basic_api/dav_c310/kernel_operator_data_copy_impl.h), so no operand goes through GM workspace: A's
-    triangle and B read, C written once, the same panels per tile as now."""
-    k = m if left else n
-    unique = 4 * k * (k + 1) + 8 * m * n + 8 * m * n
-    return Work(launches=1, cube_macs=4 * m * n * k, gm_bytes=csymm_cube_gm_bytes(m, n, left),
-                unique_gm_bytes=unique, workspace_bytes=0)
+def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
+    """Built: memset of the NaN flag, prepare, gemm, gemm_nan (+ epilogue when beta != 0) on a GM workspace. One
+    launch: the mixed kernel. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded
+    GEMM's four, in one launch; its imaginary part subtracts finished sums."""
+    built = Design("built: one real GEMM on a GM workspace", 4 if beta_zero else 5,
+                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True, True,
+                   csymm_split_gm_bytes(m, n, left))
+    one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, (csymm_tiles(m, n, left, cube_cores),),
+                 csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, True)
+    three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
+                     csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, False)
+    return [built, one, three_m]
+
+
+# ---- SgemmStridedBatched ---------------------------------------------------------------------------------------
+
+
+def sgemm_tiles(m: int, n: int, k: int) -> tuple[tuple[int, int, int], ...]:
+    """PlanSgemmStridedBatched's engine tiles of one batch (128 x 128 over all of K; C^T = B^T * A^T, n x m)."""
+    return tuple((min(128, n - j), min(128, m - i), k) for j in range(0, n, 128) for i in range(0, m, 128))
+
+
+def sgemm_unique_gm_bytes(m: int, n: int, k: int, batches: int, beta_zero: bool, general: bool) -> int:
+    """A and B read once per batch, C written (read when beta != 0); the general path's temp written and read."""
+    per_batch = 4 * (m * k + k * n + m * n + (0 if beta_zero else m * n) + (2 * m * n if general else 0))
+    return batches * per_batch
+
+
+def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: bool) -> list[Design]:
+    """Per batch: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN
+    fallback (the general path as built, and the fast path before folding). Folded: every batch's tiles in one
+    task grid (batch = task / tiles per batch) plus the memset, scan and fallback; built on the fast path (with
+    disjoint C_i), modelled with the epilogue fused on the general path."""
+    tiles = sgemm_tiles(m, n, k)
+    per_batch = 1 if fast else 2
+    before = Design("one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), not fast, True)
+    folded = Design("batches folded into one task grid", 4, (tiles * batches,),
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), fast, True)
+    return [before, folded]
+
+
+def limit_budget(limit_us: float, variants: list[dict]) -> dict:
+    """What reaching a task-book limit takes: the cube time left after one launch, how far each precision's best
+    variant is from it, and the variants whose floor is under the limit."""
+    budget = limit_us - launch_us(1)
+    best: dict[str, float] = {}
+    for v in variants:
+        best[v["precision"]] = min(best.get(v["precision"], float("inf")), v["cube_us"])
+    return {"limit_us": limit_us, "cube_budget_us": budget,
+            "cube_over_budget": {p: round(us / budget, 3) for p, us in sorted(best.items())},
+            "floor_under_limit": [f"{v['name']} / {v['precision']} / {v['cube_cores']} cores" for v in variants
+                                  if v["floor_us"] <= limit_us]}

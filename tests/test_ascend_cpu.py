@@ -69,8 +69,16 @@ def _gemm_row(table: str):
                       and c.args.m * c.args.n <= 128 * 128)
 
 
+def _inf_row(table: str):
+    """An Inf row without NaN in its operands: it reaches the cube, whose results hold Inf (or Inf - Inf)."""
+    return _first_row(table, lambda c: c.name.startswith("TC_EX_") and "inf" in c.description.lower()
+                      and "nan" not in c.description.lower() and c.expected_status == abi.Status.SUCCESS
+                      and "_B_" in c.description)
+
+
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
-                                     "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds"])
+                                     "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
+                                     "saturation-unset"])
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
     backend = ascend_cpu.open(patches=patches)
@@ -81,6 +89,8 @@ def test_negative_control_fails_naming_the_problem(control):
             cases = [_gemm_row("sgemm_strided_batched_test.csv")]
         elif control == "no-pipe-barrier":  # bites below (m/16)*(n/16) = 10: 64x64 csymm runs 32 x 64 engine tiles
             cases = [_gemm_row("csymm_test.csv")]
+        elif control == "saturation-unset":
+            cases = [_inf_row("csymm_test.csv"), _inf_row("sgemm_strided_batched_test.csv")]
         else:
             cases = [_gemm_row("csymm_test.csv"), _gemm_row("sgemm_strided_batched_test.csv")]
         for case in cases:
@@ -89,6 +99,20 @@ def test_negative_control_fails_naming_the_problem(control):
             assert "EXECUTION_FAILED" in record["reason"] and expected in record["reason"], record["reason"]
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("table", ["csymm_test.csv", "sgemm_strided_batched_test.csv"])
+def test_a_flag_read_without_dcci_reads_a_stale_dcache_line(table):
+    # The first call leaves the flag (0) in the cube cores' DCache; the NaN row's vector cores set it to 1 in GM.
+    # With DataCacheCleanAndInvalid before the read (the kernels) both rows pass (the sampled rows above).
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS["missing-dcci"]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        assert run_case(_gemm_row(table), backend)["verdict"] == "PASS"
+        record = run_case(_nan_row(table), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and expected in record["reason"], record["reason"]
 
 
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
@@ -102,6 +126,18 @@ def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(d
     assert not result.passed
     assert "over the max(0.01, 32 ulp) cap" in result.reason
     assert result.max_abs_error > 10 * current.max_abs_error
+
+
+def test_split_hf32_keeps_fp32_grade_precision_where_one_hf32_product_fails(device):
+    # 256^2 LEFT (real K 512: the kernels choose split HF32), nonzero-mean NORMAL, real part against the truth
+    split = kernel_precision.csymm_real_part(device, 256, "NORMAL_5_1")
+    assert split.passed, split.reason
+    one = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["hf32-one-product"][0])
+    try:
+        result = kernel_precision.csymm_real_part(one, 256, "NORMAL_5_1")
+    finally:
+        one.close()
+    assert not result.passed and result.max_abs_error > 10 * split.max_abs_error, result.reason
 
 
 def test_core_count_query_failure_is_an_error_not_one_core(device):
@@ -122,12 +158,14 @@ def _pad(x: int, q: int) -> int:
 
 def _embedded_workspace_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
     """The workspace of the one-GEMM design, counted independently of the C++: the embedded operand (2k rows of
-    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0."""
+    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0; from a real K
+    (2k) of 64 on, the split HF32's lo operands: lo(L) (n rows of 2 x padded k) and lo(R) (R's size)."""
     k = m if left else n
     right = _pad(2 * k * 2 * _pad(k if left else m, 8), 128)
     left_ws = 0 if left else _pad(n * 2 * _pad(k, 8), 128)
     p = 0 if beta_zero else _pad(n * 2 * _pad(m, 8), 128)
-    return (left_ws + right + p) * 4
+    lo = _pad(n * 2 * _pad(k, 8), 128) + right if 2 * k >= 64 else 0
+    return (left_ws + right + p + lo) * 4
 
 
 def _beta_zero(case) -> bool:
@@ -158,10 +196,39 @@ def test_launches_per_csymm_call(device):
         # prepare, gemm, gemm_nan (returns at once), and the epilogue only when beta != 0 (Fixpipe writes C)
         assert stats["launches"] == (3 if beta_zero else 4), case.id
         k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
-        assert stats["cube_macs"] == 4 * case.args.m * case.args.n * k  # one real GEMM, n x 2m x 2k
+        # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it
+        products = 3 if 2 * k >= cost_model.CSYMM_SPLIT_MIN_REAL_K else 1
+        assert stats["cube_macs"] == products * 4 * case.args.m * case.args.n * k
         # what the cost model charges the cube: each tile's K panels once, the product once
         left = case.args.side == abi.SIDE_LEFT
         assert stats["cube_gm_bytes"] == cost_model.csymm_cube_gm_bytes(case.args.m, case.args.n, left), case.id
+
+
+def _sgemm_fast(c) -> bool:
+    return (c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS and c.args.batch > 1
+            and c.args.alpha == 1 and c.args.beta == 0 and c.args.ldc % 8 == 0
+            and min(c.args.m, c.args.n, c.args.k) > 0)
+
+
+@pytest.mark.parametrize("broadcast", [False, True], ids=["strided", "stride0"])
+def test_sgemm_fast_path_folds_every_batch_into_one_launch(device, broadcast):
+    # the fast path's batches with disjoint C_i share one task grid (batch = task / tiles per batch); stride 0 of A
+    # or B broadcasts it to every batch
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: _sgemm_fast(c) and c.args.stride_c >= c.args.ldc
+                      * c.args.n and ((c.args.stride_a == 0 or c.args.stride_b == 0) == broadcast))
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    assert device.stats()["launches"] == 3, case.id  # NaN scan, the one gemm, NaN fallback
+
+
+def test_sgemm_general_path_still_runs_batch_by_batch(device):
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: c.name.startswith("TC_L0_") and c.args.batch > 1
+                      and c.expected_status == abi.Status.SUCCESS and min(c.args.m, c.args.n, c.args.k) > 0
+                      and c.args.alpha not in (0, 1))
+    device.reset_stats()
+    assert run_case(case, device)["verdict"] == "PASS"
+    assert device.stats()["launches"] == 2 + 2 * case.args.batch, case.id  # + gemm and combine per batch
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

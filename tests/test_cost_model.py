@@ -1,55 +1,127 @@
-"""The floor-time model: its arithmetic, and that its analytic GM counts agree with what the kernels do."""
+"""The floor-time model: its documented rates, its arithmetic, the designs' counts, and the benchmark's JSON."""
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from harness import cost_model
+from harness import cost_model as cm
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = ("csymm_256_left_upper", "csymm_1024_left_lower", "csymm_1024_right_upper", "sgemm_1x1024", "sgemm_256x96",
+        "sgemm_4x4096")
 
 
-def test_floor_is_the_larger_of_cube_and_memory_plus_launch_gaps():
-    hw = cost_model.Hardware(cube_cores=1, clock_ghz=1.0, fp32_macs_per_cycle=1000, hbm_gb_per_s=1.0,
-                             launch_gap_us=2.0)
-    work = cost_model.Work(launches=3, cube_macs=5_000_000, gm_bytes=10_000, unique_gm_bytes=2_000,
-                           workspace_bytes=0)
-    f = cost_model.floor_us(work, hw)
-    assert f["cube_us"] == pytest.approx(5.0)        # 5e6 MAC at 1e3 MAC/cycle and 1 GHz
-    assert f["memory_us"] == pytest.approx(2.0)      # unique bytes, not requested bytes: 2e3 B at 1 GB/s
-    assert f["floor_us"] == pytest.approx(5.0 + 6.0)
-    assert cost_model.floor_us(work, hw, hf32=True)["cube_us"] == pytest.approx(5.0 / hw.hf32_speedup)
+def test_rates_are_table_2_of_the_cube_performance_doc():
+    # asc-devkit Cube指令理论性能汇总.md table 2 (arch 3510): float 16x16x1, HF32 16x16x8, half 16x16x16
+    assert cm.MACS_PER_CYCLE["fp32"] == 256 and cm.MACS_PER_CYCLE["hf32"] == 2048
+    assert cm.MACS_PER_CYCLE["half"] == 4096
+    assert "Cube指令理论性能汇总.md, table 2" in cm.SOURCES["mmad"]
+    # every rate the floor uses names a source
+    floor = cm.floor(cm.Design("d", 1, (((16, 16, 8),),), 0, False, False), 36, "fp32")
+    assert len(floor["rates_source"]) == 4 and all(floor["rates_source"])
 
 
-def test_the_plane_design_model_reproduces_its_emulator_counters():
-    # 1024^2 LEFT, beta 0: 331 MB GM (cube copies 276.8 MB + SIMT), 79.7 MB unique, 29.4 MB workspace (measured on
-    # ascend-cpu before the redesign, docs/ascend.md)
-    before = cost_model.csymm_plane_design(1024, 1024, True)
-    assert before.gm_bytes / 1e6 == pytest.approx(331.4, abs=0.1)
-    assert before.unique_gm_bytes / 1e6 == pytest.approx(79.7, abs=0.1)
-    assert before.workspace_bytes / 1e6 == pytest.approx(29.4, abs=0.1)
+def test_the_clock_follows_from_the_fp8_peak_so_the_chip_rate_does_not_depend_on_the_core_count():
+    for cores in cm.CUBE_CORES:
+        chip_fp8_flops = 2 * cm.MACS_PER_CYCLE["fp8"] * cores * cm.clock_ghz(cores) * 1e9
+        assert chip_fp8_flops == pytest.approx(1e15)
+    # a perfectly balanced 1024^2 Csymm (4 m n k real MACs) at fp32: ~275 us on either core count
+    macs = 4 * 1024 ** 3
+    ideal = macs / (256 * 36 * cm.clock_ghz(36) * 1e3)
+    assert ideal == pytest.approx(274.9, abs=0.1)
+
+
+def test_a_partial_wave_of_tiles_costs_a_whole_tile():
+    tile = (128, 128, 1024)
+    one = cm.cube_us([tile] * 36, 36, "fp32")
+    assert one == pytest.approx(128 * 128 * 1024 / 256 / (cm.clock_ghz(36) * 1e3))
+    assert cm.cube_us([tile] * 37, 36, "fp32") == pytest.approx(2 * one)
+    assert cm.cube_us([tile] * 72, 36, "fp32") == pytest.approx(2 * one)
+
+
+def test_split_hf32_costs_three_eighths_of_fp32_and_operands_round_up_to_fractals():
+    assert cm.tile_cycles(128, 256, 2048, "hf32x3") == pytest.approx(3 / 8 * cm.tile_cycles(128, 256, 2048, "fp32"))
+    assert cm.tile_cycles(1, 1, 1, "fp32") == 16 * 16 * 8 / 256
+
+
+def test_launch_costs_are_the_public_measurement():
+    assert cm.launch_us(0) == 0.0
+    assert cm.launch_us(1) == 7.0
+    assert cm.launch_us(4) == 7.0 + 3 * 3.0
+
+
+def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
+    tiles = ((128, 128, 1024),) * 36
+    fast = cm.floor(cm.Design("d", 2, (tiles,), 0, False, False), 36, "fp32")
+    assert fast["floor_us"] == pytest.approx(fast["cube_us"] + 10.0)
+    heavy = cm.floor(cm.Design("d", 2, (tiles,), 10 ** 10, False, False), 36, "fp32")
+    assert heavy["memory_us"] == pytest.approx(10 ** 10 / 1.6e6) and heavy["memory_us"] > heavy["cube_us"]
+    assert heavy["floor_us"] == pytest.approx(heavy["memory_us"] + 10.0)
 
 
 @pytest.mark.parametrize("left", [True, False])
-def test_each_design_moves_less_and_launches_less_than_the_one_before(left):
+def test_csymm_designs(left):
     m = n = 1024
-    before = cost_model.csymm_plane_design(m, n, left)
-    now_unique = cost_model.csymm_unique_gm_bytes(m, n, left, beta_zero=True)
-    target = cost_model.csymm_on_chip_design(m, n, left)
-    assert before.cube_macs == target.cube_macs == 4 * m * n * m
-    assert target.unique_gm_bytes < now_unique < before.unique_gm_bytes
-    assert target.launches == 1 < before.launches
-    assert target.unique_gm_bytes <= target.gm_bytes
+    built, one, three_m = cm.csymm_designs(m, n, left, True, 36)
+    assert built.built and not one.built and not three_m.built
+    assert one.built_products and not three_m.built_products  # 3M's precision is not the built kernel's
+    assert built.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 5  # + epilogue
+    assert cm.cube_macs(built) == cm.cube_macs(one) == 4 * m * n * m  # one real GEMM n x 2m x 2k
+    assert cm.cube_macs(three_m) == 3 * m * n * m
+    assert one.launches == three_m.launches == 1
+    assert one.unique_gm_bytes < built.unique_gm_bytes
+    # the split's lo operands go through GM only in the built design (prepare writes them, the cube reads them)
+    assert built.split_gm_bytes == 2 * 4 * (n * 2 * m + (2 * m * 2 * m if left else 2 * m * 2 * n))
+    assert one.split_gm_bytes == 0
+    assert cm.floor(built, 36, "hf32x3")["memory_us"] > cm.floor(built, 36, "fp32")["memory_us"]
 
 
-def test_simt_bytes_match_the_kernels_loops():
-    # prepare reads A (8k^2) and B (8mn); LEFT writes E(A) (16k^2), RIGHT A (8k^2) and E(B) (16mn); the epilogue
-    # (beta != 0) reads P and C and writes C
-    assert cost_model.csymm_simt_gm_bytes(4, 2, True, True) == 8 * 16 + 8 * 8 + 16 * 16
-    assert cost_model.csymm_simt_gm_bytes(4, 2, False, True) == 8 * 4 + 8 * 8 + 8 * 4 + 16 * 8
-    assert cost_model.csymm_simt_gm_bytes(4, 2, True, False) == 8 * 16 + 8 * 8 + 16 * 16 + 24 * 8
+def test_plan_csymm_blocks_shrink_for_small_shapes():
+    # 256^2 has 4 blocks of 128 for 36 cores: PlanCsymm halves to 32 (64 tiles)
+    assert cm.csymm_block(256, 256, 36) == 32 and cm.csymm_block(1024, 1024, 36) == 128
+    assert len(cm.csymm_tiles(256, 256, True, 36)) == 64
+    # tails: 100 x 40 RIGHT (k = n = 40), blocks of 32: 4 x 2 tiles, the last ones partial
+    tiles = cm.csymm_tiles(100, 40, False, 36)
+    assert sum(r * c * k for r, c, k in tiles) == 4 * 100 * 40 * 40
 
 
-def test_small_shapes_use_the_plans_smaller_tiles():
-    # 256^2 has 4 tiles of 128 for 36 cores: PlanCsymm halves to 32 (64 tiles), and every tile re-reads panels
-    assert cost_model.csymm_tile(256, 256) == 32
-    assert cost_model.csymm_tile(1024, 1024) == 128
-    # the plane design's 256^2 LEFT counters before the redesign: 20.7 MB GM (docs/ascend.md)
-    assert cost_model.csymm_plane_design(256, 256, True).gm_bytes / 1e6 == pytest.approx(20.7, abs=0.1)
+def test_sgemm_launches_before_and_after_folding_the_batches():
+    built, folded = cm.sgemm_designs(96, 96, 96, 256, beta_zero=True, fast=True)
+    assert built.launches == 3 + 256 and folded.launches == 4  # memset, NaN scan, gemm(s), NaN fallback
+    assert folded.built and not built.built  # the fast path folds; the general path still runs per batch
+    assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].built
+    assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].launches == 3 + 2 * 256
+    assert cm.cube_macs(built) == cm.cube_macs(folded) == 256 * 96 ** 3
+    # 256 one-tile launches use one core each; one grid of 256 tiles uses them all
+    b, f = cm.floor(built, 36, "fp32"), cm.floor(folded, 36, "fp32")
+    assert f["cube_us"] < b["cube_us"] / 20 and f["floor_us"] < b["floor_us"] / 20
+
+
+def test_no_fp32_design_reaches_the_1024_limits_on_documented_rates():
+    for left, limit in ((True, 89.27), (False, 86.34)):
+        variants = [cm.floor(d, cores, p) for cores in cm.CUBE_CORES for d in cm.csymm_designs(1024, 1024, left,
+                                                                                                True, cores)
+                    for p in cm.PRECISIONS]
+        reach = cm.limit_budget(limit, variants)
+        assert reach["cube_over_budget"]["fp32"] > 2.5  # the best fp32 cube time is > 2.5x the budget
+        assert not any("/ fp32 /" in v for v in reach["floor_under_limit"])
+        # split HF32 only under the limit with the 3M products in one launch
+        assert all("3M" in v for v in reach["floor_under_limit"] if "/ hf32x3 /" in v)
+
+
+def test_kernel_cost_json_prints_one_object_with_every_row_and_field():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks/kernel_cost.py"), "--json", "--model"],
+                         capture_output=True, text=True, cwd=ROOT, check=True, timeout=300).stdout
+    data = json.loads(out)
+    for row in ROWS:
+        assert data[row], row
+        for v in data[row]:
+            for key in ("name", "precision", "cube_cores", "launches", "cube_macs", "floor_us", "rates_source"):
+                assert key in v, (row, key)
+        assert {v["precision"] for v in data[row]} == {"fp32", "hf32", "hf32x3"}
+        assert {v["cube_cores"] for v in data[row]} == {28, 36}
+    assert data["to_reach_limit"]["csymm_1024_left_lower"]["limit_us"] == 89.27

@@ -4,7 +4,8 @@ the CPU emulator of an arch35 core (`operators/ascend_cpu/`), called through the
 What it proves that the CPU twin cannot: the kernels' own plan (prepare, embedded operand, L0C accumulation order)
 and numerics (fp32 L0C, per-K-fractal accumulation), and that they respect what the hardware would not forgive:
 SetFlag/WaitFlag pairing and event ids, L1/L0 capacity and alignment, reads before the filling pipe signalled, the
-Mmad PipeBarrier rule, NaN into the cube, GM accesses outside the buffers passed in. A violation makes the call
+Mmad PipeBarrier rule, NaN into the cube, Inf results with the saturation mode never chosen, scalar reads of a stale
+DCache line (no DataCacheCleanAndInvalid), GM accesses outside the buffers passed in. A violation makes the call
 return EXECUTION_FAILED and `last_message()` names it. Times are host times of an emulator, not device times.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.backends.cpu import CpuBackend
 _CSYMM_KERNEL = "ascend/blas/symm/arch35/csymm_kernel.cpp"
 _CUBE_GEMM = "ascend/blas/common/arch35_cube_gemm.h"
 _CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
+_NAN_GUARD = "ascend/blas/common/arch35_nan_guard.h"
 
 #: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
 #: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
@@ -48,13 +50,35 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     ), "without PipeBarrier<PIPE_M>"),
     # The NaN guard disabled: NaN operands reach Mmad (issue 13, point 3).
     "nan-into-cube": ((
-        ("ascend/blas/common/arch35_nan_guard.h", "flag) != 0; }", "flag) != 0 && false; }"),
+        (_NAN_GUARD, "return word.GetValue(0) != 0;", "return word.GetValue(0) != 0 && false;"),
     ), "holds NaN"),
+    # L0C buffers 512 bytes off the 1024-byte boundary the Mmad doc requires (64-aligned: the old check passed it).
+    "l0c-misaligned": ((
+        (_CUBE_GEMM, "te::MakeMemPtr<te::Location::L0C, float>(buf * L0C_HALF)",
+         "te::MakeMemPtr<te::Location::L0C, float>(buf * L0C_HALF + 512)"),
+    ), "is not 1024-byte aligned"),
+    # The NaN flag read without DataCacheCleanAndInvalid: a core that cached the flag in an earlier call reads its
+    # stale copy after another core's SIMT threads set it.
+    "missing-dcci": ((
+        (_NAN_GUARD, """    AscendC::DataCacheCleanAndInvalid<uint32_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                      AscendC::DcciDst::CACHELINE_OUT>(word);
+""", ""),
+    ), "needs DataCacheCleanAndInvalid"),
+    # CubeBegin no longer chooses the Inf/NaN mode: an Inf result depends on what CTRL[48] held.
+    "saturation-unset": ((
+        (_CUBE_GEMM, "    AscendC::AscendCUtils::SetOverflow(1);\n", ""),
+    ), "never set CTRL[48]"),
     # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
     "gm-out-of-bounds": ((
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
          "    t.ldOut = 4 * ldOut;"),
     ), "outside every tensor passed to the kernel"),
+    # Csymm's cube in HF32 mode without the lo products: one HF32 product, the precision split HF32 exists to avoid.
+    "hf32-one-product": ((
+        (_CSYMM_KERNEL, "    if (t.split != 0) {  // hi*hi", "    if (false) {  // hi*hi"),
+        (_CUBE_GEMM, "    AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);\n    AscendC::AscendCUtils",
+         "    AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);\n    AscendC::AscendCUtils"),
+    ), "matched"),
     # The first design's order: all of K for the real parts (Ar*Br) into L0C, then all of K for the imaginary parts
     # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the embedded operands'
     # K positions grouped by part instead of interleaved per element. Only the RIGHT side, whose operands are both

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -16,6 +17,11 @@ std::string g_fault;
 LaunchStats g_stats;
 std::map<uintptr_t, uint64_t> g_gm;
 std::mutex g_gmMutex;
+/* DCache words: (core type, block index) -> word address -> cached bytes. */
+std::map<std::pair<int, uint32_t>, std::map<uintptr_t, uint32_t>> g_dcache;
+constexpr uintptr_t kCacheLine = 64;
+
+std::pair<int, uint32_t> CoreKey() { return {static_cast<int>(g_core.type), g_core.blockIdx}; }
 
 std::string Hex(uint64_t v)
 {
@@ -121,7 +127,49 @@ void MapGm(const void* base, uint64_t bytes)
 void UnmapGm(const void* base)
 {
     std::lock_guard<std::mutex> lock(g_gmMutex);
-    g_gm.erase(reinterpret_cast<uintptr_t>(base));
+    const auto lo = reinterpret_cast<uintptr_t>(base);
+    auto it = g_gm.find(lo);
+    if (it == g_gm.end()) {
+        return;
+    }
+    for (auto& core : g_dcache) {
+        core.second.erase(core.second.lower_bound(lo), core.second.lower_bound(lo + it->second));
+    }
+    g_gm.erase(it);
+}
+
+void ScalarRead(const void* addr, void* out, uint32_t bytes, const char* what)
+{
+    CheckGm(addr, static_cast<const uint8_t*>(addr) + bytes, what);
+    auto& cache = g_dcache[CoreKey()];
+    const auto a = reinterpret_cast<uintptr_t>(addr);
+    for (uintptr_t w = a; w < a + bytes; w += 4) {
+        uint32_t now;
+        std::memcpy(&now, reinterpret_cast<const void*>(w), 4);
+        auto hit = cache.find(w);
+        if (hit == cache.end()) {
+            cache[w] = now;
+        } else if (hit->second != now) {
+            Raise(std::string(what) + ": scalar read of GM " + Hex(w) + " hits this core's DCache copy (" +
+                  std::to_string(hit->second) + ") but GM holds " + std::to_string(now) + " (written by another "
+                  "core, a DMA or a memset since): the read needs DataCacheCleanAndInvalid first (asc-devkit "
+                  "DataCacheCleanAndInvalid: data other cores may modify)");
+        }
+    }
+    for (uint32_t i = 0; i < bytes; i += 4) {
+        std::memcpy(static_cast<uint8_t*>(out) + i, &cache[a + i], bytes - i < 4 ? bytes - i : 4);
+    }
+}
+
+void CacheInvalidate(const void* addr, bool entire)
+{
+    auto& cache = g_dcache[CoreKey()];
+    if (entire) {
+        cache.clear();
+        return;
+    }
+    const auto a = reinterpret_cast<uintptr_t>(addr);
+    cache.erase(cache.lower_bound(a), cache.lower_bound((a / kCacheLine + 1) * kCacheLine));
 }
 
 void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event)
@@ -203,6 +251,8 @@ void BeginBlock(uint32_t idx, uint32_t num)
     }
     c.lastMmadSeq = c.mBarrierSeq = 0;
     c.hf32 = false;
+    c.hf32TiesToZero = false;
+    c.ctrlOverflow = -1;
     c.type = KernelType::UNSET;
     c.blockIdx = idx;
     c.blockNum = num;

@@ -9,7 +9,8 @@
  *
  * Sizes: asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 3510: L1 512 KiB, L0C 256 KiB,
  * UB 248 KiB; L0A/L0B 64 KiB) and impl/basic_api/kernel_macros.h (QUE_MAX_EVENT = 8 event ids). Alignments: the
- * tensor_api Mmad doc (L0A/L0B start 512 B, L0C 64 B); L1 and UB 32 B (one block).
+ * basic-API Mmad doc (docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/Mmad.md, parameter table: L0A/L0B start
+ * 512 B, L0C 1024 B; the tensor_api page says 64 B for L0C, the stricter rule is kept); L1 and UB 32 B (one block).
  */
 #ifndef ASCEND_CPU_EMU_CORE_H
 #define ASCEND_CPU_EMU_CORE_H
@@ -28,7 +29,7 @@ constexpr int kPipes = static_cast<int>(Pipe::COUNT);
 constexpr int kBufs = static_cast<int>(Buf::COUNT);
 constexpr int kEventIds = 8;
 constexpr uint32_t kCapacity[kBufs] = {512u * 1024, 64u * 1024, 64u * 1024, 256u * 1024, 248u * 1024};
-constexpr uint32_t kAlign[kBufs] = {32, 512, 512, 64, 32};
+constexpr uint32_t kAlign[kBufs] = {32, 512, 512, 1024, 32};
 
 const char* PipeName(Pipe p);
 const char* BufName(Buf b);
@@ -65,6 +66,10 @@ struct Core {
     uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
     uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
     bool hf32 = false;
+    bool hf32TiesToZero = false;  // SetHF32TransMode(NEAREST_ZERO); NEAREST_EVEN otherwise
+    /* CTRL[48] (AscendCUtils::SetOverflow): -1 not set by this kernel, 0 saturation (Inf -> +-MAX, NaN -> 0),
+     * 1 Inf/NaN kept (asc-devkit Mmad doc, special values). */
+    int ctrlOverflow = -1;
     KernelType type = KernelType::UNSET;
     uint32_t blockIdx = 0;
     uint32_t blockNum = 1;
@@ -89,9 +94,21 @@ void Barrier(Pipe p);
 /* The kernel of this block must be a cube (AIC) or vector (AIV) kernel for `what`. */
 void RequireType(KernelType t, const char* what);
 
-/* GM allocations (base -> bytes) known to the emulated device. */
+/* GM allocations (base -> bytes) known to the emulated device. Unmapping also drops every core's cached words of
+ * the allocation (its address may be handed out again). */
 void MapGm(const void* base, uint64_t bytes);
 void UnmapGm(const void* base);
+
+/* The scalar unit's data cache. asc-devkit DataCacheCleanAndInvalid doc: scalar GM accesses go through each AI
+ * core's DCache, DMA copies do not, and SIMT stores are written through to GM at once (SIMT asc_dcci_single doc).
+ * The emulator keeps one DCache per physical core (core type and block index) across launches, as the hardware
+ * does, at word granularity. A scalar read of a word this core cached earlier and has not invalidated since
+ * returns the cached copy; if GM has changed since (another core, a DMA or a memset wrote it), the read is a
+ * Fault naming the missing DataCacheCleanAndInvalid, not a silent stale value. */
+void ScalarRead(const void* addr, void* out, uint32_t bytes, const char* what);
+/* DataCacheCleanAndInvalid on this core: SINGLE_CACHE_LINE drops the words from `addr` up to the next 64-byte
+ * boundary; entire = true drops the whole DCache. */
+void CacheInvalidate(const void* addr, bool entire);
 
 /* Launch bookkeeping: runs `numBlocks` blocks of `body` unless the stream already failed; records the first
  * Fault as "<kernel> block <i>: <what>". */

@@ -103,8 +103,14 @@ inline void PipeBarrier()
 inline int64_t GetBlockIdx() { return ascend_cpu::Cur().blockIdx; }
 inline int64_t GetBlockNum() { return ascend_cpu::Cur().blockNum; }
 
-enum class HF32Mode { DISABLE, ENABLE };
+enum class HF32Mode { ENABLE, DISABLE };
+enum class HF32TransMode { NEAREST_ZERO, NEAREST_EVEN };
 inline void SetHF32Mode(HF32Mode mode) { ascend_cpu::Cur().hf32 = mode == HF32Mode::ENABLE; }
+/* How Mmad rounds fp32 operands to HF32 (asc-devkit SetHF32TransMode: to nearest, ties to even or toward zero). */
+inline void SetHF32TransMode(HF32TransMode mode)
+{
+    ascend_cpu::Cur().hf32TiesToZero = mode == HF32TransMode::NEAREST_ZERO;
+}
 /* Output fractal order of the cube; no numerical effect, so the emulator only accepts the calls. */
 inline void SetMMRowMajor() {}
 inline void SetMMColumnMajor() {}
@@ -150,10 +156,37 @@ public:
     }
     T* Data() const { return base_; }
     uint64_t Count() const { return count_; }
+    /* A scalar read: through this core's DCache (emu_core.h ScalarRead). */
+    T GetValue(uint64_t i) const
+    {
+        if (i >= count_) {
+            ascend_cpu::Raise("GlobalTensor::GetValue(" + std::to_string(i) + ") past the " +
+                              std::to_string(count_) + " elements set by SetGlobalBuffer");
+        }
+        T v;
+        ascend_cpu::ScalarRead(base_ + i, &v, sizeof(T), "GlobalTensor::GetValue");
+        return v;
+    }
 
 private:
     T* base_ = nullptr;
     uint64_t count_ = 0;
+};
+
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
+enum class DcciDst : uint64_t { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
+
+/* Clean (the kernels make no scalar GM writes, so nothing is dirty) and invalidate this core's DCache for dst. */
+template <typename T, CacheLine entireType, DcciDst dcciDst>
+inline void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst)
+{
+    static_assert(dcciDst != DcciDst::CACHELINE_UB, "the emulator models the DCache against GM only");
+    ascend_cpu::CacheInvalidate(dst.Data(), entireType == CacheLine::ENTIRE_DATA_CACHE);
+}
+
+struct AscendCUtils {
+    /* CTRL[48]: 1 keeps Inf/NaN in floating-point results, 0 saturates them (asc-devkit kernel_utils_base.h). */
+    static void SetOverflow(uint64_t ctrlValue) { ascend_cpu::Cur().ctrlOverflow = ctrlValue == 1 ? 1 : 0; }
 };
 
 /* Queues run in program order on one emulated core, so EnQue/DeQue carry no synchronisation here. */

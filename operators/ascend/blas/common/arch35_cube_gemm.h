@@ -179,10 +179,12 @@ __aicore__ inline void Fixpipe(const GmOut& out, uint32_t row0, uint32_t col0, u
     ++pp.l0cCount;
 }
 
-/* fp32 without HF32, row-major engine, every ping-pong buffer and L0C free. */
+/* fp32 without HF32, Inf/NaN results kept (CTRL[48] = 1: in saturation mode the cube would write +-MAX for Inf,
+ * asc-devkit Mmad doc, special values), row-major engine, every ping-pong buffer and L0C free. */
 __aicore__ inline void CubeBegin()
 {
     AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
+    AscendC::AscendCUtils::SetOverflow(1);
     AscendC::SetMMRowMajor();
     AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(0);
     AscendC::SetFlag<AscendC::HardEvent::MTE1_MTE2>(1);

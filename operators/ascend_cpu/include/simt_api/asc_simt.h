@@ -8,6 +8,7 @@
 #define ASCEND_CPU_ASC_SIMT_H
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "kernel_operator.h"
@@ -28,6 +29,21 @@ inline dim3 g_blockDim;
 /* __launch_bounds__(N) takes N in 1..2048 (asc-devkit SIMT-API docs, 核函数配置); the kernels' LAUNCH_BOUND. */
 constexpr uint32_t kMaxSimtThreads = 2048;
 }  // namespace ascend_cpu
+
+/* simt_api/device_functions.h: the bits of a float as an unsigned int and back. */
+inline unsigned int __float_as_uint(const float x)
+{
+    unsigned int u;
+    std::memcpy(&u, &x, sizeof(u));
+    return u;
+}
+
+inline float __uint_as_float(const unsigned int x)
+{
+    float f;
+    std::memcpy(&f, &x, sizeof(f));
+    return f;
+}
 
 #define threadIdx (::ascend_cpu::g_threadIdx)
 #define blockDim (::ascend_cpu::g_blockDim)

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -186,9 +187,35 @@ inline void CopyElements(const Tensor<D>& dst, const Tensor<S>& src)
     }
 }
 
+/* asc-devkit Mmad doc (special values): with CTRL[48] = 0 the cube saturates Inf to +-MAX and NaN to 0; with 1 it
+ * keeps them. An Inf or NaN result while the kernel never chose (AscendCUtils::SetOverflow) is a Fault: its value
+ * would depend on whatever the register held. */
+inline void ApplyOverflowMode(float* c, uint64_t rowsPadC, uint32_t m, uint32_t n, int mode)
+{
+    if (mode == 1) {
+        return;
+    }
+    for (uint32_t j = 0; j < n; ++j) {
+        for (uint32_t r = 0; r < m; ++r) {
+            float& v = c[((j / 16) * rowsPadC + r) * 16 + j % 16];
+            if (std::isfinite(v)) {
+                continue;
+            }
+            if (mode < 0) {
+                ascend_cpu::Raise(std::string("Mmad result ") + (std::isnan(v) ? "NaN" : "Inf") + " at L0C (" +
+                                  std::to_string(r) + ", " + std::to_string(j) + ") while the kernel never set "
+                                  "CTRL[48] (AscendCUtils::SetOverflow): in saturation mode the cube would write " +
+                                  (std::isnan(v) ? "0" : "+-MAX") + " (asc-devkit Mmad doc, special values)");
+            }
+            v = std::isnan(v) ? 0.0f : std::copysign(std::numeric_limits<float>::max(), v);
+        }
+    }
+}
+
 inline float Hf32(float x)
 {
-    /* round to nearest even at 11 significant bits (10 stored mantissa bits), the HF32 operand precision */
+    /* round to nearest at 11 significant bits (10 stored mantissa bits: asc-devkit HF32.md, figure 2 for the
+     * 950PR), ties to even or, under SetHF32TransMode(NEAREST_ZERO), toward zero (the magnitude bits round) */
     uint32_t u;
     std::memcpy(&u, &x, 4);
     if ((u & 0x7f800000u) == 0x7f800000u) {
@@ -196,8 +223,8 @@ inline float Hf32(float x)
     }
     const uint32_t drop = 13;
     const uint32_t half = 1u << (drop - 1);
-    const uint32_t lsb = (u >> drop) & 1u;
-    u = (u + half - 1 + lsb) & ~((1u << drop) - 1);
+    const uint32_t tieUp = ascend_cpu::Cur().hf32TiesToZero ? 0u : (u >> drop) & 1u;
+    u = (u + half - 1 + tieUp) & ~((1u << drop) - 1);
     float y;
     std::memcpy(&y, &u, 4);
     return y;
@@ -389,6 +416,7 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
             }
         }
     }
+    detail::ApplyOverflowMode(cBase, rowsPadC, p.m, p.n, core.ctrlOverflow);
     ascend_cpu::Stats().cubeMacs += static_cast<uint64_t>(p.m) * p.n * p.k;
 }
 

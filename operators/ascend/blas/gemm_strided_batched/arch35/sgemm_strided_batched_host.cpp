@@ -4,7 +4,8 @@
  * Validation, quick returns, path choice, tiling and workspace size all come from blas_host (operators/host/
  * sgemm_strided_batched_host.h, the functions the CPU twin runs and the project tests). This file only adds what
  * needs the device: workspace from the handle, the plan narrowed into kernel arguments, and launches on the
- * handle's stream, one batch after another with the same plan and the same workspace. It never synchronises.
+ * handle's stream: on the fast path with disjoint C_i one gemm launch for every batch (FoldBatches), otherwise one
+ * batch after another with the same plan and the same workspace. It never synchronises.
  */
 #include <cstdint>
 
@@ -17,7 +18,9 @@ namespace {
 using blas_host::SgemmPath;
 using blas_host::SgemmStridedBatchedTiling;
 
-SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan, uint32_t ldOut)
+/* The engine of `batches` batches in one launch: A, B and the output advance by their strides per batch. */
+SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan, uint32_t ldOut, int64_t batches,
+                                           int64_t strideOut)
 {
     SgemmStridedBatchedGemmTilingData t{};
     t.mEff = static_cast<uint32_t>(plan.mEff);
@@ -32,7 +35,19 @@ SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan
     t.ldLeft = static_cast<uint32_t>(plan.ldb);
     t.ldRight = static_cast<uint32_t>(plan.lda);
     t.ldOut = ldOut;
+    t.batchCount = static_cast<uint32_t>(batches);
+    t.strideLeft = plan.strideB;
+    t.strideRight = plan.strideA;
+    t.strideOut = strideOut;
     return t;
+}
+
+/* The fast path's batches fold into one task grid when no two C_i overlap (each spans (n - 1) * ldc + m floats):
+ * batches then run concurrently, and overlapping outputs would lose the in-order last-wins result. */
+bool FoldBatches(const SgemmStridedBatchedTiling& plan)
+{
+    const int64_t span = (plan.n - 1) * plan.ldc + plan.m;
+    return plan.path == SgemmPath::FAST && (plan.batchCount == 1 || plan.strideC >= span || -plan.strideC >= span);
 }
 
 /* Columns of C per vector core: every core gets whole columns (contiguous in C and in temp). */
@@ -107,7 +122,7 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &vecCores);
     const bool fast = plan.path == SgemmPath::FAST;
     const SgemmStridedBatchedGemmTilingData gemm =
-        GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride));
+        GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride), 1, 0);
     auto* temp = static_cast<float*>(workspace);
     void* nanFlag = ascend_host::HandleScratch(handle);
     const SgemmStridedBatchedNanTilingData nan = NanArgs(plan);
@@ -116,6 +131,14 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
             return ACLBLAS_STATUS_EXECUTION_FAILED;
         }
         sgemm_strided_batched_nan_scan_kernel_do(vecCores, stream, A, B, nanFlag, nan);
+    }
+    if (FoldBatches(plan)) {  // one launch for every batch
+        const int64_t tasks = plan.tileCount * plan.batchCount;
+        sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(tasks < cubeCores ? tasks : cubeCores), stream,
+                                             blas_host::IsTrans(plan.transA), blas_host::IsTrans(plan.transB), A, B,
+                                             C, nanFlag, GemmArgs(plan, gemm.ldOut, plan.batchCount, plan.strideC));
+        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
+        return ACLBLAS_STATUS_SUCCESS;
     }
     for (int64_t i = 0; i < plan.batchCount; ++i) {
         float* ci = C + i * plan.strideC;

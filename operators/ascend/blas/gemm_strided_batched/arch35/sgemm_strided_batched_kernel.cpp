@@ -2,7 +2,9 @@
  * aclblasSgemmStridedBatched kernels for arch35 (Ascend 950PR, dav-3510), after
  * seeds/sgemm_strided_batched_design.txt:
  *   1. gemm    (AIC only, tensor_api): the shared cube pipeline (common/arch35_cube_gemm.h) over serpentine tiles,
- *              K-chunk accumulation in L0C; column-major swap, so the row-major engine computes C^T.
+ *              K-chunk accumulation in L0C; column-major swap, so the row-major engine computes C^T. One launch
+ *              can run several batches: its task grid is batch x tile (batch = task / tileCount, as ops-blas's
+ *              arch35 gemm_batched folds batches), so every cube core works whatever the batch size.
  *   2. combine (AIV only, SIMD basic API): C = alpha * temp + beta * C after a general-path GEMM.
  *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
  *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan flags
@@ -37,8 +39,9 @@ __aicore__ inline auto SbOperandLayout(uint32_t rows, uint32_t cols, uint32_t ld
     }
 }
 
-/* The engine on one core: tiles core, core + blockNum, ... of the serpentine divM x divN walk (the plan's
- * SerpentineTile + TileOfCore), each accumulated over every K chunk. */
+/* The engine on one core: tasks core, core + blockNum, ... of the batchCount x tileCount grid, each a tile of the
+ * serpentine divM x divN walk (the plan's SerpentineTile + TileOfCore) of its batch, accumulated over every K
+ * chunk. */
 template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR nanFlag,
                               const SgemmStridedBatchedGemmTilingData& t)
@@ -46,14 +49,19 @@ __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR n
     if (arch35::NanSeen(nanFlag)) {
         return;  // sgemm_strided_batched_nan_fallback computes C instead
     }
-    decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {
-        arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
-    decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {
-        arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
-    auto out = arch35::GmTensor(gmOut, arch35::RowMajorLayout(t.mEff, t.ldOut));
+    constexpr int64_t kFloatBytes = sizeof(float);  // signed: strides may be negative
     arch35::CubeBegin();
     arch35::PingPong pp;
-    for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum()) {
+    const uint32_t tasks = t.tileCount * t.batchCount;
+    for (uint32_t task = AscendC::GetBlockIdx(); task < tasks; task += AscendC::GetBlockNum()) {
+        const int64_t batch = task / t.tileCount;
+        const uint32_t tile = task % t.tileCount;
+        decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {arch35::GmTensor(
+            gmB + batch * t.strideLeft * kFloatBytes, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
+        decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {arch35::GmTensor(
+            gmA + batch * t.strideRight * kFloatBytes, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
+        auto out = arch35::GmTensor(gmOut + batch * t.strideOut * kFloatBytes,
+                                    arch35::RowMajorLayout(t.mEff, t.ldOut));
         const uint32_t r = tile / t.divN;
         const uint32_t c = (r % 2 == 0) ? tile % t.divN : t.divN - 1 - tile % t.divN;
         const uint32_t row0 = r * t.tileM;

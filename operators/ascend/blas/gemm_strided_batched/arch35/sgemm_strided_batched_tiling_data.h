@@ -27,6 +27,10 @@ struct SgemmStridedBatchedGemmTilingData {
     uint32_t ldLeft;     // ldb: the left engine operand is op(B)^T
     uint32_t ldRight;    // lda: the right engine operand is op(A)^T
     uint32_t ldOut;      // ldc on the fast path, tempRowStride on the general path
+    uint32_t batchCount;  // batches in this launch's task grid: task = batch * tileCount + tile
+    int64_t strideLeft;   // floats between batches of each operand (strideB, strideA, strideC; 0 broadcasts)
+    int64_t strideRight;
+    int64_t strideOut;
 };
 
 /* Vector epilogue over the n columns of C_i (engine rows), colsPerCore columns per vector core:

@@ -22,6 +22,35 @@ using blas_host::CsymmTiling;
 /* Floats between columns of C seen as the engine's real rows (re/im interleaved). */
 uint32_t RealLd(int64_t ld) { return static_cast<uint32_t>(2 * ld); }
 
+/* Real K per L1 chunk: the panels of one product (<= 128 engine rows, <= 256 columns) take 1.5 KiB per K in an L1
+ * half of 256 KiB; split HF32 holds three products' panels. */
+constexpr uint32_t kRealChunkK = 128;
+constexpr uint32_t kSplitChunkK = 48;
+/* Split HF32 from this real K on: the cost model (harness/cost_model.py) prices an fp32 Mmad K step at 8 HF32 ones
+ * (Cube指令理论性能汇总.md table 2), so three HF32 products take 3/8 of the fp32 cube time; below two L0 K steps
+ * (64) the call is launch-bound either way and prepare's extra lo operands are not worth writing. */
+constexpr int64_t kSplitMinRealK = 64;
+
+bool SplitHf32(const CsymmTiling& plan) { return 2 * plan.k >= kSplitMinRealK; }
+
+/* The split's lo operands after the workspace of CsymmWorkspaceBytes: lo(L) (n rows, 2 x padded k floats apart),
+ * then lo(R) in R's layout. */
+struct LoArea {
+    uint32_t ldLoLeft;
+    uint64_t loLeftFloats;
+    uint64_t floats;
+};
+
+LoArea LoAreaOf(const CsymmTiling& plan, const CsymmOperandSizes& s, bool split)
+{
+    if (!split) {
+        return LoArea{0, 0, 0};
+    }
+    const int64_t ld = 2 * blas_host::CeilAlign(plan.k, blas_host::kCsymmPlanePad);
+    const uint64_t left = static_cast<uint64_t>(blas_host::CeilAlign(plan.n * ld, blas_host::kCsymmPlaneAlign));
+    return LoArea{static_cast<uint32_t>(ld), left, left + s.rightFloats};
+}
+
 CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, int32_t vectorCores,
                                      uint32_t* usedCores)
 {
@@ -38,8 +67,8 @@ CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, const CsymmOperand
     return t;
 }
 
-CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, int32_t vectorCores,
-                                   uint32_t* usedCores)
+CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, const LoArea& lo,
+                                   int32_t vectorCores, uint32_t* usedCores)
 {
     CsymmPrepareTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -51,6 +80,9 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmOperandSi
     t.ldb = static_cast<uint32_t>(plan.ldb);
     t.ldLeft = static_cast<uint32_t>(s.ldLeft);
     t.ldRight = static_cast<uint32_t>(s.ldRight);
+    t.split = lo.floats != 0 ? 1u : 0u;
+    t.ldLoLeft = lo.ldLoLeft;
+    t.loRightOffset = lo.loLeftFloats;
     t.alphaReal = plan.alphaReal;
     t.alphaImag = plan.alphaImag;
     const int64_t items = plan.k * plan.k + plan.m * plan.n;  // complex elements: every vector lane gets work
@@ -61,9 +93,7 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, const CsymmOperandSi
 
 /* Real K chunk through L1: a 128-row L panel and a 256-column R panel of 128 floats of K are 64 + 128 KiB, within
  * half of L1 (arch35_cube_gemm.h ping-pongs the halves). */
-constexpr uint32_t kRealChunkK = 128;
-
-CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, bool writesC)
+CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmOperandSizes& s, const LoArea& lo, bool writesC)
 {
     CsymmGemmTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -71,12 +101,15 @@ CsymmGemmTilingData GemmArgs(const CsymmTiling& plan, const CsymmOperandSizes& s
     t.k = static_cast<uint32_t>(plan.k);
     t.blockM = static_cast<uint32_t>(plan.blockM);
     t.blockN = static_cast<uint32_t>(plan.blockN);
-    t.chunkK = kRealChunkK;
+    t.chunkK = lo.floats != 0 ? kSplitChunkK : kRealChunkK;
     t.tilesM = static_cast<uint32_t>(plan.tilesM);
     t.tileCount = static_cast<uint32_t>(plan.tileCount);
     t.ldLeft = plan.side == blas_host::kSideLeft ? RealLd(plan.ldb) : static_cast<uint32_t>(s.ldLeft);
     t.ldRight = static_cast<uint32_t>(s.ldRight);
     t.ldOut = writesC ? RealLd(plan.ldc) : static_cast<uint32_t>(s.ldP);
+    t.split = lo.floats != 0 ? 1u : 0u;
+    t.ldLoLeft = lo.ldLoLeft;
+    t.loRightOffset = lo.loLeftFloats;
     return t;
 }
 
@@ -109,9 +142,11 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
         csymm_scale_kernel_do(epilogueCores, stream, C, epilogue);
         return ACLBLAS_STATUS_SUCCESS;
     }
+    const LoArea lo = LoAreaOf(plan, sizes, SplitHf32(plan));
+    const uint64_t operandBytes = blas_host::CsymmWorkspaceBytes(plan.m, plan.n, plan.side, plan.path, plan.epilogue);
     void* workspace = nullptr;
-    const aclblasStatus_t wsStatus = ascend_host::HandleWorkspace(
-        handle, blas_host::CsymmWorkspaceBytes(plan.m, plan.n, plan.side, plan.path, plan.epilogue), &workspace);
+    const aclblasStatus_t wsStatus =
+        ascend_host::HandleWorkspace(handle, operandBytes + lo.floats * sizeof(float), &workspace);
     if (wsStatus != ACLBLAS_STATUS_SUCCESS) {
         return wsStatus;
     }
@@ -119,16 +154,18 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     const void* left = plan.side == blas_host::kSideLeft ? static_cast<const void*>(B) : base;
     float* const right = base + sizes.leftFloats;
     float* const p = right + sizes.rightFloats;
+    float* const loBase = lo.floats != 0 ? base + operandBytes / sizeof(float) : nullptr;
     const bool writesC = plan.epilogue == CsymmEpilogue::BETA_ZERO;  // Fixpipe writes C, no epilogue launch
     uint32_t prepareCores = 1;
-    const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, vectorCores, &prepareCores);
+    const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, lo, vectorCores, &prepareCores);
     void* nanFlag = ascend_host::HandleScratch(handle);
     if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
         return ACLBLAS_STATUS_EXECUTION_FAILED;
     }
-    csymm_prepare_kernel_do(prepareCores, stream, A, B, base, right, nanFlag, prepare);
+    csymm_prepare_kernel_do(prepareCores, stream, A, B, base, right, loBase, nanFlag, prepare);
     csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream, left,
-                         right, writesC ? static_cast<void*>(C) : p, nanFlag, GemmArgs(plan, sizes, writesC));
+                         right, loBase, writesC ? static_cast<void*>(C) : p, nanFlag,
+                         GemmArgs(plan, sizes, lo, writesC));
     if (!writesC) {
         csymm_epilogue_kernel_do(epilogueCores, stream, p, C, epilogue);
     }

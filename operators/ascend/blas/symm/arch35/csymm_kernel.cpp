@@ -7,9 +7,11 @@
  *               (A = A^T, no conjugation, diagonal imaginary part kept), scaled by alpha, into the embedded R (LEFT)
  *               or the plain L (RIGHT); on RIGHT, B into the embedded R; flags NaN in A or B
  *               (common/arch35_nan_guard.h);
+ *               With tiling.split it also writes lo(L) and lo(R) for split HF32 (common/arch35_split_hf32.h)
+ *               and flags values whose HF32 part is not finite instead of NaN only;
  *   2. gemm     (AIC, tensor_api): L * R by the shared cube pipeline (common/arch35_cube_gemm.h), the two L0C
  *               buffers alternating between tiles; Fixpipe writes C itself when beta == 0, else P; column-major
- *               swap; no cube work when the NaN flag is set;
+ *               swap; no cube work when the NaN flag is set; split: HF32 mode, hi*hi + hi*lo + lo*hi per K step;
  *   2b. gemm_nan (AIV, SIMT): the same product in plain fp32 when the NaN flag is set (NaN never enters Mmad);
  *   3. epilogue (AIV, SIMT): C = P + beta*C, C read only when beta != 0; not launched when beta == 0;
  *   4. scale    (AIV, SIMT): C = beta*C for alpha == 0.
@@ -22,6 +24,7 @@
 #include "tensor_api/tensor.h"
 #include "arch35_cube_gemm.h"
 #include "arch35_nan_guard.h"
+#include "arch35_split_hf32.h"
 #include "csymm_kernel.h"
 
 namespace {
@@ -47,13 +50,18 @@ __aicore__ inline void StoreEmbedded(__gm__ float* r, uint64_t rowRe, uint64_t r
 /* One SIMT thread per complex element, consecutive threads on consecutive elements, elements e0..e1-1 of this core:
  * e < k*k is A(e / k, e % k) of the symmetric A, the rest B (column-major, f = e - k*k at row f % m, column f / m). */
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepareItems(
-    __gm__ float* a, __gm__ float* b, __gm__ float* left, __gm__ float* right, __gm__ uint32_t* nanFlag,
-    CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
+    __gm__ float* a, __gm__ float* b, __gm__ float* left, __gm__ float* right, __gm__ float* lo,
+    __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
 {
     /* Position of element p's part d (0 real, 1 imaginary) along the engine's real K. */
     auto kPos = [](uint64_t p, uint64_t d) { return 2 * p + d; };
+    /* What keeps an element off the cube: NaN (fp32), or a part whose HF32 split is not finite (split). */
+    auto offCube = [&t](float re, float im) {
+        return re != re || im != im || (t.split != 0 && !(arch35::Hf32Splittable(re) && arch35::Hf32Splittable(im)));
+    };
     const uint64_t aItems = static_cast<uint64_t>(t.k) * t.k;
     const bool sideLeft = t.side == CS_LEFT;
+    __gm__ float* loRight = lo + t.loRightOffset;
     bool nan = false;
     for (uint64_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
         if (e < aItems) {
@@ -65,12 +73,20 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepare
             const float im0 = a[2 * src + 1];
             const float re = t.alphaReal * re0 - t.alphaImag * im0;
             const float im = t.alphaReal * im0 + t.alphaImag * re0;
-            nan = nan || re != re || im != im;  // NaN in A, or made by alpha (0 * Inf)
+            nan = nan || offCube(re, im);  // NaN in A, or made by alpha (0 * Inf)
             if (sideLeft) {  // R[kPos(row, d), 2 col + c] = E(alpha A(row, col))
                 StoreEmbedded(right, kPos(row, 0) * t.ldRight, kPos(row, 1) * t.ldRight, 2 * col, re, im);
+                if (t.split != 0) {  // lo(-x) = -lo(x): the embedding of the lo parts is lo(R)
+                    StoreEmbedded(loRight, kPos(row, 0) * t.ldRight, kPos(row, 1) * t.ldRight, 2 * col,
+                                  arch35::Hf32Lo(re), arch35::Hf32Lo(im));
+                }
             } else {  // L[row, kPos(col, d)] = alpha A(row, col)
                 left[row * t.ldLeft + kPos(col, 0)] = re;
                 left[row * t.ldLeft + kPos(col, 1)] = im;
+                if (t.split != 0) {
+                    lo[row * t.ldLoLeft + kPos(col, 0)] = arch35::Hf32Lo(re);
+                    lo[row * t.ldLoLeft + kPos(col, 1)] = arch35::Hf32Lo(im);
+                }
             }
         } else {
             const uint64_t f = e - aItems;
@@ -79,9 +95,16 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepare
             const uint64_t src = row + col * t.ldb;
             const float re = b[2 * src];
             const float im = b[2 * src + 1];
-            nan = nan || re != re || im != im;
+            nan = nan || offCube(re, im);
             if (!sideLeft) {  // R[kPos(col, d), 2 row + c] = E(B(row, col))
                 StoreEmbedded(right, kPos(col, 0) * t.ldRight, kPos(col, 1) * t.ldRight, 2 * row, re, im);
+                if (t.split != 0) {
+                    StoreEmbedded(loRight, kPos(col, 0) * t.ldRight, kPos(col, 1) * t.ldRight, 2 * row,
+                                  arch35::Hf32Lo(re), arch35::Hf32Lo(im));
+                }
+            } else if (t.split != 0) {  // lo(L)[col, kPos(row, d)]: L is B itself, row col of L = column col of B
+                lo[col * t.ldLoLeft + kPos(row, 0)] = arch35::Hf32Lo(re);
+                lo[col * t.ldLoLeft + kPos(row, 1)] = arch35::Hf32Lo(im);
             }
         }
     }
@@ -92,19 +115,12 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepare
 
 // ---- 2. gemm ----------------------------------------------------------------------------------------------------
 
-__aicore__ inline void CsymmGemm(GM_ADDR left, GM_ADDR right, GM_ADDR out, GM_ADDR nanFlag,
-                                 const CsymmGemmTilingData& t)
+/* Every tile of this core: L0C = sum over the N products lefts[i] * rights[i], interleaved per K step. */
+template <typename GmLeft, typename GmRight, typename GmOut, uint32_t N>
+__aicore__ inline void CsymmTiles(const GmLeft (&lefts)[N], const GmRight (&rights)[N], const GmOut& o,
+                                  const CsymmGemmTilingData& t)
 {
-    if (arch35::NanSeen(nanFlag)) {
-        return;  // csymm_gemm_nan computes the product on the vector cores
-    }
     const uint32_t realK = 2 * t.k;
-    const auto l = arch35::GmTensor(left, arch35::RowMajorLayout(t.n, t.ldLeft));
-    const auto r = arch35::GmTensor(right, arch35::RowMajorLayout(realK, t.ldRight));
-    const auto o = arch35::GmTensor(out, arch35::RowMajorLayout(t.n, t.ldOut));
-    const decltype(l) lefts[1] = {l};
-    const decltype(r) rights[1] = {r};
-    arch35::CubeBegin();
     arch35::PingPong pp;
     for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum()) {
         /* PlanCsymm's tile of C -> engine region: engine rows are columns of C, engine columns re/im of its rows. */
@@ -115,6 +131,34 @@ __aicore__ inline void CsymmGemm(GM_ADDR left, GM_ADDR right, GM_ADDR out, GM_AD
         arch35::AcquireL0C(pp);
         arch35::Accumulate(lefts, rights, realK, t.chunkK, cCol0, 2 * cRow0, rows, cols, true, true, pp);
         arch35::Fixpipe(o, cCol0, 2 * cRow0, rows, cols, pp);
+    }
+}
+
+__aicore__ inline void CsymmGemm(GM_ADDR left, GM_ADDR right, GM_ADDR lo, GM_ADDR out, GM_ADDR nanFlag,
+                                 const CsymmGemmTilingData& t)
+{
+    if (arch35::NanSeen(nanFlag)) {
+        return;  // csymm_gemm_nan computes the product on the vector cores
+    }
+    const uint32_t realK = 2 * t.k;
+    const auto l = arch35::GmTensor(left, arch35::RowMajorLayout(t.n, t.ldLeft));
+    const auto r = arch35::GmTensor(right, arch35::RowMajorLayout(realK, t.ldRight));
+    const auto o = arch35::GmTensor(out, arch35::RowMajorLayout(t.n, t.ldOut));
+    arch35::CubeBegin();
+    if (t.split != 0) {  // hi*hi + hi*lo + lo*hi: Mmad rounds L and R to their hi parts itself
+        const auto loL = arch35::GmTensor(lo, arch35::RowMajorLayout(t.n, t.ldLoLeft));
+        const auto loR = arch35::GmTensor(lo + t.loRightOffset * sizeof(float),
+                                          arch35::RowMajorLayout(realK, t.ldRight));
+        const decltype(l) lefts[3] = {l, l, loL};
+        const decltype(r) rights[3] = {r, loR, r};
+        AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);
+        AscendC::SetHF32TransMode(AscendC::HF32TransMode::NEAREST_EVEN);
+        CsymmTiles(lefts, rights, o, t);
+        AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
+    } else {
+        const decltype(l) lefts[1] = {l};
+        const decltype(r) rights[1] = {r};
+        CsymmTiles(lefts, rights, o, t);
     }
     arch35::CubeEnd();
 }
@@ -182,7 +226,7 @@ __aicore__ inline void CsymmEpilogueCore(GM_ADDR p, GM_ADDR c, const CsymmEpilog
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR right,
+extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR right, GM_ADDR lo,
                                                    GM_ADDR nanFlag, CsymmPrepareTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
@@ -193,14 +237,14 @@ extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADD
         return;
     }
     asc_vf_call<CsymmPrepareItems>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(left), Floats(right),
-                                   reinterpret_cast<__gm__ uint32_t*>(nanFlag), tiling, item0, item1);
+                                   Floats(lo), reinterpret_cast<__gm__ uint32_t*>(nanFlag), tiling, item0, item1);
 }
 
-extern "C" __global__ __aicore__ __cube__ void csymm_gemm(GM_ADDR left, GM_ADDR right, GM_ADDR out, GM_ADDR nanFlag,
-                                                         CsymmGemmTilingData tiling)
+extern "C" __global__ __aicore__ __cube__ void csymm_gemm(GM_ADDR left, GM_ADDR right, GM_ADDR lo, GM_ADDR out,
+                                                         GM_ADDR nanFlag, CsymmGemmTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
-    CsymmGemm(left, right, out, nanFlag, tiling);
+    CsymmGemm(left, right, lo, out, nanFlag, tiling);
 }
 
 extern "C" __global__ __aicore__ void csymm_gemm_nan(GM_ADDR left, GM_ADDR right, GM_ADDR out, GM_ADDR nanFlag,
@@ -232,15 +276,16 @@ uint8_t* Gm(const void* p) { return static_cast<uint8_t*>(const_cast<void*>(p));
 }  // namespace
 
 void csymm_prepare_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* left, void* right,
-                             void* nanFlag, const CsymmPrepareTilingData& tiling)
+                             void* lo, void* nanFlag, const CsymmPrepareTilingData& tiling)
 {
-    csymm_prepare<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(left), Gm(right), Gm(nanFlag), tiling);
+    csymm_prepare<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(left), Gm(right), Gm(lo), Gm(nanFlag), tiling);
 }
 
 void csymm_gemm_kernel_do(uint32_t cubeBlocks, uint32_t vectorBlocks, void* stream, const void* left,
-                          const void* right, void* out, void* nanFlag, const CsymmGemmTilingData& tiling)
+                          const void* right, const void* lo, void* out, void* nanFlag,
+                          const CsymmGemmTilingData& tiling)
 {
-    csymm_gemm<<<cubeBlocks, nullptr, stream>>>(Gm(left), Gm(right), Gm(out), Gm(nanFlag), tiling);
+    csymm_gemm<<<cubeBlocks, nullptr, stream>>>(Gm(left), Gm(right), Gm(lo), Gm(out), Gm(nanFlag), tiling);
     csymm_gemm_nan<<<vectorBlocks, nullptr, stream>>>(Gm(left), Gm(right), Gm(out), Gm(nanFlag), tiling);
 }
 

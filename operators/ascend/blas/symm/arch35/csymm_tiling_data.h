@@ -29,6 +29,9 @@ struct CsymmPrepareTilingData {
     uint32_t ldLeft;
     uint32_t ldRight;
     uint32_t itemsPerCore;
+    uint32_t split;          // 1: also write the split-HF32 lo operands (common/arch35_split_hf32.h)
+    uint32_t ldLoLeft;       // row stride (floats) of lo(L), n rows at the start of the lo area
+    uint64_t loRightOffset;  // floats from the lo area's start to lo(R) (R's layout, ldRight)
     float alphaReal;
     float alphaImag;
 };
@@ -47,6 +50,9 @@ struct CsymmGemmTilingData {
     uint32_t ldLeft;
     uint32_t ldRight;
     uint32_t ldOut;
+    uint32_t split;          // 1: hi*hi + hi*lo + lo*hi in HF32 mode (3 products per K step), 0: fp32
+    uint32_t ldLoLeft;
+    uint64_t loRightOffset;
 };
 
 /* Epilogue per element of C over columns: C = P + beta * C (alpha is already in P), the way PlanCsymm's epilogue
