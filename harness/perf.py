@@ -90,6 +90,9 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
             "implied_factor": None, "hardware": b.hardware, "source": b.source, "method": b.method,
         }
         out.append(entry)
+        if b.kind == "none":  # a lookup that matched nothing (harness.baselines.unmatched): its reason says where
+            entry["reason"] = b.source
+            continue
         if timing is None or not timing.get("n"):
             entry["reason"] = "row was not timed"
             continue
