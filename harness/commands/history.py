@@ -12,6 +12,7 @@ import math
 import sqlite3
 import sys
 
+from harness import ops
 from harness.exitcodes import Exit
 from harness.options import add_history_option
 
@@ -19,7 +20,8 @@ from harness.options import add_history_option
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("history", help="per-commit trend from the run history", description=__doc__)
     p.add_argument("--case", help="case name (e.g. TC_PF_0001); without it, totals per commit and operator")
-    p.add_argument("--op", help="only this operator's rows (e.g. csymm; default: every operator, each apart)")
+    p.add_argument("--op", help=f"only this operator's rows ({', '.join(ops.names())}; default: every operator, "
+                                "each apart)")
     add_history_option(p)
     p.set_defaults(func=run)
 
