@@ -79,3 +79,11 @@ def test_a_table_written_for_the_frames_ld_convention_passes_on_the_twin(tmp_pat
                  str(tmp_path / "h.sqlite"), "-n", "1"])
     out = capsys.readouterr().out
     assert code == 0, out
+
+
+def test_csymm_empty_uplo_and_fills_take_the_frames_defaults(tmp_path):
+    """csymm_param.h (arch35): uplo "LOWER", every fill "RANDOM_NORM_5_5" where the cell is empty."""
+    path = tmp_path / "csymm_test.csv"
+    path.write_text("case_name,description,side,uplo,m,n,a_fill,b_fill,c_fill\nTC_0,d,LEFT,,4,4,,,\n")
+    (a,) = parsed(path)
+    assert a.uplo == abi.LOWER and (a.a_fill, a.b_fill, a.c_fill) == ("RANDOM_NORM_5_5",) * 3

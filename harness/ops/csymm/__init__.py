@@ -9,7 +9,7 @@ Read as the ops-blas Csymm frame reads it (hicann/ops-blas `test/symm/csymm/csym
 `CsymmParam`, whose columns are this header): an ld cell that is empty, 0 or negative means the compact minimum
 (`lda = max(1, dimA)`, `ldb = ldc = max(1, m)`: its `if (lda <= 0) lda = std::max(1, aDim)` ...), so a table never
 passes the operator an ld <= 0, and a bad-ld row uses a positive ld below the minimum. `harness lint` names every
-ld cell <= 0 (`frame_notes`).
+ld cell <= 0 (`frame_notes`). An empty uplo is LOWER, an empty fill RANDOM_NORM_5_5 (A, B and C alike).
 """
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "
            "b_fill", "ldb", "beta_real", "beta_imag", "c_fill", "ldc", "expect_result", "mere_threshold",
            "mare_multiplier", "random_seed")
 GATE = "mixed_tolerance"
-DEFAULT_FILL = "RANDOM_NORM_1"
+#: What an empty uplo or fill cell means, as csymm_param.h (arch35) defaults them.
+DEFAULT_UPLO = abi.LOWER
+DEFAULT_FILL = "RANDOM_NORM_5_5"
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def parse(reader, description: str) -> Args:
     from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
-    uplo = reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
+    uplo = reader.enum("uplo", UPLO, DEFAULT_UPLO, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
     m = reader.int("m", 0)
     n = reader.int("n", 0)
     lds = min_lds(side, m, n)
@@ -62,7 +64,7 @@ def parse(reader, description: str) -> Args:
         alpha=reader.complex_pair("alpha_real", "alpha_imag", complex(1, 0)),
         beta=reader.complex_pair("beta_real", "beta_imag", complex(0, 0)),
         a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
-        c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
+        c_fill=reader.fill("c_fill", DEFAULT_FILL),
         lda=frame_ld(reader.int("lda", 0), lds[0]), ldb=frame_ld(reader.int("ldb", 0), lds[1]),
         ldc=frame_ld(reader.int("ldc", 0), lds[2]), handle_null="handle_null" in description,
     )

@@ -24,7 +24,7 @@ from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops import symm_family
-from harness.ops.csymm import flops_of, frame_ld, min_lds
+from harness.ops.csymm import DEFAULT_UPLO, flops_of, frame_ld, min_lds
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -41,7 +41,7 @@ SCALAR_CLASSES = ("zero", "one", "neg_one", "imag", "large", "general")
 def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters of a row as the Csymm frame reads it (an empty or <= 0 ld = compact)."""
     side = cells.enum_value(row["side"], cells.SIDES, abi.SIDE_LEFT)
-    uplo = cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER)
+    uplo = cells.enum_value(row["uplo"], cells.UPLOS, DEFAULT_UPLO)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
     ka = symm_family.order_of_a(side, m, n)
     lds = min_lds(side, m, n)
