@@ -178,3 +178,17 @@ def test_run_warns_of_perf_rows_no_baseline_matches(tmp_path):
     out = io.StringIO()
     warn_unmatched([cases[0]], (), out)                       # every perf row judged: no warning
     assert out.getvalue() == ""
+
+
+def test_run_with_an_unreadable_baseline_table_is_one_line_and_exit_3(tmp_path, capsys):
+    from harness.cli import main
+
+    table = _task_table(tmp_path / "task")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "csymm_taskbook.csv").write_text(TASKBOOK_HEADER + "LEFT,UPPER,256,256,fast,Ascend 950PR,mine,Avg\n")
+    code = main(["run", str(table), "--baselines", str(bad), "--report-dir", str(tmp_path / "r"), "--history",
+                 str(tmp_path / "h.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 3 and err == f"harness run: {bad / 'csymm_taskbook.csv'}:2:5: limit_us 'fast' is not a number\n"
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").iterdir())

@@ -129,7 +129,6 @@ def run(args: argparse.Namespace) -> int:
                 return Exit.INSUFFICIENT
         if args.shard:
             cases = shard.select(cases, args.shard)
-        warn_unmatched(cases, tuple(args.baselines))
         if args.cluster:
             from harness.cluster import connect
             connect(args.cluster, args.backend)
@@ -141,6 +140,11 @@ def run(args: argparse.Namespace) -> int:
         return Exit.ENV
     except OSError as exc:  # a table that vanished or cannot be read after the first check
         print(f"harness run: {why(exc)}", file=sys.stderr)
+        return Exit.ENV
+    try:  # once the run is sure to go ahead
+        warn_unmatched(cases, tuple(args.baselines))
+    except ValueError as exc:  # a baseline table that cannot be read: file:line:column and why
+        print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
     settings.hardware = hardware["name"]
