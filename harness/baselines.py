@@ -7,7 +7,13 @@ Two kinds, reported separately because they disagree by design (task package vs 
                            cublas, method, date; a row passes if gpu_us / npu_us >= 0.4.
 Both may carry a `scope` column: the timing scope (harness.timing.SCOPES) their figures were measured in; a
 verdict is judged on the row's figure in that scope (harness.perf). A table without the column is in
-DEFAULT_SCOPE. A case with no matching baseline is NO_REF (harness.perf).
+DEFAULT_SCOPE. A case with no matching baseline is NO_REF (harness.perf), with a reason naming where its baselines
+were looked for.
+
+Where they are found: the limits belong to the operator and the hardware, not to a folder, so a table's baselines
+are those of `--baselines DIR` (each given directory, in order), then of `<table dir>/baselines/`, then of the
+project's own `cases/baselines/`, which serve every table of their operator wherever it lives; where two
+directories hold the same baseline (the same GPU case name, the same task-book key), the earlier one is used.
 """
 from __future__ import annotations
 
@@ -30,11 +36,11 @@ ENUM_COLUMNS = {"side": cells.SIDES, "uplo": cells.UPLOS, "transA": cells.TRANS,
 
 @dataclass(frozen=True)
 class Baseline:
-    kind: str                      # "taskbook" | "gpu"
+    kind: str                      # "taskbook" | "gpu" | "none" (a lookup that matched nothing: `unmatched`)
     op: str
     case_name: str | None          # gpu rows match by name; task-book rows by key params
     key: dict[str, str] = field(hash=False)
-    value_us: float                # task-book limit, or the GPU time
+    value_us: float | None         # task-book limit, or the GPU time (None for kind "none")
     hardware: str
     source: str
     method: str
@@ -115,6 +121,60 @@ def load_baselines(directory: Path, op: str) -> list[Baseline]:
         if (directory / name).is_file():
             out += _load(directory / name, op, kind)
     return out
+
+
+#: The project's own baseline tables (of the checkout this harness runs from).
+PROJECT_DIR = Path(__file__).resolve().parents[1] / "cases" / "baselines"
+
+
+def search_dirs(table: str | Path, extra: tuple[str, ...] = ()) -> list[Path]:
+    """Where a table's baselines are looked for, in order of precedence, each directory once: the `--baselines`
+    directories, the table's own `baselines/`, the project's `cases/baselines/`."""
+    out: list[Path] = []
+    for d in (*map(Path, extra), Path(table).parent / "baselines", PROJECT_DIR):
+        if d.resolve() not in [o.resolve() for o in out]:
+            out.append(d)
+    return out
+
+
+def _identity(b: Baseline) -> tuple:
+    """What two baselines share when they are the same one: a GPU case name, or a task-book key compared as
+    `match` compares cells (`LEFT` is `ACLBLAS_SIDE_LEFT`, `256` is `256.0`)."""
+    if b.kind == "gpu":
+        return b.kind, b.case_name
+    return b.kind, tuple(sorted((col, _canonical(col, cell)) for col, cell in b.key.items()))
+
+
+def _canonical(column: str, cell: str) -> object:
+    if column in ENUM_COLUMNS:
+        return cells.enum_value(cell, ENUM_COLUMNS[column], -1)
+    try:
+        return float(cell)
+    except ValueError:
+        return cell
+
+
+def for_operator(op: str, dirs: list[Path]) -> list[Baseline]:
+    """Every baseline of `op` in `dirs`; a baseline an earlier directory already holds is left out."""
+    out: list[Baseline] = []
+    seen: set[tuple] = set()
+    for d in dirs:
+        for b in load_baselines(d, op):
+            if _identity(b) not in seen:
+                seen.add(_identity(b))
+                out.append(b)
+    return out
+
+
+def unmatched(op: str, dirs: list[Path]) -> Baseline:
+    """What a perf row that no baseline matches is judged against: nothing, and the reason (its verdict is NO_REF,
+    the reason in its record and report) naming the tables that were searched, or that there were none."""
+    files = [str(d / f"{op}_{kind}.csv") for d in dirs for kind in ("taskbook", "gpu_baseline")
+             if (d / f"{op}_{kind}.csv").is_file()]
+    where = ", ".join(map(str, dirs))
+    reason = (f"no row of {', '.join(files)} matches it" if files else
+              f"no {op}_taskbook.csv or {op}_gpu_baseline.csv in {where}") + " (--baselines DIR adds a directory)"
+    return Baseline("none", op, None, {}, None, "", reason, "", None)
 
 
 def _same(column: str, cell: str, value: object) -> bool:

@@ -88,11 +88,34 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+def version_line() -> str:
+    """`harness --version`: the installed version and, run from a git checkout, its commit (and whether it has
+    uncommitted changes), which is what a result is attributed to."""
+    from harness.provenance import harness_git_state
+
+    state = harness_git_state()
+    if state["commit"] == "unknown":
+        return f"harness {version()}"
+    dirty = ", uncommitted changes" if state["dirty"] else ""
+    return f"harness {version()} (commit {str(state['commit'])[:12]}, branch {state['branch']}{dirty})"
+
+
+class _VersionAction(argparse.Action):
+    """--version, computed only when asked (it runs git)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_line())
+        parser.exit(Exit.OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     doc = __doc__ or ""
     parser = Parser(prog="harness", description=doc.split("\n\nExit codes")[0],
                     epilog="Exit codes" + doc.split("\n\nExit codes")[1])
-    parser.add_argument("--version", action="version", version=f"harness {version()}")
+    parser.add_argument("--version", action=_VersionAction, help="the version, and the commit of a checkout")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     names = [m.name for m in pkgutil.iter_modules(harness.commands.__path__)]
     rank = {name: i for i, name in enumerate(ORDER)}
@@ -102,7 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    if not argv:  # a bare `harness` asks what it can do
+        parser.print_help()
+        return Exit.OK
+    args = parser.parse_args(argv)
     from harness.cases import TableError
 
     try:

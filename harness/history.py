@@ -361,23 +361,26 @@ class History:
             records.append(rec)
         return meta, records
 
-    def trend(self, case_name: str | None = None) -> pd.DataFrame:
-        """Per commit (in order of first run): one case's figures, or without a case each commit's totals.
+    def trend(self, case_name: str | None = None, op: str | None = None) -> pd.DataFrame:
+        """Per commit (in order of first run) and operator: one case's figures, or without a case the totals.
 
-        Several runs of one commit: the newest one's figures, with `runs` saying how many there were.
+        A commit's figures are each row's newest result over all its runs (`runs` says how many there were), so
+        a small `-k` run after a full one updates its rows and hides none of the others; operators (and tables)
+        are never pooled: the same case name is another row in each operator's table.
         """
+        where = [(c, v) for c, v in (("r.case_name = ?", case_name), ("r.op = ?", op)) if v]
         df = self._query(
-            "SELECT u.commit_sha AS \"commit\", u.dirty, u.started, u.run_id, r.op, r.case_name, r.verdict, r.is_perf,"
-            " r.n, r.mean_us, r.median_us, r.min_us, r.converged, r.record FROM results r"
-            " JOIN runs u USING (run_id)" + (" WHERE r.case_name = ?" if case_name else "") +
-            " ORDER BY u.started, u.rowid", (case_name,) if case_name else ())
+            "SELECT u.commit_sha AS \"commit\", u.dirty, u.started, u.run_id, r.table_name, r.op, r.case_name,"
+            " r.verdict, r.is_perf, r.n, r.mean_us, r.median_us, r.min_us, r.converged, r.record FROM results r"
+            " JOIN runs u USING (run_id)" + (" WHERE " + " AND ".join(c for c, _ in where) if where else "") +
+            " ORDER BY u.started, u.rowid", tuple(v for _, v in where))
         if df.empty:
             return df.drop(columns=["record"])
         df["commit"] = df["commit"].fillna("?").astype(str).str[:12] + df["dirty"].map({1: "+dirty", 0: ""})
         first = df.groupby("commit", sort=False)["started"].transform("min")
         runs = df.groupby("commit", sort=False)["run_id"].transform("nunique")
         df = df.assign(first_started=first, runs=runs)
-        latest = df[df["run_id"] == df.groupby("commit", sort=False)["run_id"].transform("last")]
+        latest = df.drop_duplicates(["commit", "table_name", "case_name"], keep="last")
         if case_name:
             return _case_trend(latest)
         return _commit_totals(latest)
@@ -389,7 +392,7 @@ def run_kind(meta: dict) -> str:
 
 
 def _precision_figure(value: Any) -> float | None:
-    """mere/mare for complex outputs are {"real", "imag"}: the trend shows the worse part."""
+    """Precision figures of complex outputs are {"real", "imag"}: the trend shows the worse part."""
     if isinstance(value, dict):
         parts = [v for v in value.values() if isinstance(v, (int, float))]
         return max(parts) if parts else None
@@ -397,24 +400,27 @@ def _precision_figure(value: Any) -> float | None:
 
 
 def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
+    """One case per operator and table, each over the commits in order, its change against its own previous."""
     rows = []
-    prev: dict[str, float] = {}
-    for _, r in latest.iterrows():
+    prev: dict[tuple[str, str], float] = {}
+    for _, r in latest.sort_values(["op", "table_name"], kind="stable").iterrows():
         rec = json.loads(r["record"])
         timing = rec.get("timing") or {}
         precision = rec.get("precision") or {}
         ci = timing.get("ci95_us") or [None, None]
         median = r["median_us"] if not pd.isna(r["median_us"]) else None
-        before = prev.get(r["op"])
+        before = prev.get((r["op"], r["table_name"]))
         change = (median / before - 1.0) if median is not None and before else None
         if median is not None:
-            prev[r["op"]] = median
+            prev[(r["op"], r["table_name"])] = median
         rows.append({
-            "commit": r["commit"], "first_started": r["first_started"], "runs": r["runs"], "op": r["op"],
+            "op": r["op"], "table": r["table_name"], "commit": r["commit"], "first_started": r["first_started"],
+            "runs": r["runs"],
             "case_name": r["case_name"], "verdict": r["verdict"], "n": timing.get("n"),
             "mean_us": timing.get("mean_us"), "median_us": median, "ci95_lo_us": ci[0], "ci95_hi_us": ci[1],
             "converged": timing.get("converged"), "change_vs_prev": change,
-            "max_abs_error": precision.get("max_abs_error"), "mere": _precision_figure(precision.get("mere")),
+            "max_abs_error": _precision_figure(precision.get("max_abs_error")),
+            "mere": _precision_figure(precision.get("mere")),
             "mare": _precision_figure(precision.get("mare")),
         })
     return pd.DataFrame(rows)
@@ -431,4 +437,4 @@ def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
             "perf_rows": len(perf),
             "perf_geomean_us": math.exp(perf.map(math.log).mean()) if len(perf) else None,
         })
-    return latest.groupby("commit", sort=False).apply(totals, include_groups=False).reset_index()
+    return latest.groupby(["commit", "op"], sort=False).apply(totals, include_groups=False).reset_index()

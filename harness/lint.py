@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from harness import abi, ops
-from harness.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table, base_fields,
-                           op_for_table, read_table, seed_of)
+from harness.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table,
+                           base_fields, op_for_table, read_table, seed_of)
 from harness.fill import stof_prefix
 
 _INT_COLUMN = re.compile(r"(m|n|k|M|N|K|nrhs|kl|ku|ld[a-z]*|inc[a-z]*|batch_?[cC]ount|batch_size|group_?[cC]ount"
@@ -77,7 +77,7 @@ def lint_rows(table: Table, known_columns: set[str] | None = None) -> list[Diagn
         reader = CellReader(row, diags)
         for col in row.cells:
             _check_cell(reader, col, header)
-    diags += _overlapping_outputs(table)
+    diags += _overlapping_outputs(table) + frame_readings(table)
     diags.sort(key=lambda d: (d.line, d.column))
     return diags
 
@@ -98,6 +98,31 @@ def _overlapping_outputs(table: Table) -> list[Diagnostic]:
             found.append(Diagnostic(table.path, row.line, row.columns.get("strideC", 1), WARNING,
                                     f"output batches overlap: {overlap}; `harness run` refuses this row (ERROR)"))
     return found
+
+
+def frame_readings(table: Table) -> list[Diagnostic]:
+    """Cells the operator's ops-blas frame reads otherwise than their literal value (the package's optional
+    `frame_notes`, e.g. csymm's ld cells <= 0, which its frame runs as compact): a warning on each, since the table
+    means one thing to the frame and another to a reader who takes the cell at its word."""
+    spec = ops.get(op_for_table(table))
+    notes = getattr(spec, "frame_notes", None)
+    if notes is None:
+        return []
+    return [Diagnostic(table.path, row.line, row.columns.get(col, 1), WARNING, message)
+            for row in table.rows for col, message in notes(CellReader(row, []))]
+
+
+def unimplemented(table: Table) -> Diagnostic | None:
+    """A warning for a table of an operator this harness does not implement: its cells were read with the C++
+    frame's generic rules only (no column or operator check), and `harness run` would skip every row, so a clean
+    lint must not read as "this table is fine to run"."""
+    op = op_for_table(table)
+    if ops.get(op) is not None:
+        return None
+    what = f"operator {op!r}" if op else "no operator (the file is not named <op>_test.csv)"
+    return Diagnostic(table.path, table.header_line, 1, WARNING,
+                      f"{what}: this harness does not implement it (it implements {', '.join(ops.names())}); "
+                      "only the C++ frame's generic cell rules were checked, and `harness run` skips every row")
 
 
 def lint_table(path: str, known_columns: set[str] | None = None) -> list[Diagnostic]:

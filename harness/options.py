@@ -66,6 +66,12 @@ def add_history_option(p: argparse.ArgumentParser) -> None:
                    help="run history: an SQLite file, or a postgresql://user@host/db URL shared by every host")
 
 
+def add_baselines_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baselines", action="append", default=[], metavar="DIR",
+                   help="a directory of <op>_taskbook.csv / <op>_gpu_baseline.csv tables, before the table's own "
+                        "baselines/ and the project's cases/baselines/ (repeatable; default: those two)")
+
+
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     from harness.backends import NAMES
 

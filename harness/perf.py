@@ -96,6 +96,9 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
             "scope": scope,
         }
         out.append(entry)
+        if b.kind == "none":  # a lookup that matched nothing (harness.baselines.unmatched): its reason says where
+            entry["reason"] = b.source
+            continue
         if timing is None or not timing.get("n"):
             entry["reason"] = "row was not timed"
             continue

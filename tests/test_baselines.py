@@ -99,3 +99,96 @@ def test_baseline_is_frozen():
     b = Baseline("taskbook", "csymm", None, {"m": "1"}, 1.0, "h", "s", "m", None)
     with pytest.raises(AttributeError):
         b.value_us = 2.0  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- where a table's baselines are found (issue 25)
+TASKBOOK_HEADER = "side,uplo,m,n,limit_us,hardware,source,method\n"
+
+
+def _task_table(folder: Path) -> Path:
+    """A task table in a folder of its own (no baselines/ beside it): the task-book case 1 and a row no limit
+    names."""
+    from tables import csymm_row, write_csymm_table
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_csymm_table(folder / "csymm_test.csv", [csymm_row("TC_PF_0001", 256, 256, lda="256"),
+                                                         csymm_row("TC_PF_0002", 96, 96)])
+
+
+def _cases(table: Path) -> dict:
+    from harness.engine import load_cases
+
+    return {c.name: c for c in load_cases([str(table)])}
+
+
+def test_the_projects_baselines_serve_a_table_in_any_folder(tmp_path):
+    from harness.commands.run import baselines_for
+
+    cases = _cases(_task_table(tmp_path / "task"))
+    assert [(b.kind, b.value_us) for b in baselines_for(cases["TC_PF_0001"])] == [("taskbook", 7.53)]
+    (none,) = baselines_for(cases["TC_PF_0002"])
+    assert none.kind == "none" and none.value_us is None
+    assert none.source == f"no row of {BASELINES / 'csymm_taskbook.csv'} matches it (--baselines DIR adds a directory)"
+
+
+def test_baselines_dirs_come_first_and_an_earlier_one_wins(tmp_path):
+    from harness import baselines
+    from harness.commands.run import baselines_for
+
+    table = _task_table(tmp_path / "task")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "csymm_taskbook.csv").write_text(TASKBOOK_HEADER + "LEFT,UPPER,256,256,5.0,Ascend 950PR,mine,Avg\n"
+                                                               "LEFT,UPPER,96,96,2.5,Ascend 950PR,mine,Avg\n")
+    assert baselines.search_dirs(table, (str(mine),)) == [mine, table.parent / "baselines", BASELINES]
+    assert baselines.search_dirs(BASELINES.parent / "csymm_test.csv") == [BASELINES]      # each directory once
+    cases = _cases(table)
+    assert [b.value_us for b in baselines_for(cases["TC_PF_0001"], (str(mine),))] == [5.0]   # not also 7.53
+    assert [b.value_us for b in baselines_for(cases["TC_PF_0002"], (str(mine),))] == [2.5]
+    assert [b.value_us for b in baselines_for(cases["TC_PF_0001"])] == [7.53]                 # without --baselines
+
+
+def test_a_row_no_baseline_matches_is_no_ref_with_the_reason_in_its_record():
+    from harness import perf
+
+    none = baselines_lookup_none()
+    timing = {"n": 50, "mean_us": 10.0, "ci95_us": [9.0, 11.0]}
+    (entry,) = perf.baseline_verdicts(timing, [none], "Ascend 950PR")
+    assert entry["kind"] == "none" and entry["verdict"] == "NO_REF" and entry["value_us"] is None
+    assert entry["reason"] == none.source and "ssymm_taskbook.csv" in entry["reason"]
+
+
+def baselines_lookup_none() -> Baseline:
+    from harness import baselines
+
+    return baselines.unmatched("ssymm", [Path("/nonexistent/baselines")])
+
+
+def test_run_warns_of_perf_rows_no_baseline_matches(tmp_path):
+    import io
+
+    from harness.commands.run import warn_unmatched
+
+    cases = list(_cases(_task_table(tmp_path / "task")).values())
+    out = io.StringIO()
+    warn_unmatched(cases, (), out)
+    assert out.getvalue() == ("harness run: warning: 1 of 2 csymm perf rows match no baseline and will be NO_REF "
+                              f"(TC_PF_0002): no row of {BASELINES / 'csymm_taskbook.csv'} matches it (--baselines "
+                              "DIR adds a directory)\n")
+    out = io.StringIO()
+    warn_unmatched([cases[0]], (), out)                       # every perf row judged: no warning
+    assert out.getvalue() == ""
+
+
+def test_run_with_an_unreadable_baseline_table_is_one_line_and_exit_3(tmp_path, capsys):
+    from harness.cli import main
+
+    table = _task_table(tmp_path / "task")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "csymm_taskbook.csv").write_text(TASKBOOK_HEADER + "LEFT,UPPER,256,256,fast,Ascend 950PR,mine,Avg\n")
+    code = main(["run", str(table), "--baselines", str(bad), "--report-dir", str(tmp_path / "r"), "--history",
+                 str(tmp_path / "h.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 3 and err == f"harness run: {bad / 'csymm_taskbook.csv'}:2:5: limit_us 'fast' is not a number\n"
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").iterdir())

@@ -104,9 +104,39 @@ def test_describe_cli_prints_the_table_and_sums(capsys):
 
 
 def test_describe_rejects_foreign_and_missing_tables(tmp_path):
-    foreign = tmp_path / "ssymm_test.csv"
+    foreign = tmp_path / "strmm_test.csv"
     foreign.write_text("case_name,description,side,uplo,m,n\nA,b,LEFT,UPPER,4,4\n")
     with pytest.raises(ValueError, match="no project table"):
         coverage.describe(foreign)
     assert main(["cases", "describe", str(foreign)]) == 3
     assert main(["cases", "describe", str(tmp_path / "absent.csv")]) == 3
+
+
+UPSTREAM_SSYMM = ("case_name,description,side,uplo,m,n,alpha,lda,ldb,beta,ldc,expect_result,mere_threshold,"
+                  "mare_multiplier\n"
+                  "TC_L0_01,basic,LEFT,UPPER,4,4,1.0,4,4,0.0,4,ACLBLAS_STATUS_SUCCESS,0.00012207031,10.0\n"
+                  "TC_L0_02,bad_lda,RIGHT,LOWER,4,8,1.0,4,8,0.0,8,ACLBLAS_STATUS_INVALID_VALUE,,\n")
+
+
+def test_describe_reads_an_upstream_table_by_its_file_name(tmp_path, capsys):
+    """The upstream ssymm header lacks the project's fill and seed columns: described as the C++ frame reads it
+    (those cells empty), not refused."""
+    upstream = tmp_path / "ssymm_test.csv"
+    upstream.write_text(UPSTREAM_SSYMM)
+    text, ok = coverage.describe(upstream)
+    assert text.startswith(f"{upstream}: ssymm, 2 rows") and not ok          # a 2-row table covers little
+    assert "empty category" in text
+    assert main(["cases", "describe", str(upstream)]) == 1                   # described (1: gaps), not refused (3)
+    assert "ssymm, 2 rows" in capsys.readouterr().out
+    (tmp_path / "sgemm_batched_test.csv").write_text(UPSTREAM_SSYMM)         # an operator's name, not its columns
+    with pytest.raises(ValueError, match="no project table"):
+        coverage.describe(tmp_path / "sgemm_batched_test.csv")
+
+
+@pytest.mark.parametrize("name", ["ssymm_test.csv", "arch22/ssymm_test.csv"])
+def test_describe_accepts_the_shared_upstream_ssymm_tables(name, capsys):
+    path = Path("/work/shared/data/ops-blas-csv") / name
+    if not path.exists():
+        pytest.skip(f"shared table not on this machine: {path}")
+    assert main(["cases", "describe", str(path)]) in (0, 1)
+    assert f"{path}: ssymm, " in capsys.readouterr().out

@@ -134,7 +134,9 @@ def _first(mod, row) -> Status:
     ({"m": "0", "a_fill": "NULLPTR", "c_fill": "NULLPTR"}, Status.SUCCESS),
     ({"c_fill": "NULLPTR", "beta_real": "0.0"}, Status.SUCCESS),         # beta == 0: C is not needed
     ({"c_fill": "NULLPTR", "beta_real": "0.0", "beta_imag": "2.0"}, Status.INVALID_VALUE),
-    ({"m": "0", "ldb": "0"}, Status.INVALID_VALUE),
+    ({"m": "0", "ldb": "0"}, Status.SUCCESS),           # csymm_param.h: an ld cell <= 0 is the compact minimum
+    ({"ldb": "-3"}, Status.SUCCESS),
+    ({"ldb": "3"}, Status.INVALID_VALUE),                # a positive ld below the minimum is rejected
 ])
 def test_csymm_check_order(cells_, status):
     assert _first(csymm, _csymm_row(**cells_)) == status

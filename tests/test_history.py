@@ -1,6 +1,7 @@
 """History: round trips, per-commit trends, two concurrent writer processes, and a writer killed halfway."""
 import multiprocessing as mp
 import os
+import re
 import signal
 import sqlite3
 
@@ -72,9 +73,11 @@ def test_trend_per_commit_and_latest_run(tmp_path):
     assert list(csymm["runs"]) == [1, 2, 1]
     assert csymm["change_vs_prev"].iloc[1] == pytest.approx(0.2)
     assert len(t[t["op"] == "sgemm"]) == 3
+    assert list(h.trend("TC_PF_001", op="sgemm")["op"]) == ["sgemm"] * 3
     totals = h.trend(None)
-    assert list(totals["commit"]) == ["c1" * 6, "c2" * 6, "c3" * 6] and list(totals["rows"]) == [2, 2, 2]
-    assert totals["perf_geomean_us"].iloc[0] == pytest.approx((10.0 * 100.0) ** 0.5)
+    c1 = totals[totals["commit"] == "c1" * 6]
+    assert list(c1["op"]) == ["csymm", "sgemm"] and list(c1["rows"]) == [1, 1]   # operators never pooled
+    assert list(c1["perf_geomean_us"]) == pytest.approx([10.0, 100.0])
     assert h.latest_run_of_commit("c2c2c2c") == "r3" and h.latest_run_of_commit("ffff") is None
     assert h.trend("TC_NOPE").empty
 
@@ -167,3 +170,44 @@ def test_history_command(tmp_path, capsys):
     assert "c2c2c2c2c2c2" in out and "+10.00%" in out
     assert run() == 0 and "perf_geomean_us" in capsys.readouterr().out
     assert run("--case", "TC_NOPE") == 2
+
+
+def test_a_small_run_after_a_full_one_hides_none_of_the_commits_rows(tmp_path):
+    h = History(tmp_path / "h.sqlite")
+    h.start_run(meta("full", "c1" * 20, "2026-01-01"))
+    for i in range(5):
+        h.record("full", perf_record(f"TC_PF_{i:04d}", 10.0, line=i + 2))
+    h.start_run(meta("small", "c1" * 20, "2026-01-02"))
+    h.record("small", perf_record("TC_PF_0000", 40.0, line=2))
+    totals = h.trend(None)
+    assert list(totals["rows"]) == [5] and list(totals["runs"]) == [2]
+    assert totals["perf_geomean_us"].iloc[0] == pytest.approx((40.0 * 10.0 ** 4) ** 0.2)  # the newer figure
+
+
+def test_history_command_keeps_operators_apart_and_prints_plain_numbers(tmp_path, capsys):
+    from harness.cli import main
+
+    path = tmp_path / "h.sqlite"
+    h = History(path)
+    h.start_run(meta("r1", "c1" * 20, "2026-01-01"))
+    rec = perf_record("TC_PF_0001", 10.0)
+    rec["precision"] = {"max_abs_error": {"real": 0.25, "imag": 0.5}, "mere": {"real": 1e-6, "imag": 2e-6}}
+    h.record("r1", rec)
+    h.record("r1", perf_record("TC_PF_0001", 100.0, table="cases/ssymm_test.csv", op="ssymm"))
+    assert main(["history", "--history", str(path), "--case", "TC_PF_0001"]) == 0
+    out = capsys.readouterr().out
+    assert "TC_PF_0001 of csymm (cases/csymm_test.csv):" in out
+    assert "TC_PF_0001 of ssymm (cases/ssymm_test.csv):" in out
+    assert "{" not in out and re.search(r"\|\s+0\.5 \|", out)     # the worse part, not a Python dict
+    assert main(["history", "--history", str(path), "--case", "TC_PF_0001", "--op", "ssymm"]) == 0
+    out = capsys.readouterr().out
+    assert "csymm" not in out and re.search(r"\|\s+100 \|", out)
+    assert main(["history", "--history", str(path), "--case", "TC_PF_0001", "--op", "sgemm"]) == 2
+
+
+def test_history_help_example_is_a_real_case_name(capsys):
+    from harness.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["history", "--help"])
+    assert "TC_PF_0001" in capsys.readouterr().out

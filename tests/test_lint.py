@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from harness import ops
 from harness.cli import main
 from harness.lint import lint_table
+from tables import csymm_row, write_csymm_table
 
 SHARED = Path("/work/shared/data/ops-blas-csv")
 SHARED_TABLES = ("cgemm_batched_test.csv", "gemv_strided_batched_test.csv", "sgemm_batched_test.csv",
@@ -72,16 +74,29 @@ def test_unknown_columns_only_with_known_columns(tmp_path):
 
 
 def test_command_exit_codes_and_output(tmp_path, capsys):
-    clean, broken = write(tmp_path, CLEAN, "clean_test.csv"), write(tmp_path, BROKEN, "broken_test.csv")
+    clean = str(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_1", 4, 4, lda="4")]))
+    broken = write(tmp_path, BROKEN, "broken_test.csv")
     assert main(["lint", clean]) == 0
     assert capsys.readouterr().out == "1 file(s) checked: 0 error(s), 0 warning(s)\n"
     assert main(["lint", clean, broken]) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 16 and lines[0].startswith(f"{broken}:2:3: warning:")
-    assert lines[-1] == "2 file(s) checked: 5 error(s), 10 warning(s)"
+    assert len(lines) == 17 and lines[0].startswith(f"{broken}:1:1: warning: operator 'broken': this harness does "
+                                                    "not implement it")
+    assert lines[1].startswith(f"{broken}:2:3: warning:")
+    assert lines[-1] == "2 file(s) checked: 5 error(s), 11 warning(s)"
     assert main(["lint", clean, str(tmp_path / "missing_test.csv")]) == 3
     captured = capsys.readouterr()
     assert "missing_test.csv" in captured.err and captured.out.endswith("1 file(s) checked: 0 error(s), 0 warning(s)\n")
+
+
+def test_a_table_of_an_operator_not_implemented_is_not_clean(tmp_path, capsys):
+    generic = write(tmp_path, CLEAN, "cgemm_batched_test.csv")
+    assert lint_table(generic) == []                    # its cells are fine to the C++ frame's generic rules...
+    assert main(["lint", generic]) == 1                 # ...but `harness run` would skip every row
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{generic}:1:1: warning: operator 'cgemm_batched': this harness does not implement it (it "
+                     f"implements {', '.join(ops.names())}); only the C++ frame's generic cell rules were checked, "
+                     "and `harness run` skips every row", "1 file(s) checked: 0 error(s), 1 warning(s)"]
 
 
 def test_project_table_gets_unknown_column_check(tmp_path, capsys):
@@ -102,11 +117,14 @@ def test_shared_tables_report_only_real_findings(tmp_path, capsys):
         shutil.copy(SHARED / name, tmp_path / name)
         paths.append(str(tmp_path / name))
     assert main(["lint", *paths]) == 1
-    ssymm = paths[-1]
+    cgemm, gemv, ssymm = paths[0], paths[1], paths[-1]
     assert capsys.readouterr().out.splitlines() == [
+        *(f"{path}:1:1: warning: operator '{op}': this harness does not implement it (it implements "
+          f"{', '.join(ops.names())}); only the C++ frame's generic cell rules were checked, and `harness run` skips "
+          "every row" for path, op in ((cgemm, "cgemm_batched"), (gemv, "gemv_strided_batched"))),
         f"{ssymm}:9:3: warning: side '0xFF': the C++ frame reads it as 0 (std::stoi stops at 'xFF')",
         f"{ssymm}:10:4: warning: uplo '0xFF': the C++ frame reads it as 0 (std::stoi stops at 'xFF')",
-        "4 file(s) checked: 0 error(s), 2 warning(s)",
+        "4 file(s) checked: 0 error(s), 4 warning(s)",
     ]
 
 

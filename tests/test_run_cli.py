@@ -95,12 +95,25 @@ def test_help_is_task_first_with_run_listed_first(capsys):
     assert "Exit codes" in out and "-k selected 0 rows" in out
 
 
-def test_version(capsys):
+def test_version_names_the_checkouts_commit(capsys):
     from importlib.metadata import version
+
+    from harness.provenance import harness_git_state
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
-    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"harness {version('ops-blas-harness')}"
+    out = capsys.readouterr().out.strip()
+    assert exit_.value.code == 0 and out.startswith(f"harness {version('ops-blas-harness')}")
+    commit = harness_git_state()["commit"]
+    if commit == "unknown":
+        pytest.skip("not run from a git checkout: no commit to name")
+    assert f"commit {commit[:12]}" in out
+
+
+def test_bare_harness_prints_its_help_and_exits_0(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: harness") and "harness run" in out and "Exit codes" in out
 
 
 def test_every_option_of_every_command_has_help_and_shows_its_default(capsys):

@@ -7,7 +7,7 @@ import sys
 from harness import ops
 from harness.cases import ERROR, TableError, op_for_table, read_table
 from harness.exitcodes import Exit
-from harness.lint import lint_rows
+from harness.lint import lint_rows, unimplemented
 
 
 def add_parser(subparsers) -> None:
@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
             missing = True
             continue
         files += 1
-        for diag in lint_rows(table, known_columns_for(op_for_table(table))):
+        found = lint_rows(table, known_columns_for(op_for_table(table)))
+        for diag in filter(None, [unimplemented(table), *found]):
             print(diag)
             errors += diag.severity == ERROR
             warnings += diag.severity != ERROR

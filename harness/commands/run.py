@@ -13,7 +13,7 @@ import argparse
 import os
 import sqlite3
 import sys
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 from harness import devices, ops, perf, shard
@@ -21,7 +21,7 @@ from harness.backends import BackendUnavailable
 from harness.cases import TableError
 from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
 from harness.exitcodes import Exit
-from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
+from harness.options import (add_backend_options, add_baselines_option, add_history_option, add_select_option, add_timing_options,
                              backend_options, default_tables, non_negative_int, positive_float, positive_int,
                              timing_config)
 from harness.progress import Progress
@@ -49,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB")
     add_timing_options(p)
+    add_baselines_option(p)
     add_scale_options(p)
     p.add_argument("--junitxml", metavar="PATH", type=Path,
                    help="also write the run as JUnit XML for CI systems (one testcase per row; FAIL rows as "
@@ -67,19 +68,39 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
 
 
 @lru_cache(maxsize=None)
-def _table_baselines(table: str, op: str) -> tuple:
-    from harness.baselines import load_baselines
+def _operator_baselines(table: str, op: str, extra: tuple[str, ...]) -> tuple:
+    """(baselines of `op` for a table, what a row none matches gets) from harness.baselines' search order."""
+    from harness import baselines
 
-    return tuple(load_baselines(Path(table).parent / "baselines", op))
+    dirs = baselines.search_dirs(table, extra)
+    return tuple(baselines.for_operator(op, dirs)), baselines.unmatched(op, dirs)
 
 
-def baselines_for(case: Case) -> list:
+def baselines_for(case: Case, extra: tuple[str, ...] = ()) -> list:
+    """The baselines a perf row is judged against, or the one saying that none matches it and where they were
+    looked for."""
     from harness.baselines import match
 
     spec = ops.get(case.op)
     if spec is None or case.args is None:
         return []
-    return match(list(_table_baselines(case.table, case.op)), case.name, spec.baseline_params(case.args))
+    found, none = _operator_baselines(case.table, case.op, extra)
+    return match(list(found), case.name, spec.baseline_params(case.args)) or [none]
+
+
+def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=sys.stderr) -> None:
+    """One line per operator whose perf rows no baseline matches (they will be NO_REF), naming the first few."""
+    by_op: dict[str, list[Case]] = {}
+    for case in cases:
+        if case.is_perf:
+            by_op.setdefault(case.op, []).append(case)
+    for op, perf in by_op.items():
+        alone = [c.name for c in perf if [b.kind for b in baselines_for(c, extra)] == ["none"]]
+        if alone:
+            names = ", ".join(alone[:5]) + (", ..." if len(alone) > 5 else "")
+            reason = _operator_baselines(perf[0].table, op, extra)[1].source
+            print(f"harness run: warning: {len(alone)} of {len(perf)} {op} perf rows match no baseline and will be "
+                  f"NO_REF ({names}): {reason}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
                                    timeout_s=args.timeout, poison=not args.no_poison,
                                    memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                                   baselines=baselines_for, devices=devices.resolve(args.device, args.backend))
+                                   baselines=partial(baselines_for, extra=tuple(args.baselines)),
+                                   devices=devices.resolve(args.device, args.backend))
     except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -137,6 +159,11 @@ def run(args: argparse.Namespace) -> int:
         return Exit.ENV
     except OSError as exc:  # a table that vanished or cannot be read after the first check
         print(f"harness run: {why(exc)}", file=sys.stderr)
+        return Exit.ENV
+    try:  # once the run is sure to go ahead
+        warn_unmatched(cases, tuple(args.baselines))
+    except ValueError as exc:  # a baseline table that cannot be read: file:line:column and why
+        print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
     settings.hardware = hardware["name"]

@@ -32,6 +32,9 @@ and may provide (optional):
     verify_parts(args, bufs) -> [(label, index)]         parts of the output judged each on its own, as ops-blas
                                                          verifies them (sgemm_batched: per batch); default: the
                                                          written region as one
+    frame_notes(reader) -> [(column, message)]           the cells of a row its ops-blas frame reads otherwise than
+                                                         their literal value (csymm: an ld <= 0 is compact);
+                                                         `harness lint` warns at each; default: none
 """
 from __future__ import annotations
 

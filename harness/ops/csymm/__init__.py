@@ -4,6 +4,12 @@ Schema (project table header): case_name, description, side, uplo, m, n, alpha_r
 b_fill, ldb, beta_real, beta_imag, c_fill, ldc, expect_result, mere_threshold, mare_multiplier, random_seed.
 A scalar cell `null` passes a NULL scalar, a fill `NULLPTR` a NULL matrix, `handle_null` in the description a NULL
 handle. Seeds as the C++ frame derives them: A = s, B = s+1, C = s+2 (imaginary parts +7919 inside the fill).
+
+Read as the ops-blas Csymm frame reads it (hicann/ops-blas `test/symm/csymm/csymm_param.h`, the arch35
+`CsymmParam`, whose columns are this header): an ld cell that is empty, 0 or negative means the compact minimum
+(`lda = max(1, dimA)`, `ldb = ldc = max(1, m)`: its `if (lda <= 0) lda = std::max(1, aDim)` ...), so a table never
+passes the operator an ld <= 0, and a bad-ld row uses a positive ld below the minimum. `harness lint` names every
+ld cell <= 0 (`frame_notes`). An empty uplo is LOWER, an empty fill RANDOM_NORM_5_5 (A, B and C alike).
 """
 from __future__ import annotations
 
@@ -27,7 +33,9 @@ COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "
            "b_fill", "ldb", "beta_real", "beta_imag", "c_fill", "ldc", "expect_result", "mere_threshold",
            "mare_multiplier", "random_seed")
 GATE = "mixed_tolerance"
-DEFAULT_FILL = "RANDOM_NORM_1"
+#: What an empty uplo or fill cell means, as csymm_param.h (arch35) defaults them.
+DEFAULT_UPLO = abi.LOWER
+DEFAULT_FILL = "RANDOM_NORM_5_5"
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ def parse(reader, description: str) -> Args:
     from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
-    uplo = reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
+    uplo = reader.enum("uplo", UPLO, DEFAULT_UPLO, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
     m = reader.int("m", 0)
     n = reader.int("n", 0)
     lds = min_lds(side, m, n)
@@ -56,10 +64,32 @@ def parse(reader, description: str) -> Args:
         alpha=reader.complex_pair("alpha_real", "alpha_imag", complex(1, 0)),
         beta=reader.complex_pair("beta_real", "beta_imag", complex(0, 0)),
         a_fill=reader.fill("a_fill", DEFAULT_FILL), b_fill=reader.fill("b_fill", DEFAULT_FILL),
-        c_fill=reader.fill("c_fill", "VALUE_NORM_0"),
-        lda=reader.int("lda", lds[0]), ldb=reader.int("ldb", lds[1]), ldc=reader.int("ldc", lds[2]),
-        handle_null="handle_null" in description,
+        c_fill=reader.fill("c_fill", DEFAULT_FILL),
+        lda=frame_ld(reader.int("lda", 0), lds[0]), ldb=frame_ld(reader.int("ldb", 0), lds[1]),
+        ldc=frame_ld(reader.int("ldc", 0), lds[2]), handle_null="handle_null" in description,
     )
+
+
+def frame_ld(cell: int, minimum: int) -> int:
+    """An ld as csymm_param.h leaves it: a cell <= 0 (or empty, read as 0) is the compact minimum."""
+    return minimum if cell <= 0 else cell
+
+
+def frame_notes(reader) -> list[tuple[str, str]]:
+    """(column, message) for each cell the frame reads otherwise than its literal value: an ld cell <= 0, which
+    the operator never sees (csymm_param.h replaces it by the compact minimum)."""
+    from harness.cases import SIDE
+
+    side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
+    lds = min_lds(side, reader.int("m", 0), reader.int("n", 0))
+    out = []
+    for col, minimum in zip(("lda", "ldb", "ldc"), lds):
+        text = reader.cell(col)
+        if text is not None and reader.int(col, 0) <= 0:
+            out.append((col, f"{col} {text!r}: the Csymm frame (csymm_param.h) reads an ld <= 0 as the compact "
+                             f"minimum {minimum}, so the operator gets {col}={minimum}, not {text}; write a positive "
+                             f"ld below {minimum} to test a rejected {col}"))
+    return out
 
 
 def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.ndarray, bool]:

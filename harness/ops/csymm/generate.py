@@ -24,7 +24,7 @@ from harness.abi import Status
 from harness.generate import cells, conditioning
 from harness.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops import symm_family
-from harness.ops.csymm import flops_of, min_lds
+from harness.ops.csymm import DEFAULT_UPLO, flops_of, frame_ld, min_lds
 
 OP = "csymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha_real", "alpha_imag", "a_fill", "lda",
@@ -39,9 +39,9 @@ SCALAR_CLASSES = ("zero", "one", "neg_one", "imag", "large", "general")
 
 # ---------------------------------------------------------------- the seed's checks (§3.3.2), shared with coverage
 def parse_row(row: dict[str, str]) -> dict[str, Any]:
-    """Typed parameters of a row with the table's defaults (empty ld = compact)."""
+    """Typed parameters of a row as the Csymm frame reads it (an empty or <= 0 ld = compact)."""
     side = cells.enum_value(row["side"], cells.SIDES, abi.SIDE_LEFT)
-    uplo = cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER)
+    uplo = cells.enum_value(row["uplo"], cells.UPLOS, DEFAULT_UPLO)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
     ka = symm_family.order_of_a(side, m, n)
     lds = min_lds(side, m, n)
@@ -55,8 +55,8 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
         "side": side, "uplo": uplo, "m": m, "n": n, "ka": ka,
         "alpha": scalar(row["alpha_real"], row["alpha_imag"], 1 + 0j),
         "beta": scalar(row["beta_real"], row["beta_imag"], 0j),
-        "lda": cells.int_cell(row["lda"], lds[0]), "ldb": cells.int_cell(row["ldb"], lds[1]),
-        "ldc": cells.int_cell(row["ldc"], lds[2]),
+        "lda": frame_ld(cells.int_cell(row["lda"], 0), lds[0]), "ldb": frame_ld(cells.int_cell(row["ldb"], 0), lds[1]),
+        "ldc": frame_ld(cells.int_cell(row["ldc"], 0), lds[2]),
         "a_fill": row["a_fill"], "b_fill": row["b_fill"], "c_fill": row["c_fill"],
         "handle_null": "handle_null" in row["description"],
         "expect": cells.status_value(row["expect_result"]),
@@ -191,9 +191,11 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     s = dict(s)
     m, n = s["m"], s["n"]
     ka = symm_family.order_of_a(s["side"], m, n)
-    if cells.apply_shared_fault(s, fault, variant, (ka, m, m), (-1, -5, -5)):
+    if fault in ("invalid_lda", "invalid_ldb", "invalid_ldc"):
+        s["lds"] = _below_minimum(s["lds"], fault, variant, (ka, m, m))
+    elif cells.apply_shared_fault(s, fault, variant, (ka, m, m)):
         return s
-    if fault == "invalid_side":
+    elif fault == "invalid_side":
         s["side"] = (999, 0, 140, 143, 255, -1, 121)[variant % 7]
     elif fault == "invalid_uplo":
         s["uplo"] = (999, 0, 120, 123, 141, 255, -1)[variant % 7]
@@ -204,6 +206,17 @@ def _apply(s: Spec, fault: str, variant: int = 0) -> Spec:
     else:
         raise ValueError(fault)
     return s
+
+
+def _below_minimum(lds: tuple, fault: str, variant: int, bounds: tuple[int, int, int]) -> tuple:
+    """`lds` with the faulted one a positive value under its bound (bound - 1, half of it, or 1): the Csymm frame
+    reads an ld <= 0 as compact (csymm_param.h), so only a positive ld is rejected in both readings."""
+    i = ("invalid_lda", "invalid_ldb", "invalid_ldc").index(fault)
+    if bounds[i] < 2:
+        raise ValueError(f"{fault}: no positive ld under the bound {bounds[i]}")
+    out = list(lds)
+    out[i] = (bounds[i] - 1, max(1, bounds[i] // 2), 1)[variant % 3]
+    return tuple(out)
 
 
 _faulty = partial(cells.faulty, _render, _apply)
@@ -252,8 +265,8 @@ def _edges(rng: random.Random) -> list[dict[str, str]]:
         for fault in ("invalid_lda", "invalid_ldb", "invalid_ldc"):
             for variant in range(3):
                 rows.append(_faulty(base, (fault,), variant))
-        zero_m = _spec(side, uplo, 0, 12)
-        rows.append(_faulty(zero_m, ("invalid_ldb",), 1))  # ldb >= max(1, m) even when m == 0
+        # ldb, ldc >= max(1, m): 1 is enough when m == 0 (written, since an ld cell <= 0 is compact to the frame)
+        rows.append(_render(_spec(side, uplo, 0, 12, lds=(None, 1, 1), tag="m_zero_ld_1")))
     for variant in range(7):
         side, uplo = COMBOS[variant % 4]
         base = _spec(side, uplo, 20, 12, scalar("general", rng), scalar("general", rng), _fills(rng))
@@ -266,6 +279,8 @@ def _edges(rng: random.Random) -> list[dict[str, str]]:
     for j, names in enumerate(MULTI_FAULTS):
         for k in range(2):
             side, uplo = COMBOS[(j + 2 * k) % 4]
+            if names == ("negative_n", "invalid_lda"):  # RIGHT with n < 0 needs lda >= 1: none is under it
+                side = abi.SIDE_LEFT
             base = _spec(side, uplo, 18 + j, 30 - j // 2, scalar("general", rng), scalar("general", rng),
                          _fills(rng))
             rows.append(_faulty(base, names, j + k))

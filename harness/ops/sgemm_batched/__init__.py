@@ -13,6 +13,10 @@ and random_seed. Defaults as sgemm_batched_param.h: lda max(1, transA == N ? m :
 n), ldc max(1, m), batchCount 1, alpha 1, beta 0, fills RANDOM / RANDOM / VALUE_NORM_0. `true` in a `*_null`
 column passes NULL for that scalar or array (`null` in alpha/beta too), fill `NULLPTR` NULL entries, `handle_null`
 in the description a NULL handle. Seeds per batch b: A = s+3b, B = s+3b+1, C = s+3b+2.
+
+Read as the ops-blas frame reads it (hicann/ops-blas `test/gemm_batched/sgemm_batched/sgemm_batched_param.h`):
+only an empty ld cell takes the compact default; a written one goes through `parseInt` and reaches the operator as
+written, 0 and negatives included (`sgemm_batched_test.cpp` passes `p.lda`, sizing its storage with max(1, lda)).
 """
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ random_seed. Empty ld = compact (max(1, rows of the stored matrix)), empty strid
 empty batchCount = 1. `null` in alpha/beta (or `alpha_null`/`beta_null` = true) passes a NULL scalar, fill
 `NULLPTR` (or `aarray_null`/`barray_null`/`carray_null` = true) a NULL matrix, `handle_null` in the
 description a NULL handle. Seeds per batch b as the C++ batched frame: A = s+3b, B = s+3b+1, C = s+3b+2.
+
+ops-blas has no frame of its own for this operator (no `test/*/sgemm_strided_batched`), so its cells are read as
+the batched GEMM frame reads them (`test/gemm_batched/sgemm_batched/sgemm_batched_param.h`): only an empty ld cell
+is compact; a written one, 0 and negatives included, reaches the operator as written.
 """
 from __future__ import annotations
 

@@ -12,6 +12,10 @@ or beta (or `alpha_null`/`beta_null` = true) passes a NULL scalar, fill `NULLPTR
 the description a NULL handle. ld cells have no default (0), as ssymm_param.h. Without fill columns every matrix
 gets what the upstream test asks for, `RANDOM:-10:10` - which the C++ fill parser does not know, so it is the index
 sequence 1, 2, 3... over the storage (ops-blas-conventions §3.7); seeds A = s, B = s+1, C = s+2.
+
+Read as the ops-blas Ssymm frame reads it (hicann/ops-blas `test/symm/ssymm/ssymm_param.h`): an empty uplo is LOWER
+(`ReadMap(map, "uplo", "LOWER")`), side LEFT; m, n and every ld cell go through `std::stoll` with the default "0",
+so an ld cell means what it says, 0 and negatives included (passed to the operator as written, no compact default).
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda",
 GATE = "mere_mare"
 #: The upstream test's fill string (`makeBlasMatrixRM(..., "RANDOM:-10:10", seed)`): the index sequence in effect.
 DEFAULT_FILL = "RANDOM:-10:10"
+#: An empty uplo cell, as ssymm_param.h defaults it.
+DEFAULT_UPLO = abi.LOWER
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ def parse(reader, description: str) -> Args:
 
     return Args(
         side=reader.enum("side", SIDE, abi.SIDE_LEFT, "side"),
-        uplo=reader.enum("uplo", UPLO, abi.UPPER, "uplo", unknown=UNKNOWN_DEFAULT["uplo"]),
+        uplo=reader.enum("uplo", UPLO, DEFAULT_UPLO, "uplo", unknown=UNKNOWN_DEFAULT["uplo"]),
         m=reader.int64("m", 0), n=reader.int64("n", 0),
         alpha=None if reader.null_scalar("alpha") else reader.float("alpha", 1.0),
         beta=None if reader.null_scalar("beta") else reader.float("beta", 0.0),

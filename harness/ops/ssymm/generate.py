@@ -16,7 +16,7 @@ from harness.abi import Status
 from harness.generate import cells
 from harness.generate.cells import NULLPTR
 from harness.ops import symm_family
-from harness.ops.ssymm import flops_of, min_lds
+from harness.ops.ssymm import DEFAULT_UPLO, flops_of, min_lds
 
 OP = "ssymm"
 HEADER = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda", "ldb", "beta", "ldc", "a_fill",
@@ -37,7 +37,7 @@ def parse_row(row: dict[str, str]) -> dict[str, Any]:
     """Typed parameters of a row with the operator's defaults (ld cells have none: 0)."""
     side = cells.enum_value(row["side"], cells.SIDES, abi.SIDE_LEFT)
     m, n = int(row["m"] or 0), int(row["n"] or 0)
-    return {"side": side, "uplo": cells.enum_value(row["uplo"], cells.UPLOS, abi.UPPER), "m": m, "n": n,
+    return {"side": side, "uplo": cells.enum_value(row["uplo"], cells.UPLOS, DEFAULT_UPLO), "m": m, "n": n,
             "ka": symm_family.order_of_a(side, m, n),
             "alpha": cells.real_cell(row["alpha"], 1.0), "beta": cells.real_cell(row["beta"], 0.0),
             "lda": int(row["lda"] or 0), "ldb": int(row["ldb"] or 0), "ldc": int(row["ldc"] or 0),
