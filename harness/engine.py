@@ -507,7 +507,7 @@ class RowJudge:
             self.rec.update(verdict=verdict, reason=reason)
         self.rec["duration_s"] = time.perf_counter() - self.started
         self.close()
-        self.done = self.rec
+        self.done = self.rec = _json_round_trip(self.rec)  # plain JSON data, as every record store expects
         return self.rec
 
     def close(self) -> None:
@@ -563,7 +563,16 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
 
 
 def _json_round_trip(payload: dict) -> Any:
-    """What the judge would receive from a worker: the message through JSON (tuples become lists, and so on)."""
+    """`payload` as JSON data (tuples become lists, sets sorted lists, numpy scalars numbers): what the judge
+    receives from a worker, and what a record is when it leaves the judge."""
     import json
 
-    return json.loads(json.dumps(payload, default=str))
+    def plain(obj: Any) -> Any:
+        if isinstance(obj, (set, frozenset)):
+            return sorted(obj, key=str)
+        for attr in ("tolist", "item"):
+            if hasattr(obj, attr):
+                return getattr(obj, attr)()
+        return str(obj)
+
+    return json.loads(json.dumps(payload, default=plain))

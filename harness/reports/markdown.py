@@ -299,14 +299,23 @@ def _short(status: Any) -> str:
     return fmt(status).removeprefix("ACLBLAS_STATUS_")
 
 
+def _captured(captured: object) -> str:
+    """What the operator printed on the row (the worker's stdout/stderr, kept in the record): size and first line."""
+    if not isinstance(captured, dict) or not captured.get("bytes"):
+        return ""
+    first = str(captured.get("text", "")).strip().splitlines()[:1]
+    return f"{captured['bytes']} B" + (f": {_clip(first[0])}" if first else "")
+
+
 def _failures(frame: pd.DataFrame) -> Section:
     failed = frame[frame["verdict"].isin(FAILING)]
     blocks: list[str | list[str] | Table] = []
     if len(failed):
         shown, note = _needing_a_look(failed, failed["verdict"].notna(), "未通过用例", "未通过用例")
-        blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因"], [
-            [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"]]
-            for r in _rows(shown)]))
+        blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因",
+                                                         "算子输出"], [
+            [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"],
+             _captured(r.get("captured"))] for r in _rows(shown)]))
         blocks += [note] if note else []
     else:
         blocks.append("无失败用例。")
