@@ -21,7 +21,7 @@ UPSTREAM = Path("/work/shared/data/ops-blas-csv")
 
 @pytest.mark.parametrize("op", NEW)
 def test_committed_table_is_the_seeded_regeneration_and_covers_its_categories(op, tmp_path):
-    out = generate.write_table(op, tmp_path / f"{op}_test.csv")
+    out = generate.write_table(op, tmp_path / f"{op}_test.csv", fresh=True)
     assert out.read_bytes() == (ROOT / "cases" / f"{op}_test.csv").read_bytes()
     text, ok = coverage.describe(ROOT / "cases" / f"{op}_test.csv")
     assert ok, text
