@@ -27,6 +27,8 @@ MAX_DEPTH = 16
 MEASURED = ("precision", "timing", "baseline", "memory", "flops", "duration_s")
 _METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
 _TIMING_NUMBERS = ("mean_us", "median_us", "min_us", "p90_us", "stdev_us")
+#: What every timed row has, and what the reports and compare read without asking.
+_TIMING_REQUIRED = ("n", "mean_us", "samples_us")
 
 
 class BadRun(LookupError):
@@ -216,19 +218,21 @@ def _precision(precision: dict | None) -> str:
 def _timing(timing: dict | None) -> str:
     if timing is None:
         return ""
+    for key in _TIMING_REQUIRED:
+        if key not in timing:
+            return f"timing.{key}: missing"
     for key in ("n", "warmup"):
         if timing.get(key) is not None and not _is(timing[key], ("int",)):
             return f"timing.{key}: expected a count, got {_kind(timing[key])}"
     for key in _TIMING_NUMBERS:
         if timing.get(key) is not None and not _is(timing[key], ("number",)):
             return f"timing.{key}: expected a number, got {_kind(timing[key])}"
-    samples = timing.get("samples_us")
-    if samples is not None:
-        if not isinstance(samples, list):
-            return f"timing.samples_us: expected a list of times, got {_kind(samples)}"
-        for i, s in enumerate(samples):
-            if not _is(s, ("number",)) or not math.isfinite(s) or s < 0:
-                return f"timing.samples_us[{i}]: {s!r:.40} is not a time (a finite number of us >= 0)"
+    samples = timing["samples_us"]
+    if not isinstance(samples, list):
+        return f"timing.samples_us: expected a list of times, got {_kind(samples)}"
+    for i, s in enumerate(samples):
+        if not _is(s, ("number",)) or not math.isfinite(s) or s < 0:
+            return f"timing.samples_us[{i}]: {s!r:.40} is not a time (a finite number of us >= 0)"
     ci = timing.get("ci95_us")
     if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(_is(x, ("number",)) for x in ci)):
         return f"timing.ci95_us: expected [lo, hi] numbers, got {ci!r:.60}"

@@ -22,7 +22,8 @@ from harness.timing import TimingConfig
 def rec(name, samples, op="csymm", rounds=0):
     """A perf record; with `rounds`, its samples split into that many rounds as harness.runner would merge them."""
     r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
-    r["timing"] = None if samples is None else {"mode": "sync", "samples_us": list(map(float, samples))}
+    r["timing"] = None if samples is None else {"mode": "sync", "n": len(samples), "mean_us": float(np.mean(samples)),
+                                                "samples_us": list(map(float, samples))}
     if samples is not None and rounds:
         r["timing"]["rounds"] = [{"p10_us": float(np.percentile(chunk, 10))}
                                  for chunk in np.array_split(np.asarray(samples, dtype=float), rounds)]

@@ -110,6 +110,7 @@ TAMPERS = [
     ("a bogus baseline verdict", with_(("baseline",), [{"kind": "gpu", "verdict": "GREAT"}]), "baseline[0]"),
     ("a missing case name", with_(("case_name",), DELETE), "case_name: missing"),
     ("a missing verdict", with_(("verdict",), DELETE), "verdict: missing"),
+    ("a timing without its mean", with_(("timing", "mean_us"), DELETE), "timing.mean_us: missing"),
     ("a record that is a list", lambda rec: "[1, 2]", "a record is a JSON object"),
     ("nesting deeper than the parser", nested_params(DEEP), "nested deeper"),
     ("nesting deeper than a record", nested_params(NESTED), "nested deeper"),
@@ -172,7 +173,7 @@ def test_a_tampered_results_line_is_one_line_and_exit_3_for_every_command(pristi
         assert says in line, line
 
 
-@pytest.mark.parametrize("what, change, says", TAMPERS[:11], ids=[t[0] for t in TAMPERS[:11]])
+@pytest.mark.parametrize("what, change, says", TAMPERS[:12], ids=[t[0] for t in TAMPERS[:12]])
 def test_a_tampered_report_json_is_one_line_and_exit_3(pristine, tmp_path, capsys, what, change, says):
     runs = copy_runs(pristine, tmp_path)
     path = runs["base"] / "report.json"
@@ -242,7 +243,7 @@ def test_a_torn_last_line_is_dropped_and_the_rest_kept(pristine, tmp_path, capsy
         assert main(argv) == 0, (name, capsys.readouterr().err)
     path = runs["base"] / "results.jsonl"
     path.write_text(path.read_text() + "\n")  # the same bad text, but a whole line: not a crash's doing
-    with pytest.raises(BadRun, match=r"results.jsonl:4: not a JSON record"):
+    with pytest.raises(BadRun, match=r"results.jsonl:4:\d+: not a JSON record"):
         read_path(runs["base"])
 
 
