@@ -25,7 +25,7 @@ def table(request):
     return op, generate.generate(op)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the generator itself: minutes of CPU per table
 @pytest.mark.parametrize("op", OPS)
 def test_committed_table_is_the_seeded_regeneration(op, tmp_path):
     """The one byte-for-byte check: the generator itself runs (fresh, never the cache), and stores its rows for
