@@ -91,7 +91,7 @@ def fails_run(rec: Record) -> bool:
 
 def outcome(records: list[Record], meta: Mapping[str, Any] | None = None) -> tuple[Exit, str]:
     """The run's exit code (contract) and, when that is INSUFFICIENT for a reason the counts do not show, the line
-    saying why. The one rule for `harness run`, `report`, `merge`, the plugin and report.json's `exit_code`:
+    saying why. The one rule for `harness run`, `report`, `merge` and report.json's `exit_code`:
     1 on any row that fails the run (fails_run) or a FAIL baseline verdict; 2 when nothing failed but no row ran,
     a baseline verdict is INCONCLUSIVE, or a device run (meta's backend is not cpu) judged none of its perf rows;
     else 0. Without a meta the run is judged as a cpu run (no baseline is for the cpu backend)."""
