@@ -120,3 +120,23 @@ def test_the_real_generators_sources_include_what_their_numbers_come_from():
     assert {"harness/ops/csymm/generate.py", "harness/generate/cells.py", "harness/generate/conditioning.py",
             "harness/criteria.py", "golden/cblas.py", "harness/fill.py"} <= names
     assert not names & {"harness/runner.py", "harness/session.py", "harness/reports/html.py"}
+
+
+def test_a_fresh_generation_keeps_readers_of_the_entry_there_from_waiting(cache_dir):
+    """The byte-for-byte check regenerates an entry another run may be reading: readers get the entry at once."""
+    cache.rows("ssymm", 5, counting()[0])
+    started, release = threading.Event(), threading.Event()
+
+    def slow_fresh():
+        started.set()
+        assert release.wait(60)
+        return [{"case_name": "TC_L0_0002"}]
+    fresh = threading.Thread(target=lambda: cache.rows("ssymm", 5, slow_fresh, fresh=True))
+    fresh.start()
+    assert started.wait(60)
+    try:
+        assert cache.rows("ssymm", 5, counting()[0]) == ROWS  # not blocked behind the fresh generation
+    finally:
+        release.set()
+        fresh.join(60)
+    assert cache.rows("ssymm", 5, counting()[0]) == [{"case_name": "TC_L0_0002"}]  # then its rows

@@ -4,9 +4,9 @@ pay for a table once per machine instead of once per process.
 An entry is keyed by the operator, the seed and the sha256 of every source file the operator's generator is made
 of: its package, and every harness/golden module the generator imports, followed import by import from its
 source (so an edit to the generator, its cells, the conditioning measure, the criteria or the golden it measures
-with makes a new key), plus the Python, numpy and scipy versions that run it (the golden's BLAS comes with scipy). A lock file makes concurrent processes
-generate a missing entry once: the first generates, the others wait and read. Entries are written atomically.
-The directory is $HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/ops-blas-harness, else ~/.cache/ops-blas-harness;
+with makes a new key), plus the Python, numpy and scipy versions that run it (the golden's BLAS comes with
+scipy). A lock file makes concurrent processes generate a missing entry once: the first generates, the others wait
+and read. Entries are written atomically, so one that is there is read at once, without waiting. The directory is $HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/ops-blas-harness, else ~/.cache/ops-blas-harness;
 deleting it is always safe.
 """
 from __future__ import annotations
@@ -95,16 +95,23 @@ def _entry(op: str, seed: int) -> Path:
 def rows(op: str, seed: int, generate: Callable[[], list[dict[str, str]]], fresh: bool = False) \
         -> list[dict[str, str]]:
     """The cached rows of (op, seed), made by `generate` (and stored) when the cache lacks them or when `fresh`
-    asks for the generator itself to run. Either way under the entry's lock, so processes asking meanwhile wait
-    for these rows instead of making them again. A cache that cannot be used (a read-only home) is skipped: the
-    table is generated as if there were none."""
+    asks for the generator itself to run. A missing entry is made under its lock, so processes asking meanwhile
+    wait for these rows instead of making them again; an entry that is there is read at once (written whole, it
+    is never half there), even while a fresh generation of it runs. A cache that cannot be used (a read-only
+    home) is skipped: the table is generated as if there were none."""
     entry = _entry(op, seed)
+    if not fresh and (cached := _load(entry)) is not None:
+        return cached
+    if fresh and entry.is_file():  # readers keep reading the entry that is there meanwhile
+        made = generate()
+        _write(entry, made)
+        return made
     try:
         lock = _lock(entry)
     except OSError:
         return generate()
     with lock:
-        cached = None if fresh else _load(entry)
+        cached = None if fresh else _load(entry)  # made by the process this one waited for
         if cached is not None:
             return cached
         made = generate()
