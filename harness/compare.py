@@ -35,8 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from harness.session import REFERENCE_KINDS
+from harness.session import REFERENCE_KINDS, RunMeta
 from harness.stats import hodges_lehmann
+from harness.stored import read_history, read_path
 from harness.timing import MIN_ROUNDS
 
 MIN_EFFECT = 0.02
@@ -45,6 +46,8 @@ ROUND_STAT = "p10_us"
 
 COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "base_median_us", "head_median_us", "change",
            "ci_lo", "ci_hi", "p_value", "q_value", "verdict"]
+#: What base_median_us / head_median_us are medians of, per evidence: the figure the change and its CI are of.
+FIGURE = {"rounds": "each round's p10", "interleaved": "the samples", "within-run": "the samples"}
 
 
 def _samples(record: dict) -> list[float] | None:
@@ -101,9 +104,11 @@ def shift_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[f
 
 def compare_runs(base_records: list[dict], head_records: list[dict], threshold: float = 0.05,
                  alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False) -> pd.DataFrame:
-    """One row per perf row with samples on both sides (base order); change = relative shift of the compared
-    figure (round p10s for separate runs, samples when `interleaved` or when rounds are missing), with its CI.
-    `evidence` says which: "rounds", "interleaved" or "within-run" (never REGRESSION/IMPROVEMENT)."""
+    """One row per perf row with samples on both sides (base order). The compared figure is each round's p10 for
+    separate runs, the samples when `interleaved` or when rounds are missing; `evidence` says which: "rounds",
+    "interleaved" or "within-run" (never REGRESSION/IMPROVEMENT). base/head_median_us are the medians of that
+    figure and change is their ratio - 1, so the change printed beside them is theirs; the CI is the
+    Hodges-Lehmann interval of the same figure's shift."""
     head = {_key(r): r for r in head_records if _samples(r) is not None}
     rows: list[dict[str, Any]] = []
     for rec in base_records:
@@ -119,11 +124,12 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
             evidence, x, y = "rounds", base_r, head_r
         else:
             evidence, x, y = "within-run", base_s, head_s
-        x, y = np.log(np.maximum(x, 1e-9)), np.log(np.maximum(y, 1e-9))  # shifts of log time: ratios
-        shift, lo, hi, p = shift_test(x, y, 1.0 - alpha)
+        x, y = np.maximum(x, 1e-9), np.maximum(y, 1e-9)
+        _, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
+        base_median, head_median = float(np.median(x)), float(np.median(y))
         rows.append({"case_name": rec["case_name"], "op": rec.get("op"), "evidence": evidence, "n_base": x.size,
-                     "n_head": y.size, "base_median_us": float(np.median(base_s)),
-                     "head_median_us": float(np.median(head_s)), "change": math.expm1(shift),
+                     "n_head": y.size, "base_median_us": base_median, "head_median_us": head_median,
+                     "change": head_median / base_median - 1.0,
                      "ci_lo": math.expm1(lo) if math.isfinite(lo) else -math.inf,
                      "ci_hi": math.expm1(hi) if math.isfinite(hi) else math.inf, "p_value": p})
     df = pd.DataFrame(rows, columns=COLUMNS)
@@ -172,25 +178,42 @@ def parse_fail_on(text: str) -> float:
     return value
 
 
-def _timing_mode(meta: dict) -> str | None:
-    settings = meta.get("settings") or {}
-    timing = settings.get("timing")
-    return settings.get("timing_mode") or (timing.get("mode") if isinstance(timing, dict) else None)
-
-
-def compatibility_problems(base_meta: dict, head_meta: dict) -> list[str]:
-    """Why the two runs' numbers are not comparable: different tables (CSV sha256), backends or timing modes."""
-    problems = []
-
-    def tables(meta: dict) -> list[str]:
-        return sorted(i.get("sha256", "") for i in meta.get("inputs") or [])
-    if tables(base_meta) != tables(head_meta):
-        problems.append("the case tables differ (CSV sha256s do not match)")
-    if base_meta.get("backend") != head_meta.get("backend"):
-        problems.append(f"backends differ: {base_meta.get('backend')} vs {head_meta.get('backend')}")
-    if _timing_mode(base_meta) != _timing_mode(head_meta):
-        problems.append(f"timing modes differ: {_timing_mode(base_meta)} vs {_timing_mode(head_meta)}")
+def compatibility_problems(base_meta: RunMeta, head_meta: RunMeta) -> list[str]:
+    """Why the two runs' numbers are not comparable: a case table both ran (by file name) with other contents
+    (sha256), no table in common, different backends or timing modes. Runs of different table sets are
+    comparable: their shared rows are compared (row_differences says which are not)."""
+    def tables(meta: RunMeta) -> dict[str, str]:
+        return {Path(i["path"]).name: str(i.get("sha256", "")) for i in meta["inputs"]}
+    base_tables, head_tables = tables(base_meta), tables(head_meta)
+    shared = sorted(base_tables.keys() & head_tables.keys())
+    problems = [f"the case table {name} differs between the runs (sha256 {base_tables[name][:12]} vs "
+                f"{head_tables[name][:12]})" for name in shared if base_tables[name] != head_tables[name]]
+    if base_tables and head_tables and not shared:
+        problems.append(f"the runs share no case table ({', '.join(sorted(base_tables))} vs "
+                        f"{', '.join(sorted(head_tables))})")
+    if base_meta["backend"] != head_meta["backend"]:
+        problems.append(f"backends differ: {base_meta['backend']} vs {head_meta['backend']}")
+    modes = [meta["settings"]["timing"].get("mode") for meta in (base_meta, head_meta)]
+    if modes[0] != modes[1]:
+        problems.append(f"timing modes differ: {modes[0]} vs {modes[1]}")
     return problems
+
+
+def row_differences(base_records: list[dict], head_records: list[dict], limit: int = 5) -> str:
+    """'' when both runs timed the same perf rows, else the line saying which rows only one side has (the first
+    `limit` names of each): compare_runs compares the rows both have, as pytest-benchmark compares benchmarks."""
+    def timed(records: list[dict]) -> dict[tuple[str, str], None]:
+        return dict.fromkeys(_key(r) for r in records if _samples(r) is not None)
+    base, head = timed(base_records), timed(head_records)
+    only = {"base": [k for k in base if k not in head], "head": [k for k in head if k not in base]}
+    if not only["base"] and not only["head"]:
+        return ""
+
+    def names(keys: list[tuple[str, str]]) -> str:
+        shown = ", ".join(name for _, name in keys[:limit])
+        return f"{len(keys)} ({shown}{', ...' if len(keys) > limit else ''})" if keys else "0"
+    return (f"compared the {len(base.keys() & head.keys())} timed rows both runs have; only in base: "
+            f"{names(only['base'])}; only in head: {names(only['head'])}")
 
 
 def exit_code(df: pd.DataFrame, fail_on: float = 0.0) -> int:
@@ -215,8 +238,14 @@ def format_table(df: pd.DataFrame) -> str:
     body = [[r.case_name, r.op, f"{r.base_median_us:.2f}", f"{r.head_median_us:.2f}", pct(r.change),
              f"[{pct(r.ci_lo)}, {pct(r.ci_hi)}]", f"{r.q_value:.3g}", f"{r.n_base}/{r.n_head} {r.evidence}",
              r.verdict] for r in df.itertuples()]
-    return tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "q (BH)",
-                                   "n (evidence)", "verdict"], tablefmt="github") + "\n" + summary_line(df)
+    return (tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "q (BH)",
+                                    "n (evidence)", "verdict"], tablefmt="github") + "\n" + figure_line(df)
+            + "\n" + summary_line(df))
+
+
+def figure_line(df: pd.DataFrame) -> str:
+    """What the medians (and the change between them) are medians of, per evidence present."""
+    return "medians of " + "; ".join(f"{FIGURE[e]} ({e})" for e in dict.fromkeys(df["evidence"]))
 
 
 def summary_line(df: pd.DataFrame) -> str:
@@ -239,21 +268,6 @@ def to_json(df: pd.DataFrame, base_meta: dict, head_meta: dict, settings: dict) 
                        "summary": {v: int(counts.get(v, 0)) for v in VERDICTS}, "rows": rows}, indent=1)
 
 
-def load_report(path: Path) -> tuple[dict, list[dict]]:
-    """(meta, records) from a report.json (or the run directory holding one); LookupError (one line) for a file
-    that is not one."""
-    if path.is_dir():
-        path = path / "report.json"
-    try:
-        report = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LookupError(f"{path} is not a harness report.json ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    if not isinstance(report, dict) or not isinstance(report.get("cases"), list) or "run_id" not in report:
-        raise LookupError(f"{path} is not a harness report.json (no run_id and cases list)")
-    return {k: v for k, v in report.items() if k != "cases"}, report["cases"]
-
-
 def git_commit(rev: str, cwd: str | Path | None = None) -> str | None:
     """Full sha of a git revision, or None when it is not one (or there is no git repository)."""
     try:
@@ -268,29 +282,29 @@ def git_commit(rev: str, cwd: str | Path | None = None) -> str | None:
 RUN_ALIASES = {"latest": 0, "previous": 1}
 
 
-def resolve_run(ref: str, history: Any) -> tuple[dict, list[dict]]:
-    """A run named by a report.json path (or its directory), a run id in the history, `latest` / `previous`, or
-    a git revision (the newest run of that commit); the last two choose among the runs of REFERENCE_KINDS only (a
-    mutants run must never become the reference by being the newest). Raises LookupError saying what was tried."""
-    path = Path(ref)
-    if path.is_file() or (path.is_dir() and (path / "report.json").is_file()):
-        return load_report(path)
+def resolve_run(ref: str, history: Any) -> tuple[RunMeta, list[dict]]:
+    """A run named by a path (a run directory, results.jsonl or report.json), a run id in the history, `latest` /
+    `previous`, or a git revision (the newest run of that commit); the last two choose among the runs of
+    REFERENCE_KINDS only (a mutants run must never become the reference by being the newest). Read by the one
+    reader (harness.stored); raises LookupError (BadRun for a damaged run) saying what was tried."""
+    if Path(ref).exists():
+        meta, records, _ = read_path(Path(ref))
+        return meta, records
     if history.exists():
         if history.has_run(ref):
-            return history.load_run(ref)
+            return read_history(history, ref)
         if ref in RUN_ALIASES:
             ids = history.recent_run_ids(RUN_ALIASES[ref] + 1, REFERENCE_KINDS)
             if len(ids) <= RUN_ALIASES[ref]:
                 raise LookupError(f"{ref}: {history.path} holds only {len(ids)} run(s) of kind "
                                   f"{' or '.join(REFERENCE_KINDS)} (others are named by their run id)")
-            return history.load_run(ids[RUN_ALIASES[ref]])
+            return read_history(history, ids[RUN_ALIASES[ref]])
         commit = git_commit(ref)
         if commit:
             run_id = history.latest_run_of_commit(commit, REFERENCE_KINDS)
             if run_id:
-                return history.load_run(run_id)
+                return read_history(history, run_id)
             raise LookupError(f"{ref} is commit {commit[:12]}, but {history.path} holds no run of it of kind "
                               f"{' or '.join(REFERENCE_KINDS)}")
-    raise LookupError(f"{ref!r} is neither a report.json path, a run id in {history.path}, latest/previous, nor "
-                      "a git revision with a recorded run")
-
+    raise LookupError(f"{ref!r} is neither a run directory, results.jsonl or report.json path, a run id in "
+                      f"{history.path}, latest/previous, nor a git revision with a recorded run")

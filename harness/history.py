@@ -7,11 +7,11 @@ readers may share one history: SQLite runs in WAL mode with a busy timeout and e
 IMMEDIATE` transaction retried on contention; PostgreSQL gives each write its own transaction. Each record commits
 on its own, so a run killed halfway keeps every row it finished. Rows are keyed by run, table and line (plus name):
 a duplicated case name adds a row, never overwrites one. The schema is versioned in a `schema_migrations` table on
-both backends; a history opened by an older harness is migrated on open.
+both backends; a history opened by an older harness is migrated on open. Every JSON column holds harness.codec's
+strict JSON (older histories' bare NaN tokens are still read).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
+from harness import codec
 from harness.record import DISPUTED, FAILING
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
@@ -58,16 +59,6 @@ def redacted(url: str) -> str:
 
 class HistoryError(sqlite3.DatabaseError):
     """A PostgreSQL failure, as the sqlite3.Error every caller already handles for a history it cannot use."""
-
-
-def _json(value: Any) -> str:
-    """JSON that also takes numpy scalars/arrays (anything with .item() / .tolist())."""
-    def default(obj: Any) -> Any:
-        for attr in ("tolist", "item"):
-            if hasattr(obj, attr):
-                return getattr(obj, attr)()
-        raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
-    return json.dumps(value, default=default)
 
 
 def _create_tables(db: Any) -> None:
@@ -243,8 +234,8 @@ class History:
         """Register a run (meta: run_id, commit, dirty, branch, backend, device, host, inputs, settings, started)."""
         host = meta.get("host")
         row = (meta["run_id"], meta.get("commit"), int(bool(meta.get("dirty"))), meta.get("branch"),
-               meta.get("backend"), str(meta.get("device", "")), host if isinstance(host, str) else _json(host),
-               meta.get("started"), _json(meta))
+               meta.get("backend"), str(meta.get("device", "")),
+               host if isinstance(host, str) else codec.dumps(host), meta.get("started"), codec.dumps(meta))
         self._write(lambda c: c.execute(
             "INSERT INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row))
@@ -259,7 +250,7 @@ class History:
         key = (run_id, str(record.get("table", "")), record["case_name"])
         row = key + (record.get("op"), record.get("line"), record.get("verdict"), int(bool(record.get("is_perf"))),
                      timing.get("n"), timing.get("mean_us"), timing.get("median_us"), timing.get("min_us"),
-                     None if not timing else int(bool(timing.get("converged"))), _json(slim),
+                     None if not timing else int(bool(timing.get("converged"))), codec.dumps(slim),
                      None if record.get("device") is None else str(record["device"]))
 
         def body(c: Any) -> None:
@@ -267,13 +258,14 @@ class History:
                       " median_us, min_us, converged, record, device)"
                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
             if samples is not None:
-                c.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?)", key + (_json(samples), record.get("line")))
+                c.execute("INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
+                          key + (codec.dumps(samples), record.get("line")))
         self._write(body)
 
     def finish_run(self, run_id: str, summary: dict) -> None:
         finished = summary.get("finished") or time.strftime("%Y-%m-%dT%H:%M:%S%z")
         self._write(lambda c: c.execute("UPDATE runs SET finished = ?, summary = ? WHERE run_id = ?",
-                                        (finished, _json(summary), run_id)))
+                                        (finished, codec.dumps(summary), run_id)))
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -289,7 +281,7 @@ class History:
             "SELECT r.run_id, r.commit_sha AS \"commit\", r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
             " r.finished, r.summary, (SELECT COUNT(*) FROM results s WHERE s.run_id = r.run_id) AS records"
             " FROM runs r ORDER BY r.started, r.rowid")
-        summaries = pd.DataFrame([json.loads(s) if isinstance(s, str) else {} for s in df.pop("summary")],
+        summaries = pd.DataFrame([codec.loads(s) if isinstance(s, str) else {} for s in df.pop("summary")],
                                  index=df.index)
         summaries = summaries.drop(columns=[c for c in summaries.columns if c in df.columns])
         df["dirty"] = df["dirty"].astype(bool)
@@ -309,12 +301,12 @@ class History:
             (limit,) if limit else ()).fetchall())
         out = []
         for run_id, started, commit, dirty, backend, device, meta_json, summary_json in rows:
-            meta = json.loads(meta_json) if meta_json else {}
+            meta = codec.loads(meta_json) if meta_json else {}
             hardware = meta.get("hardware")
             out.append({"run_id": run_id, "kind": run_kind(meta), "started": started, "commit": commit,
                         "dirty": bool(dirty), "backend": backend, "device": device,
                         "hardware": hardware.get("name") if isinstance(hardware, dict) else device,
-                        "summary": json.loads(summary_json) if summary_json else None})
+                        "summary": codec.loads(summary_json) if summary_json else None})
         return out
 
     def has_run(self, run_id: str) -> bool:
@@ -335,7 +327,7 @@ class History:
         def query() -> list[str]:
             out: list[str] = []
             for run_id, meta in self.db.execute(sql, params).fetchall():
-                if kinds is None or run_kind(json.loads(meta) if meta else {}) in kinds:
+                if kinds is None or run_kind(codec.loads(meta) if meta else {}) in kinds:
                     out.append(run_id)
                     if len(out) == count:
                         break
@@ -348,16 +340,16 @@ class History:
             "SELECT meta, summary, finished FROM runs WHERE run_id = ?", (run_id,)).fetchone())
         if row is None:
             raise KeyError(f"no run {run_id!r} in {self.path}")
-        meta = json.loads(row[0])
-        meta.update(summary=json.loads(row[1]) if row[1] else None, finished=row[2])
+        meta = codec.loads(row[0])
+        meta.update(summary=codec.loads(row[1]) if row[1] else None, finished=row[2])
         rows = self._retry(lambda: self.db.execute(
             "SELECT r.record, s.samples_us FROM results r LEFT JOIN samples s USING (run_id, table_name, line, case_name)"
             " WHERE r.run_id = ? ORDER BY r.table_name, r.line, r.case_name", (run_id,)).fetchall())
         records = []
         for rec_json, samples_json in rows:
-            rec = json.loads(rec_json)
+            rec = codec.loads(rec_json)
             if samples_json is not None and rec.get("timing"):
-                rec["timing"]["samples_us"] = json.loads(samples_json)
+                rec["timing"]["samples_us"] = codec.loads(samples_json)
             records.append(rec)
         return meta, records
 
@@ -404,9 +396,9 @@ def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
     rows = []
     prev: dict[tuple[str, str], float] = {}
     for _, r in latest.sort_values(["op", "table_name"], kind="stable").iterrows():
-        rec = json.loads(r["record"])
-        timing = rec.get("timing") or {}
-        precision = rec.get("precision") or {}
+        rec = codec.loads(r["record"])
+        timing = codec.finite_or_not(rec.get("timing") or {})
+        precision = codec.finite_or_not(rec.get("precision") or {})
         ci = timing.get("ci95_us") or [None, None]
         median = r["median_us"] if not pd.isna(r["median_us"]) else None
         before = prev.get((r["op"], r["table_name"]))

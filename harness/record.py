@@ -16,7 +16,10 @@ Keys (contract, ARCHITECTURE.md "Report"):
 """
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Mapping, TypedDict
+
+from harness.exitcodes import Exit
+from harness.perf import unjudged_device_run
 
 VERDICTS = ("PASS", "DISPUTED", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
 #: The verdicts that fail a run (exit code 1) whatever the user accepts.
@@ -84,3 +87,28 @@ def accept_disputed(rec: Record) -> Record:
 def fails_run(rec: Record) -> bool:
     """Whether this row makes the run exit 1: a failing verdict, or a DISPUTED one the user has not accepted."""
     return rec["verdict"] in FAILING or (rec["verdict"] == DISPUTED and not rec.get("disputed_accepted"))
+
+
+def outcome(records: list[Record], meta: Mapping[str, Any] | None = None) -> tuple[Exit, str]:
+    """The run's exit code (contract) and, when that is INSUFFICIENT for a reason the counts do not show, the line
+    saying why. The one rule for `harness run`, `report`, `merge` and report.json's `exit_code`:
+    1 on any row that fails the run (fails_run) or a FAIL baseline verdict; 2 when nothing failed but no row ran,
+    a baseline verdict is INCONCLUSIVE, or a device run (meta's backend is not cpu) judged none of its perf rows;
+    else 0. Without a meta the run is judged as a cpu run (no baseline is for the cpu backend)."""
+    perf = {b.get("verdict") for r in records for b in r.get("baseline") or []}
+    if any(fails_run(r) for r in records) or "FAIL" in perf:
+        return Exit.FAIL, ""
+    if {r["verdict"] for r in records} <= {"SKIP"} or "INCONCLUSIVE" in perf:
+        return Exit.INSUFFICIENT, ""
+    if meta is not None:
+        hardware = meta.get("hardware")
+        name = hardware.get("name", "") if isinstance(hardware, Mapping) else str(hardware or "")
+        unjudged = unjudged_device_run(records, str(meta.get("backend") or "cpu"), name)
+        if unjudged:
+            return Exit.INSUFFICIENT, unjudged
+    return Exit.OK, ""
+
+
+def exit_code(records: list[Record], meta: Mapping[str, Any] | None = None) -> Exit:
+    """outcome()'s exit code alone."""
+    return outcome(records, meta)[0]

@@ -11,7 +11,6 @@ rebuilt (`harness report`).
 from __future__ import annotations
 
 import errno
-import json
 import os
 import signal
 import sqlite3
@@ -20,10 +19,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, TextIO, TypedDict
 
-from harness import provenance
+from harness import codec, provenance
 from harness.exitcodes import Exit, interrupted
 from harness.progress import Progress
-from harness.record import Record, accept_disputed, summarize
+from harness.record import Record, accept_disputed, outcome, summarize
 
 RESULTS = "results.jsonl"
 META = "run.json"
@@ -107,6 +106,8 @@ def load_meta(raw: dict[str, Any]) -> RunMeta:
         raw = {**raw, "interrupted": True}
     if "criteria" in raw and "gates" not in settings:  # the first runs kept the gates beside the settings
         settings["gates"] = raw["criteria"]
+    if "timing_mode" in settings and not settings.get("timing"):  # ... and the timing mode as a setting of its own
+        settings["timing"] = {"mode": settings["timing_mode"]}
     blank_settings = new_settings(gates={}, timing={})
     blank = RunMeta(kind="run", run_id="", commit="", dirty=False, branch="", backend="", device="", host={},
                     inputs=[], operator_lib={"path": None, "sha256": None}, settings=blank_settings, started="",
@@ -161,27 +162,27 @@ class Session:
         self.progress.started(case)
 
     def record(self, rec: Record) -> None:
-        from harness.reports.json_csv import strict
-
         if not rec.get("description"):
             rec["description"] = self._descriptions.get((rec["table"], rec["line"]), "")
         if self.meta["settings"]["accept_disputed"]:
             accept_disputed(rec)
         self.records.append(rec)
-        append_line(self.stream, json.dumps(strict(rec), allow_nan=False, ensure_ascii=False))
+        append_line(self.stream, codec.dumps(rec))
         self.history.record(self.meta["run_id"], rec)
         self.progress.finished(rec)
 
     def finish(self, interrupted_by: int = 0) -> dict[str, Path]:
-        """Close the history run and write every report for what finished; returns the report paths."""
+        """Close the history run and write every report for what finished; returns the report paths.
+        `interrupted_by`: the number of the signal that cut the run short (0: it was not)."""
         from harness import reports
 
         self.progress.stop()
-        self.meta.update(finished=provenance.now(), interrupted=bool(interrupted_by))
+        # a meta that arrives interrupted (harness merge of an interrupted shard) stays so
+        self.meta.update(finished=provenance.now(), interrupted=bool(interrupted_by) or self.meta["interrupted"])
         try:
             self._write_meta()
             self.history.finish_run(self.meta["run_id"], {**summarize(self.records),
-                                                          "interrupted": bool(interrupted_by)})
+                                                          "interrupted": self.meta["interrupted"]})
             order = {(c.table, c.line): i for i, c in enumerate(self.cases)}
             self.records.sort(key=lambda r: order.get((r["table"], r["line"]), 0))
             return reports.write_all(self.out_dir, self.meta, self.records)
@@ -191,7 +192,7 @@ class Session:
     def end(self, interrupted_by: int = 0, out: TextIO | None = None, junitxml: Path | None = None) -> int:
         """finish() (and the JUnit XML when asked), the closing lines printed, and the exit code (a write failure
         is fail()'s)."""
-        from harness import perf, reports
+        from harness import reports
         from harness.progress import closing_lines
 
         out = out or sys.stdout
@@ -207,11 +208,9 @@ class Session:
                   f"{summary['total']} of {len(self.cases)} rows finished; reports in {self.out_dir}",
                   file=sys.stderr)
             return interrupted(interrupted_by)
-        code = reports.exit_code(self.records)
-        unjudged = perf.unjudged_device_run(self.records, self.meta["backend"], self.meta["hardware"]["name"])
-        if unjudged and code == Exit.OK:
-            print(unjudged, file=out)
-            code = Exit.INSUFFICIENT
+        code, why_insufficient = outcome(self.records, self.meta)
+        if why_insufficient:
+            print(why_insufficient, file=out)
         accepted = bool(self.meta["settings"]["accept_disputed"] and summary["disputed"])
         print("\n" + "\n".join(closing_lines(self.meta, self.records, paths, code, accepted)), file=out)
         return code
@@ -232,7 +231,7 @@ class Session:
         """run.json: at the start (so a crashed run can be rebuilt), again at the end (finished, interrupted)."""
         from harness.reports.json_csv import write_atomic
 
-        write_atomic(self.out_dir / META, json.dumps(self.meta, ensure_ascii=False, indent=1, default=str))
+        write_atomic(self.out_dir / META, codec.dumps(self.meta, indent=1))
 
     def _close_stream(self) -> None:
         if self.stream >= 0:
@@ -265,60 +264,3 @@ def why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
     return str(exc) or type(exc).__name__
-
-
-class RunNotFound(Exception):
-    """`harness report` was given neither a run directory with results.jsonl nor a run id in the history."""
-
-
-def load_run(where: str, history_path: str) -> tuple[RunMeta, list[Record], Path]:
-    """(meta, records in table order, report dir) of a finished or crashed run: a directory holding results.jsonl
-    (meta from its run.json, else report.json), a results.jsonl path, or a run id in the history (reports go to
-    reports/<run_id>/). A torn last line (a crash mid-write) is dropped; any other bad line is an error."""
-    path = Path(where)
-    if path.is_file() and path.name == RESULTS:
-        path = path.parent
-    if (path / RESULTS).is_file():
-        meta, records, out = _meta_beside(path), _read_results(path / RESULTS), path
-    else:
-        meta, records, out = _from_history(where, history_path)
-    tables = {item["path"]: i for i, item in enumerate(meta["inputs"])}
-    records.sort(key=lambda r: (tables.get(r["table"], len(tables)), r["table"], r["line"]))  # as finish() orders
-    return meta, records, out
-
-
-def _from_history(run_id: str, history_path: str) -> tuple[RunMeta, list[Record], Path]:
-    from harness.history import History
-
-    history = History(history_path)
-    try:
-        if not history.exists():
-            raise RunNotFound(f"{run_id}: no {RESULTS} there and no history database {history.path}")
-        raw, records = history.load_run(run_id)
-    except KeyError:
-        raise RunNotFound(f"{run_id}: not a run directory (no {RESULTS}) nor a run id in {history.path}") from None
-    finally:
-        history.close()
-    return load_meta(raw), records, Path(history_path).parent / run_id
-
-
-def _meta_beside(run_dir: Path) -> RunMeta:
-    for name in (META, "report.json"):  # report.json: the meta keys at its top level
-        if (run_dir / name).is_file():
-            return load_meta(json.loads((run_dir / name).read_text(encoding="utf-8")))
-    raise RunNotFound(f"{run_dir}: {RESULTS} without {META} or report.json: the run's meta is lost")
-
-
-def _read_results(path: Path) -> list[Record]:
-    lines = path.read_text(encoding="utf-8").split("\n")
-    records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if number == len(lines):  # no newline after it: the write a crash cut short
-                break
-            raise RunNotFound(f"{path}:{number}:{exc.colno}: not a JSON record ({exc.msg})") from None
-    return records

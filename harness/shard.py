@@ -4,12 +4,13 @@ once and spread precision and perf rows alike; `harness merge` puts their result
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 from harness import provenance
 from harness.engine import Case
+from harness.session import RESULTS
+from harness.stored import read_path
 
 
 def parse(text: str) -> tuple[int, int]:
@@ -35,16 +36,12 @@ class MergeError(Exception):
 
 
 def load_shard(report_dir: Path) -> tuple[dict, list[dict]]:
-    """A shard's meta (its report.json without the cases) and its records (results.jsonl: every finished row, even
-    when the shard was interrupted)."""
-    try:
-        meta = json.loads((report_dir / "report.json").read_text())
-        lines = (report_dir / "results.jsonl").read_text().splitlines()
-    except (OSError, ValueError) as exc:
-        raise MergeError(f"{report_dir}: not a shard's report directory ({exc})") from None
-    for key in ("cases", "summary", "exit_code"):
-        meta.pop(key, None)
-    return meta, [json.loads(line) for line in lines if line.strip()]
+    """A shard's meta and its records (results.jsonl: every finished row, even when the shard was interrupted),
+    read by the one reader (harness.stored: a damaged file is its BadRun, one line)."""
+    if not (Path(report_dir) / RESULTS).is_file():
+        raise MergeError(f"{report_dir}: not a shard's report directory (no {RESULTS})")
+    meta, records, _ = read_path(Path(report_dir))
+    return dict(meta), records
 
 
 def merge(shards: list[tuple[dict, list[dict]]]) -> tuple[dict, list[dict]]:

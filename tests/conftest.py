@@ -1,4 +1,10 @@
-"""Fixtures shared by the project's tests."""
+"""Fixtures shared by the project's tests, and the `slow` marker's rules (see tests/README.md):
+
+* a bare `pytest` (the testpaths, no paths named) skips the tests marked slow, for a quick local run; `--slow`
+  runs them too (CI does, through .ci/run), and so does naming a file, a directory or a test;
+* slow tests are scheduled first, so that under xdist no worker ends the run alone on a long test, and the table
+  generations they start fill the on-disk table cache (harness.generate.cache) before other tests wait on it.
+"""
 from __future__ import annotations
 
 import shutil
@@ -12,6 +18,22 @@ from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow when no path is named (a bare pytest skips them)")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture scope, which would undo the order
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first, else as collected
+    if config.getoption("--slow") or config.args_source != pytest.Config.ArgsSource.TESTPATHS:
+        return
+    skip = pytest.mark.skip(reason="slow: a bare pytest skips it; run with --slow (as CI does) or name its file")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
 
 
 def _native_lib(tmp_path_factory, name: str, *flags: str) -> Path:

@@ -243,6 +243,7 @@ def test_operator_lib_is_refused():
         ascend_cpu.open(operator_lib="/nonexistent.so")
 
 
+@pytest.mark.slow  # 23 s on the loaded 2-core machine
 def test_harness_run_on_the_kernels(tmp_path, capsys):
     from harness.cli import main
 

@@ -12,16 +12,18 @@ from harness.ab import interleave
 from harness.cli import Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
-from harness.compare import (_verdict, compare_runs, compatibility_problems, parse_fail_on, resolve_run, shift_test,
-                             warnings)
+from harness.compare import (_verdict, compare_runs, compatibility_problems, format_table, parse_fail_on, resolve_run,
+                             row_differences, shift_test, warnings)
 from harness.history import History
 from harness.record import new_record
+from harness.session import load_meta
 from harness.timing import TimingConfig
 
 def rec(name, samples, op="csymm", rounds=0):
     """A perf record; with `rounds`, its samples split into that many rounds as harness.runner would merge them."""
     r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
-    r["timing"] = None if samples is None else {"mode": "sync", "samples_us": list(map(float, samples))}
+    r["timing"] = None if samples is None else {"mode": "sync", "n": len(samples), "mean_us": float(np.mean(samples)),
+                                                "samples_us": list(map(float, samples))}
     if samples is not None and rounds:
         r["timing"]["rounds"] = [{"p10_us": float(np.percentile(chunk, 10))}
                                  for chunk in np.array_split(np.asarray(samples, dtype=float), rounds)]
@@ -101,11 +103,48 @@ def meta(**over):
 
 
 def test_compatibility_problems():
-    assert compatibility_problems(meta(), meta(inputs=[{"path": "/other/a.csv", "sha256": "1" * 64}])) == []
-    assert "tables" in compatibility_problems(meta(), meta(inputs=[{"path": "a", "sha256": "2" * 64}]))[0]
-    assert "backends" in compatibility_problems(meta(), meta(backend="npu"))[0]
-    assert "timing modes" in compatibility_problems(meta(), meta(settings={"timing_mode": "steady"}))[0]
-    assert len(compatibility_problems(meta(), meta(backend="npu", settings={"timing": {"mode": "steady"}}))) == 2
+    def problems(**head):
+        return compatibility_problems(load_meta(meta()), load_meta(meta(**head)))
+    assert problems(inputs=[{"path": "/other/a.csv", "sha256": "1" * 64}]) == []
+    assert "a.csv differs" in problems(inputs=[{"path": "elsewhere/a.csv", "sha256": "2" * 64}])[0]
+    assert "share no case table" in problems(inputs=[{"path": "b.csv", "sha256": "1" * 64}])[0]
+    two_tables = [{"path": "cases/a.csv", "sha256": "1" * 64}, {"path": "cases/b.csv", "sha256": "3" * 64}]
+    assert problems(inputs=two_tables) == []                 # a subset of the tables: the shared rows compare
+    assert "backends" in problems(backend="npu")[0]
+    assert "timing modes" in problems(settings={"timing_mode": "steady"})[0]  # the first runs' spelling
+    assert len(problems(backend="npu", settings={"timing": {"mode": "steady"}})) == 2
+
+
+def test_a_subset_run_compares_the_shared_rows_and_names_the_others(tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    full = [rec(f"TC_PF_00{i}", noisy(rng, 100), rounds=5) for i in range(1, 8)]
+    subset = [rec(f"TC_PF_00{i}", noisy(rng, 100), rounds=5) for i in (2, 3)]
+    assert "only in base: 5 (TC_PF_001, TC_PF_004, TC_PF_005, TC_PF_006, TC_PF_007)" in row_differences(full, subset)
+    assert row_differences(full, full) == ""
+    tables = [{"path": "cases/a.csv", "sha256": "1" * 64}, {"path": "cases/b.csv", "sha256": "3" * 64}]
+    base = write_report(tmp_path / "full.json", full, inputs=tables, run_id="full")
+    head = write_report(tmp_path / "subset.json", subset, run_id="subset")
+    assert run_command(compare_command, ["compare", base, head, "--history", str(tmp_path / "h.sqlite")]) == 0
+    captured = capsys.readouterr()
+    assert "compared the 2 timed rows both runs have" in captured.err and "refusing" not in captured.err
+    assert "TC_PF_002" in captured.out and "TC_PF_001" not in captured.out
+
+
+def test_the_change_is_of_the_medians_printed_beside_it():
+    """Rounds whose p10s fell while their medians rose (the head's fast end moved down): the change, the medians
+    and the CI are all of the rounds' p10s, never a p10 change beside sample medians."""
+    def run_of(p10_level, median_level):
+        rounds = [np.concatenate([np.full(20, p10_level * f), np.full(80, median_level * f)])
+                  for f in (0.99, 1.0, 1.01, 1.0, 0.995)]
+        r = rec("TC_PF_001", np.concatenate(rounds))
+        r["timing"]["rounds"] = [{"p10_us": float(np.percentile(x, 10))} for x in rounds]
+        return r
+    df = compare_runs([run_of(3800, 3904)], [run_of(3100, 4165)])
+    row = df.iloc[0]
+    assert row["evidence"] == "rounds"
+    assert row["head_median_us"] / row["base_median_us"] - 1 == pytest.approx(row["change"])
+    assert row["change"] < 0 and row["base_median_us"] == pytest.approx(3800, rel=0.02)
+    assert "medians of each round's p10 (rounds)" in format_table(df)
 
 
 def write_report(path, records, **over):

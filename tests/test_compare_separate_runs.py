@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = "TC_PF_0010 or TC_PF_0011 or TC_PF_0012 or TC_PF_0013"
 
@@ -18,6 +20,7 @@ def harness(*args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.slow  # two default runs: 47 s on the loaded 2-core machine
 def test_unchanged_code_in_separate_runs_is_no_regression(tmp_path):
     history = ["--history", str(tmp_path / "h.sqlite")]
     for _ in range(2):

@@ -133,7 +133,9 @@ def _harness(*argv: str, timeout: float = 600) -> subprocess.CompletedProcess:
 
 def test_two_concurrent_harness_runs_then_runs_compare_history(location, tmp_path):
     args = ["run", str(ROOT / "cases" / "csymm_test.csv"), "-k", "TC_PF_0010 or TC_PF_0011 or TC_L0_0001",
-            "--history", location, "--rounds", "3", "--min-samples", "5", "--max-time", "0.05", "--device", "0-1"]
+            "--history", location, "--rounds", "3", "--min-samples", "5", "--max-time", "0.6", "--device", "0-1"]
+    # 0.2 s a round: time for a perf row's samples on a loaded machine (0.05 s, 17 ms a round, left a side of
+    # this test with no row to compare under a load average of 20)
     procs = [subprocess.Popen([sys.executable, "-m", "harness.cli", *args, "--report-dir", str(tmp_path / side)],
                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for side in ("a", "b")]

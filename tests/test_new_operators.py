@@ -21,7 +21,7 @@ UPSTREAM = Path("/work/shared/data/ops-blas-csv")
 
 @pytest.mark.parametrize("op", NEW)
 def test_committed_table_is_the_seeded_regeneration_and_covers_its_categories(op, tmp_path):
-    out = generate.write_table(op, tmp_path / f"{op}_test.csv")
+    out = generate.write_table(op, tmp_path / f"{op}_test.csv", fresh=True)
     assert out.read_bytes() == (ROOT / "cases" / f"{op}_test.csv").read_bytes()
     text, ok = coverage.describe(ROOT / "cases" / f"{op}_test.csv")
     assert ok, text
@@ -42,6 +42,7 @@ def _verdicts(tmp_path: Path) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.slow  # 28 s on the loaded 2-core machine
 def test_project_tables_pass_on_the_cpu_backend(tmp_path):
     tables = [ROOT / "cases" / f"{op}_test.csv" for op in NEW]
     assert _run(tables, tmp_path) == 0
@@ -49,6 +50,7 @@ def test_project_tables_pass_on_the_cpu_backend(tmp_path):
     assert _verdicts(tmp_path) == {"PASS": rows}
 
 
+@pytest.mark.slow  # 51 s on the loaded 2-core machine
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason=f"the upstream ops-blas tables are not on this machine ({UPSTREAM})")
 def test_upstream_tables_pass_on_the_cpu_backend(tmp_path):
     assert _run([UPSTREAM / "ssymm_test.csv", UPSTREAM / "sgemm_batched_test.csv"], tmp_path) == 0

@@ -198,7 +198,8 @@ def test_report_rebuilds_a_crashed_run_from_results_jsonl(tmp_path, toy_lib, cap
 def test_report_keeps_an_interrupted_run_marked_interrupted(tmp_path, toy_lib, capsys):
     from harness.history import History
     from harness.record import new_record
-    from harness.session import Session, load_meta, load_run
+    from harness.session import Session, load_meta
+    from harness.stored import read
 
     meta = load_meta({"run_id": "r1", "backend": "cpu"})
     session = Session(History(tmp_path / "h.sqlite"), tmp_path / "r1", meta)
@@ -206,7 +207,7 @@ def test_report_keeps_an_interrupted_run_marked_interrupted(tmp_path, toy_lib, c
     session.record(new_record("TC_L0_a", "csymm", "t.csv", 2, 0) | {"verdict": "PASS"})
     session.finish(interrupted_by=2)
     for where in (str(tmp_path / "r1"), "r1"):  # from run.json, and from the history
-        rebuilt, records, _ = load_run(where, str(tmp_path / "h.sqlite"))
+        rebuilt, records, _ = read(where, History(tmp_path / "h.sqlite"))
         assert rebuilt["interrupted"] and rebuilt["finished"] and len(records) == 1
     assert main(["report", str(tmp_path / "r1")]) == 0
     assert "运行被中断" in (tmp_path / "r1" / "report.md").read_text(encoding="utf-8")
@@ -222,7 +223,7 @@ def test_report_rebuilds_from_the_history_by_run_id(tmp_path, toy_lib, capsys):
 
 def test_report_of_nothing_and_of_a_corrupt_line_is_one_line_exit_3(tmp_path, toy_lib, capsys):
     assert main(["report", str(tmp_path / "nope"), "--history", str(tmp_path / "none.sqlite")]) == 3
-    assert "no results.jsonl there" in capsys.readouterr().err
+    assert "no such run directory or file, and no history database" in capsys.readouterr().err
     run_dir = _one_run(tmp_path, toy_lib)
     capsys.readouterr()
     lines = (run_dir / "results.jsonl").read_text().splitlines()

@@ -41,6 +41,7 @@ def _verdicts(report: dict) -> dict:
     return {(Path(r["table"]).name, r["line"]): r["verdict"] for r in report["cases"]}
 
 
+@pytest.mark.slow  # three runs and a merge: 87 s on the loaded 2-core machine
 def test_merged_shards_equal_a_single_run(tmp_path):
     history = str(tmp_path / "h.sqlite")
     whole = _harness("run", *TABLES, "-k", SAMPLE, *FAST, "--report-dir", str(tmp_path / "whole"),

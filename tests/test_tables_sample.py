@@ -11,6 +11,8 @@ import pytest
 
 from harness.engine import load_table, run_case
 
+#: 410 rows of a few seconds at most, 71 s together on the loaded 2-core machine
+pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = sorted((ROOT / "cases").glob("*_test.csv"))
 

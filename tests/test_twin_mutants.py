@@ -13,6 +13,8 @@ from harness.backends.build import MUTANTS, build_twin
 from harness.ops import csymm as csymm_op
 from harness.ops import sgemm_strided_batched as sgemm_op
 
+#: building the mutant twins is 56 s of the module's 60 on the loaded 2-core machine
+pytestmark = pytest.mark.slow
 USED = ("conjugated_a", "beta0_reads_c", "enum_status", "workspace_per_batch")
 
 

@@ -1,11 +1,14 @@
 """`harness compare BASE HEAD`: per-row performance comparison of two runs (run ids, `latest` / `previous`,
-report.json paths or git revisions; `harness runs` lists them). Separate runs are compared by their rounds; rows
-with only within-run evidence are at most SAME (see harness.compare). Exit 1 on a REGRESSION (at least
---fail-on), 3 when it refuses (the same run twice, incompatible runs without --force, not a report) or cannot find
-a run, 2 when every row is INCONCLUSIVE, else 0."""
+run directories, results.jsonl or report.json paths, or git revisions; `harness runs` lists them). Separate runs
+are compared by their rounds; rows with only within-run evidence are at most SAME (see harness.compare). Runs of
+different row sets (a full run and a -k subset, one table and two) compare the rows both timed and name the rest.
+Exit 1 on a REGRESSION (at least --fail-on), 3 when it refuses (the same run twice, incompatible runs without
+--force, a damaged or no report: one `file:line: what` line) or cannot find a run, 2 when every row is
+INCONCLUSIVE, else 0."""
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -41,7 +44,7 @@ def ab_pair(base_meta: dict, head_meta: dict) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
-                                 resolve_run, to_json, warnings)
+                                 resolve_run, row_differences, to_json, warnings)
     from harness.history import History
 
     def refuse(message: str) -> int:
@@ -55,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         base_meta, base = resolve_run(args.base, history)
         head_meta, head = resolve_run(args.head, history)
-    except LookupError as exc:
+    except LookupError as exc:  # harness.stored.BadRun too: a damaged run, one line
         return refuse(exc.args[0])
+    except sqlite3.Error as exc:
+        return refuse(f"{history.path}: {exc}")
     if base_meta.get("run_id") == head_meta.get("run_id"):
         return refuse(f"{args.base} and {args.head} are the same run ({base_meta.get('run_id')}); "
                       "compare two different runs (`harness runs` lists them)")
@@ -67,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
         return refuse("refusing to compare (use --force to compare anyway)")
     df = compare_runs(base, head, args.threshold, args.alpha, args.min_effect,
                       interleaved=ab_pair(base_meta, head_meta))
+    differences = row_differences(base, head)
+    if differences:
+        print(f"harness compare: {differences}", file=sys.stderr)
     settings = {"threshold": args.threshold, "alpha": args.alpha, "min_effect": args.min_effect, "fail_on": fail_on}
     if args.report_dir:
         from harness.reports.compare_report import write_compare

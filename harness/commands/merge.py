@@ -1,7 +1,8 @@
 """`harness merge DIR...`: one run from the report directories of `harness run --shard i/N` runs (any order): one
 report and one history run, as if a single run had run every row. Refuses shards of different inputs, commits or
 shard counts, and a row present twice (exit 3); missing shards are named in a warning and in the report's meta
-(`missing_shards`). Exit code as `harness run`'s for the merged rows."""
+(`missing_shards`); a damaged shard file is one `file:line: what` line, exit 3. Exit code by `harness run`'s
+rule for the merged run (harness.record.outcome)."""
 from __future__ import annotations
 
 import argparse
@@ -22,14 +23,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import reports
     from harness.history import History
+    from harness.record import outcome
     from harness.session import Session
     from harness.shard import MergeError, load_shard, merge
+    from harness.stored import BadRun
 
     try:
         meta, records = merge([load_shard(d) for d in args.shards])
-    except MergeError as exc:
+    except (MergeError, BadRun) as exc:
         print(f"harness merge: {exc}", file=sys.stderr)
         return Exit.ENV
     if meta["missing_shards"]:
@@ -40,9 +42,12 @@ def run(args: argparse.Namespace) -> int:
         session.start()
         for rec in records:
             session.record(rec)
-        paths = session.finish(interrupted_by=int(meta["interrupted"]))  # any true value marks it interrupted
+        paths = session.finish()  # the meta says whether a shard was interrupted; no signal stopped this merge
     except (OSError, sqlite3.Error) as exc:
         return session.fail(exc)
     print(f"merged {len(args.shards)} shard(s), {len(records)} rows into run {meta['run_id']}")
     print(f"report: {paths['md']}")
-    return reports.exit_code(records)
+    code, why_insufficient = outcome(records, meta)
+    if why_insufficient:
+        print(why_insufficient)
+    return code

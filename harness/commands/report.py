@@ -1,15 +1,15 @@
 """`harness report RUN`: rebuild every report of a run (report.json, results.csv, report.md, report.html).
 
 RUN is a run directory holding results.jsonl (reports/<run_id>/; its meta comes from run.json, written when the
-run started, so a run that crashed or was killed can still be reported), a results.jsonl path, or a run id in the
-history (`harness runs` lists them; reports are written to reports/<run_id>/ beside the history). Useful after a
-crash, after a report template changed, or to report a run recorded on another machine. Exit codes are those of
-the run itself (0, 1, 2); 3 when RUN is neither a run directory nor a run id.
+run started, so a run that crashed or was killed can still be reported), a results.jsonl or report.json path, or a
+run id in the history (`harness runs` lists them; reports are written to reports/<run_id>/ beside the history).
+Useful after a crash, after a report template changed, or to report a run recorded on another machine. Exit codes
+are the run's own by the rule `harness run` applies (0, 1, 2: harness.record.outcome); 3 when RUN is no run or its
+files are damaged (one `file:line: what` line, harness.stored).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -28,17 +28,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness import reports
-    from harness.record import summarize
-    from harness.session import RunNotFound, load_run, outcome_line, why
+    from harness.history import History
+    from harness.record import outcome, summarize
+    from harness.session import outcome_line, why
+    from harness.stored import BadRun, ordered, read
 
+    history = History(args.history)
     try:
-        meta, records, out = load_run(args.run, args.history)
-    except RunNotFound as exc:
+        meta, records, out = read(args.run, history)
+    except BadRun as exc:
         print(f"harness report: {exc}", file=sys.stderr)
         return Exit.ENV
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        print(f"harness report: {args.run}: {why(exc)}", file=sys.stderr)
-        return Exit.ENV
+    finally:
+        history.close()
+    records = ordered(meta, records)
     out = Path(args.out) if args.out else out
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -50,4 +53,7 @@ def run(args: argparse.Namespace) -> int:
           f"{outcome_line(summarize(records), meta['settings']['accept_disputed'])}")
     for kind, path in paths.items():
         print(f"{kind:>4}: {path}")
-    return reports.exit_code(records)
+    code, why_insufficient = outcome(records, meta)
+    if why_insufficient:
+        print(why_insufficient)
+    return code

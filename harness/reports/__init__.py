@@ -33,6 +33,6 @@ def write_all(report_dir: Path, meta: dict[str, Any], records: list[Record],
              "csv": write_results_csv(report_dir / "results.csv", records, frame),
              "md": report_dir / "report.md", "html": report_dir / "report.html"}
     write_atomic(paths["md"], to_markdown(run_id, content))
-    write_atomic(paths["html"], to_html(run_id, exit_code(records) == 0, content, figures(records, frame, compare),
+    write_atomic(paths["html"], to_html(run_id, exit_code(records, meta) == 0, content, figures(records, frame, compare),
                                         row_table(frame)))
     return paths

@@ -39,7 +39,7 @@ def write_html(path: Path, meta: dict[str, Any], records: list[Record], compare:
 def render_html(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
                 frame: pd.DataFrame | None = None) -> str:
     frame = results_frame(records) if frame is None else frame
-    return to_html(str(meta.get("run_id", "")), exit_code(records) == 0, sections(meta, records, compare, frame),
+    return to_html(str(meta.get("run_id", "")), exit_code(records, meta) == 0, sections(meta, records, compare, frame),
                    figures(records, frame, compare), row_table(frame))
 
 

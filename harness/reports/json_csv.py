@@ -1,8 +1,7 @@
 """report.json and results.csv: the machine-readable halves of a run's report.
 
-report.json is strict JSON (RFC 8259, any parser reads it): non-finite floats are written as the strings "NaN",
-"Infinity" and "-Infinity" — the spellings Python's `float()` reads back — so an Inf max_abs_error stays
-distinguishable from a NaN one instead of collapsing to null. numpy scalars and arrays become plain numbers and lists.
+report.json is strict JSON in the one codec of a run's evidence (harness.codec: RFC 8259, non-finite floats as the
+strings "NaN", "Infinity" and "-Infinity").
 
 results.csv has one row per case with a fixed column set (`COLUMNS`, then any extra precision values a criterion
 reported, sorted; one that clashes with a fixed column gets a `precision_` prefix): the columns people paste into the
@@ -28,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.record import Record, fails_run, summarize
+from harness.codec import strict
+from harness.record import Record, exit_code, summarize
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
 METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
@@ -56,44 +56,9 @@ _PRECISION_LETTER = {"h": "float16", "s": "float32", "d": "float64", "c": "compl
 _FAMILY = re.compile(r"^(TC_[A-Za-z0-9]+?)_")
 
 
-def strict(obj: Any) -> Any:
-    """A copy of obj that `json.dumps(allow_nan=False)` accepts (see the module docstring for the spelling)."""
-    if isinstance(obj, dict):
-        return {str(k): strict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [strict(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return strict(obj.tolist())
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        if math.isfinite(x):
-            return x
-        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-    if obj is None or isinstance(obj, str):
-        return obj
-    return str(obj)
-
-
-def exit_code(records: list[Record]) -> int:
-    """The run's exit code (contract): 1 on any FAIL/ERROR/CRASH/TIMEOUT case, an unaccepted DISPUTED one or a FAIL
-    baseline verdict; 2 when nothing failed but the evidence is insufficient (no row ran, or a baseline verdict
-    is INCONCLUSIVE); else 0."""
-    verdicts = {r["verdict"] for r in records}
-    perf = {b.get("verdict") for r in records for b in r.get("baseline") or []}
-    if any(fails_run(r) for r in records) or "FAIL" in perf:
-        return 1
-    if verdicts <= {"SKIP"} or "INCONCLUSIVE" in perf:
-        return 2
-    return 0
-
-
 def report_document(meta: dict[str, Any], records: list[Record]) -> dict[str, Any]:
     """report.json's content: meta keys at top level, then `summary`, `exit_code` and `cases` (the records)."""
-    return strict({**meta, "summary": summarize(records), "exit_code": exit_code(records), "cases": records})
+    return strict({**meta, "summary": summarize(records), "exit_code": exit_code(records, meta), "cases": records})
 
 
 def write_json(path: Path, meta: dict[str, Any], records: list[Record]) -> Path:

@@ -207,7 +207,7 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
     """The one-screen summary: the verdict line, precision / performance / memory with counts, the task-book rows
     (judged or not) and the first failures."""
-    code = exit_code(records)
+    code = exit_code(records, meta)
     word = overview.verdict_word(code)
     icon = f"{PASS_MARK} 通过（{word}）" if code == 0 else f"{FAIL_MARK} 未通过（{word}）"
     if meta["interrupted"]:  # Ctrl-C / SIGTERM: the report covers only the rows that finished
