@@ -111,7 +111,8 @@ class _Worker:
         os.close(capture_w)
         self.pidfd = _pidfd_open(self.pid)
         _LIVE.add(self.pid)
-        self.conn.send_bytes(pickle.dumps(settings))
+        # the worker runs calls, not verdicts: what only the judge uses (baselines) stays here
+        self.conn.send_bytes(pickle.dumps(replace(settings, baselines=None)))
         self.case: Case | None = None
         self.judge: RowJudge | None = None
         self.info: BackendInfo | None = None
@@ -526,8 +527,8 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
     """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
     workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
     over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
-    the row did not end (CRASH, TIMEOUT): then that is its verdict, it leaves the queues and no later worker
-    settles. `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
+    the row failed (FAIL, ERROR, CRASH, TIMEOUT): then that is its verdict, it leaves the queues and no later
+    worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
     pool: list[_Worker] = []
     settling = [settle]
 
@@ -537,7 +538,7 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
         record["device"] = w.device
         if w.settling:
             w.settling = False
-            if record["verdict"] not in ("CRASH", "TIMEOUT"):
+            if record["verdict"] not in FAILING:
                 return
             case, settling[0] = settling[0], None
             for queue in queues.values():

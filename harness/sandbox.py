@@ -23,8 +23,10 @@ import numpy as np
 
 from harness import footprint, fpenv, ops
 
-#: After a call that left threads running, the end-of-row digest waits this long, so their late writes land first.
+#: After a call that left threads running, the end-of-row digest waits for them to end, in steps of SETTLE_S, up to
+#: SETTLE_MAX_S (a thread pool of the library's own never ends: then the digest is taken after SETTLE_MAX_S).
 SETTLE_S = 0.05
+SETTLE_MAX_S = 0.5
 #: The bytes of one "untouchable" buffer: rows expected to be rejected whose real buffers would not fit get
 #: pointers into this much inaccessible memory each (any access is a SIGSEGV: CRASH).
 UNTOUCHABLE_BYTES = 1 << 16
@@ -217,8 +219,9 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
         if go and job.timing is not None and not job.untouchable:
             _timed(job, backend, prepared, exchange)
         backend.synchronize()  # device work still queued is not late; work outside the stream is
-        if footprint.threads() > threads_before:
-            time.sleep(SETTLE_S)
+        settle_until = time.monotonic() + SETTLE_MAX_S
+        while footprint.threads() > threads_before and time.monotonic() < settle_until:
+            time.sleep(SETTLE_S)  # threads the call left: give their late writes time to land before the digest
         threads_left = max(0, footprint.threads() - threads_before)
         prepared.download()  # the bytes as the row ends: the judge compares their digests with what it checked
         late = [digest([prepared.raw(s)]) for s in job.slots if s.name in prepared.addrs]
@@ -230,7 +233,7 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
 
 
 def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any]) -> None:
-    from harness import timing
+    from harness import stats, timing  # noqa: F401 - stats (scipy) before `before`: its import is not a leak
 
     digests: list[str] = []
     env_before = fpenv.read()

@@ -40,7 +40,7 @@ FAULTS = {
     209: ("FAIL", "mixed_tolerance"),
     210: ("FAIL", "A: 1 element(s) changed (input buffer)"),
     213: ("FAIL", "left 1 process(es) running"),
-    216: ("FAIL", "thread(s) of its own still running"),
+    216: ("FAIL", "late write: C changed after the call returned"),
 }
 if len(os.sched_getaffinity(0)) > 1:
     FAULTS[205] = ("FAIL", "changed its CPU affinity to [0]")
