@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from golden import cblas, truth  # noqa: F401  (the package's public submodules)
+from golden.cblas import matrix_view  # noqa: F401
 
 
 def _openblas_runtime(marker: str) -> dict[str, Any]:
@@ -76,15 +78,3 @@ def blas_info() -> dict[str, Any]:
     info["blas_runtime_config"] = f"{scipy_pool.get('internal_api')} {scipy_pool.get('version')}"
     info["truth_blas"] = next((p for p in pools if "/numpy.libs/" in p.get("filepath", "")), {})
     return info
-
-
-def __getattr__(name: str) -> Any:
-    """The public submodules (`cblas`, `truth`) and `matrix_view`, imported on first use: they load scipy's BLAS,
-    which the operator's worker (it only unpickles the operator packages that name this package) never needs."""
-    import importlib
-
-    if name in ("cblas", "truth"):
-        return importlib.import_module(f"golden.{name}")
-    if name == "matrix_view":
-        return importlib.import_module("golden.cblas").matrix_view
-    raise AttributeError(f"module 'golden' has no attribute {name!r}")

@@ -128,13 +128,20 @@ def _meta(side: Side, other: Side, tables: list[str], select: str | None, config
 def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, dict]:
     """The pair of records for one perf row (a and b: open backends): timed only, outputs are not checked (that
     is `harness run`'s job)."""
-    from harness import abi, engine
+    from harness import abi, sandbox
+    from harness.engine import RowJudge
 
     recs = [case.new_record() for _ in (a, b)]
+    judges = [RowJudge(case, sandbox.BackendInfo.of(backend), golden=False) for backend in (a, b)]
     prepared = []
     try:
-        for backend in (a, b):
-            prepared.append(engine.prepare_call(case, backend))
+        for judge in judges:
+            if judge.done is not None:
+                for rec in recs:
+                    rec.update(verdict=judge.done["verdict"], reason=judge.done["reason"])
+                return recs[0], recs[1]
+        for backend, judge in zip((a, b), judges):
+            prepared.append(sandbox.Prepared(judge.job, backend, judge.view))
         statuses = []
         for backend, p in zip((a, b), prepared):
             statuses.append(p.call())
@@ -149,6 +156,8 @@ def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, d
     finally:
         for p in prepared:
             p.close()
+        for judge in judges:
+            judge.close()
     return recs[0], recs[1]
 
 

@@ -238,7 +238,7 @@ class RowJudge:
 
     def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
                  memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
-                 baselines: Callable[[Case], list] | None = None):
+                 baselines: Callable[[Case], list] | None = None, golden: bool = True):
         self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
         self.rec = case.new_record()
         self.started = time.perf_counter()
@@ -250,6 +250,7 @@ class RowJudge:
         self.checked: list[str] = []  # per-buffer digests of the bytes last judged
         self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
+        self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
         try:
             self._prepare(use_poison, memory_cap)
         except MemoryError as exc:
@@ -288,7 +289,7 @@ class RowJudge:
                 raise
             # a row that expects a rejection: the operator must not touch its buffers, so they need not exist
             untouchable, self.bufs = True, {}
-        if want_golden:
+        if want_golden and self.wants_golden:
             with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
                 self.golden = _golden(case, self.bufs)
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}

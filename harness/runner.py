@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from harness import ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
+from harness.backends.build import BuildError
 from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info
 from harness.sandbox import BackendInfo
 from harness.record import FAILING, VERDICTS, Record
@@ -393,6 +394,10 @@ def _library_of(settings: Settings) -> LibraryFile | None:
     services, which open their own."""
     if settings.backend != "cpu" or getattr(settings, "service", None) is not None:
         return None
+    try:
+        fence.library()  # built here: the confined worker may not write the build directory
+    except BuildError:
+        pass  # the worker says why (BackendUnavailable)
     given = settings.backend_options.get("operator_lib")
     if given and str(given).startswith("/proc/self/fd/"):
         return None

@@ -6,7 +6,7 @@
  *   m = 203 set DAZ/FTZ in MXCSR                        m = 212 write 16 MiB and a forged summary to stdout
  *   m = 204 nice(5)                                     m = 213 clear PR_SET_CHILD_SUBREAPER, double-fork a
  *   m = 205 pin itself to one CPU                                sleeping daemon (HOSTILE_MARK in its env)
- *   m = 206 forge a "called" message with status 0 on   m = 214 perf: garbage in C on call 5, put back on 6
+ *   m = 206 forge a "called" message with status 0 on   m = 214 perf: garbage in C on every 7th call, put back
  *           every descriptor, garbage in C, _exit(0)    m = 215 perf: from call 2 on, return at once and leave a
  *   m = 207 send a message with mistyped fields                  thread that writes C 2 ms later
  *   m = 208 patch the worker through the embedded       m = 216 start a thread that writes NaN into C 300 ms
@@ -199,7 +199,7 @@ int aclblasCsymm(void *handle, int side, int uplo, int m, int n, const cpx *alph
         usleep(200000);
         break;
     case 214:
-        if (call == 5) { garbage(C, m, n, ldc); return 0; }
+        if (call > 1 && call % 7 == 0) { garbage(C, m, n, ldc); return 0; }  /* put back on the next call */
         break;
     case 215:
         if (call >= 2) {
