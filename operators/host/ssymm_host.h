@@ -12,12 +12,16 @@
  *   6 lda < dimA, ldb < n, ldc < n                     -> INVALID_VALUE
  *   7 alpha, beta, A, B or C == nullptr                -> INVALID_VALUE
  *   8 m, n, lda, ldb or ldc > UINT32_MAX               -> INVALID_VALUE
+ *   9 rows x ld of A, B or C overflows int64 bytes      -> INVALID_VALUE
  * SsymmQuickReturn says whether a status of SUCCESS from this function already ends the call (check 2).
  */
 #ifndef SSYMM_HOST_H
 #define SSYMM_HOST_H
 
 #include "blas_host_common.h"
+
+#include <initializer_list>
+#include <utility>
 
 namespace blas_host {
 
@@ -53,6 +57,16 @@ inline aclblasStatus_t ValidateSsymmParams(const void* handle, int32_t side, int
     }
     if (m > kUint32Max || n > kUint32Max || lda > kUint32Max || ldb > kUint32Max || ldc > kUint32Max) {
         return ACLBLAS_STATUS_INVALID_VALUE;
+    }
+    /* 9: a matrix whose byte size overflows int64 (ops-blas arch22 ssymm_test.csv TC_L1_25 "buffer_overflow":
+     * m = ldb = 2^32 - 1) cannot be addressed */
+    int64_t elements = 0;
+    int64_t bytes = 0;
+    for (const auto& [rows, ld] : {std::pair<int64_t, int64_t>{dimA, lda}, {m, ldb}, {m, ldc}}) {
+        if (__builtin_mul_overflow(rows, ld, &elements) ||
+            __builtin_mul_overflow(elements, static_cast<int64_t>(sizeof(float)), &bytes)) {
+            return ACLBLAS_STATUS_INVALID_VALUE;
+        }
     }
     return ACLBLAS_STATUS_SUCCESS;
 }
