@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
     df["change_vs_prev"] = [f"{c:+.2%}" if isinstance(c, float) and math.isfinite(c) else ""
                             for c in df["change_vs_prev"]]
     groups = list(df.groupby(["op", "table"], sort=False))
-    for i, ((op, table), part) in enumerate(groups):
-        if len(groups) > 1:
-            print(("\n" if i else "") + f"{args.case} of {op} ({table}):")
+    for i, ((op, table), part) in enumerate(groups):  # each headed by what it is a trend of
+        print(("\n" if i else "") + f"{args.case} of {op} ({table}):")
         print(_table(part.drop(columns=["op", "table", "case_name"])))
     return Exit.OK
