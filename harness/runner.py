@@ -369,11 +369,26 @@ class LibraryFile:
                 "library_sha256": self.sha256}
 
     def changed(self) -> str:
-        """"" while the file on disk is the one hashed at the start; else why the row cannot be evidence."""
-        if _stamp(self.fd, self.path) == self.stamp:
+        """"" while the file on disk holds the bytes hashed at the start (a rebuild by a concurrent run that
+        replaced it with the same bytes is no change); else why the row cannot be evidence."""
+        stamp = _stamp(self.fd, self.path)
+        if stamp == self.stamp:
+            return ""
+        if _sha256_of(self.path) == self.sha256 and _sha256_of(f"/proc/self/fd/{self.fd}") == self.sha256:
+            self.stamp = stamp
             return ""
         return (f"the operator library {self.path} changed on disk during the run (sha256 {self.sha256[:16]}... at "
                 "the start): rows after the change are not evidence of the library the report names")
+
+
+def _sha256_of(path: str) -> str:
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return ""
 
 
 def _stamp(fd: int, path: str) -> tuple:
