@@ -565,12 +565,6 @@ def _json_round_trip(payload: dict) -> Any:
     receives from a worker, and what a record is when it leaves the judge."""
     import json
 
-    def plain(obj: Any) -> Any:
-        if isinstance(obj, (set, frozenset)):
-            return sorted(obj, key=str)
-        for attr in ("tolist", "item"):
-            if hasattr(obj, attr):
-                return getattr(obj, attr)()
-        return str(obj)
+    from harness.worker import plain
 
     return json.loads(json.dumps(payload, default=plain))

@@ -209,15 +209,17 @@ def _watch_lifeline(fd: int) -> None:
 
 
 def send(conn: Connection, kind: str, payload: Any) -> None:
-    conn.send_bytes(json.dumps([kind, payload], default=_plain).encode())
+    conn.send_bytes(json.dumps([kind, payload], default=plain).encode())
 
 
-def _plain(obj: Any) -> Any:
+def plain(obj: Any) -> Any:
+    """json.dumps's `default` for worker messages (and the judge's records): numpy values as numbers and lists,
+    sets as sorted lists, anything else its str()."""
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=str)
     for attr in ("tolist", "item"):
         if hasattr(obj, attr):
             return getattr(obj, attr)()
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj)
     return str(obj)
 
 
