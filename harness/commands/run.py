@@ -88,8 +88,10 @@ def baselines_for(case: Case, extra: tuple[str, ...] = ()) -> list:
     return match(list(found), case.name, spec.baseline_params(case.args)) or [none]
 
 
-def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=sys.stderr) -> None:
-    """One line per operator whose perf rows no baseline matches (they will be NO_REF), naming the first few."""
+def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=None) -> None:
+    """One line per operator whose perf rows no baseline matches (they will be NO_REF), naming the first few.
+    `out` defaults to sys.stderr as it is at the call (a default bound at import outlives a replaced stream)."""
+    out = out or sys.stderr
     by_op: dict[str, list[Case]] = {}
     for case in cases:
         if case.is_perf:
