@@ -78,7 +78,7 @@ def _inf_row(table: str):
 
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
                                      "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
-                                     "saturation-unset"])
+                                     "saturation-unset", "tile-dealt-twice"])
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
     backend = ascend_cpu.open(patches=patches)
@@ -88,6 +88,8 @@ def test_negative_control_fails_naming_the_problem(control):
         elif control == "gm-out-of-bounds":
             cases = [_gemm_row("sgemm_strided_batched_test.csv")]
         elif control == "no-pipe-barrier":  # bites below (m/16)*(n/16) = 10: 64x64 csymm runs 32 x 64 engine tiles
+            cases = [_gemm_row("csymm_test.csv")]
+        elif control == "tile-dealt-twice":  # a Csymm patch; the row has more tiles than one core takes
             cases = [_gemm_row("csymm_test.csv")]
         elif control == "saturation-unset":
             cases = [_inf_row("csymm_test.csv"), _inf_row("sgemm_strided_batched_test.csv")]

@@ -5,7 +5,8 @@ What it proves that the CPU twin cannot: the kernels' own plan (prepare, embedde
 and numerics (fp32 L0C, per-K-fractal accumulation), and that they respect what the hardware would not forgive:
 SetFlag/WaitFlag pairing and event ids, L1/L0 capacity and alignment, reads before the filling pipe signalled, the
 Mmad PipeBarrier rule, NaN into the cube, Inf results with the saturation mode never chosen, scalar reads of a stale
-DCache line (no DataCacheCleanAndInvalid), GM accesses outside the buffers passed in. A violation makes the call
+DCache line (no DataCacheCleanAndInvalid), GM accesses outside the buffers passed in, and, with a launch's cores
+running as concurrent threads, cross-core deadlocks and GM races between cores (emu_launch.h). A violation makes the call
 return EXECUTION_FAILED and `last_message()` names it. Times are host times of an emulator, not device times.
 """
 from __future__ import annotations
@@ -68,6 +69,13 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "saturation-unset": ((
         (_CUBE_GEMM, "    AscendC::AscendCUtils::SetOverflow(1);\n", ""),
     ), "never set CTRL[48]"),
+    # Two cube cores deal every Csymm tile (block b starts at tile b / 2): each tile is computed and written twice,
+    # with the same values, so the sequential emulator passed it; concurrent cores write the same C bytes unordered.
+    "tile-dealt-twice": ((
+        (_CSYMM_KERNEL, "for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum())",
+         "for (uint32_t tile = AscendC::GetBlockIdx() / 2; tile < t.tileCount; "
+         "tile += (AscendC::GetBlockNum() + 1) / 2)"),
+    ), "GM race on bytes"),
     # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
     "gm-out-of-bounds": ((
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",
@@ -105,6 +113,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuFailDeviceInfo.argtypes = [ctypes.c_int]
         u64 = ctypes.POINTER(ctypes.c_uint64)
         self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
+        self.lib.aclblasAscendCpuSelfTest.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
 
     def _describe(self) -> dict[str, Any]:
         info = super()._describe()
@@ -130,6 +139,14 @@ class AscendCpuBackend(CpuBackend):
         values = [ctypes.c_uint64(0) for _ in range(4)]
         self.lib.aclblasAscendCpuGetStats(*(ctypes.byref(v) for v in values))
         return dict(zip(("launches", "blocks", "cube_macs", "cube_gm_bytes"), (v.value for v in values)))
+
+    def self_test(self, scenario: str) -> str:
+        """Runs one of the emulator's cross-core self-test kernels (`operators/ascend_cpu/selftest/`): "" when its
+        launch passed, else the fault it reported."""
+        buf = ctypes.create_string_buffer(4096)
+        if self.lib.aclblasAscendCpuSelfTest(scenario.encode(), buf, len(buf)) < 0:
+            raise ValueError(f"no emulator self-test named {scenario!r}")
+        return buf.value.decode()
 
     def reset_stats(self) -> None:
         self.lib.aclblasAscendCpuResetStats()

@@ -8,20 +8,29 @@
 #include <map>
 #include <mutex>
 
+#include <sys/mman.h>
+
+#include "emu_launch.h"
+
 namespace ascend_cpu {
 
 namespace {
 
-Core g_core;
+/* The host thread's core: outside a launch only the host side runs, which never touches local buffers. */
+Core g_hostCore;
+thread_local Core* t_core = &g_hostCore;
 std::string g_fault;
+std::mutex g_faultMutex;
 LaunchStats g_stats;
+thread_local LaunchStats* t_stats = &g_stats;
 std::map<uintptr_t, uint64_t> g_gm;
+/* Guards g_gm and g_dcache: launch threads check GM bounds and read through their DCache concurrently. */
 std::mutex g_gmMutex;
 /* DCache words: (core type, block index) -> word address -> cached bytes. */
 std::map<std::pair<int, uint32_t>, std::map<uintptr_t, uint32_t>> g_dcache;
 constexpr uintptr_t kCacheLine = 64;
 
-std::pair<int, uint32_t> CoreKey() { return {static_cast<int>(g_core.type), g_core.blockIdx}; }
+std::pair<int, uint32_t> CoreKey() { return {static_cast<int>(t_core->type), t_core->blockIdx}; }
 
 std::string Hex(uint64_t v)
 {
@@ -58,9 +67,48 @@ const char* BufName(Buf b)
 
 void Raise(const std::string& what) { throw Fault{what}; }
 
-Core& Cur() { return g_core; }
+Core& Cur() { return *t_core; }
 
-LaunchStats& Stats() { return g_stats; }
+void BindThread(Core* core, LaunchStats* stats)
+{
+    t_core = core != nullptr ? core : &g_hostCore;
+    t_stats = stats != nullptr ? stats : &g_stats;
+}
+
+std::string CoreName(const Core& c)
+{
+    const char* role = c.type == KernelType::AIC ? "AIC block " : c.type == KernelType::AIV ? "AIV block " : "block ";
+    return role + std::to_string(c.blockIdx);
+}
+
+LaunchStats& Stats() { return *t_stats; }
+
+void MergeStats(const LaunchStats& s)
+{
+    std::lock_guard<std::mutex> lock(g_faultMutex);
+    g_stats.blocks += s.blocks;
+    g_stats.cubeMacs += s.cubeMacs;
+    g_stats.gmBytes += s.gmBytes;
+}
+
+LocalBuffer::~LocalBuffer()
+{
+    if (p_ != nullptr) {
+        munmap(p_, bytes_);
+    }
+}
+
+uint8_t* LocalBuffer::data()
+{
+    if (p_ == nullptr) {
+        void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            Raise("cannot map " + std::to_string(bytes_) + " bytes of emulated local memory");
+        }
+        p_ = static_cast<uint8_t*>(m);
+    }
+    return p_;
+}
 
 void CheckLocal(Buf b, uint64_t off, uint64_t bytes, const char* what)
 {
@@ -141,6 +189,8 @@ void UnmapGm(const void* base)
 void ScalarRead(const void* addr, void* out, uint32_t bytes, const char* what)
 {
     CheckGm(addr, static_cast<const uint8_t*>(addr) + bytes, what);
+    GmAccess(addr, 1, bytes, bytes, false, what);
+    std::lock_guard<std::mutex> lock(g_gmMutex);
     auto& cache = g_dcache[CoreKey()];
     const auto a = reinterpret_cast<uintptr_t>(addr);
     for (uintptr_t w = a; w < a + bytes; w += 4) {
@@ -163,6 +213,7 @@ void ScalarRead(const void* addr, void* out, uint32_t bytes, const char* what)
 
 void CacheInvalidate(const void* addr, bool entire)
 {
+    std::lock_guard<std::mutex> lock(g_gmMutex);
     auto& cache = g_dcache[CoreKey()];
     if (entire) {
         cache.clear();
@@ -222,68 +273,39 @@ void Barrier(Pipe p)
 
 void RequireType(KernelType t, const char* what)
 {
-    const KernelType k = Cur().type;
-    if (k != t && k != KernelType::MIX) {
-        Raise(std::string(what) + " in a kernel declared " +
-              (k == KernelType::AIC ? "KERNEL_TYPE_AIC_ONLY" : k == KernelType::AIV ? "KERNEL_TYPE_AIV_ONLY"
-                                                                                     : "without KERNEL_TASK_TYPE") +
+    const Core& c = Cur();
+    if (c.type != t) {
+        Raise(std::string(what) + " on " +
+              (c.type == KernelType::AIC ? "a cube core (AIC)" : c.type == KernelType::AIV ? "a vector core (AIV)"
+                                                                                          : "a core of a kernel without KERNEL_TASK_TYPE") +
+              " of a kernel declared " + (c.mix ? "KERNEL_TYPE_MIX_*" : c.type == KernelType::AIC ? "KERNEL_TYPE_AIC_ONLY"
+                                                                                                  : "KERNEL_TYPE_AIV_ONLY") +
               ": " + (t == KernelType::AIC ? "cube" : "vector") + " work needs the other core type");
     }
 }
 
-bool StreamFailed() { return !g_fault.empty(); }
-
-void BeginBlock(uint32_t idx, uint32_t num)
+bool StreamFailed()
 {
-    Core& c = g_core;
-    for (int b = 0; b < kBufs; ++b) {
-        c.mem[b].resize(kCapacity[b]);
-        c.accesses[b].clear();
-    }
-    std::fill(&c.seq[0], &c.seq[0] + kPipes, 0);
-    std::fill(&c.visible[0][0], &c.visible[0][0] + kPipes * kPipes, 0);
-    for (auto& a : c.flags) {
-        for (auto& b : a) {
-            for (auto& f : b) {
-                f = Core::Pending{};
-            }
-        }
-    }
-    c.lastMmadSeq = c.mBarrierSeq = 0;
-    c.hf32 = false;
-    c.hf32TiesToZero = false;
-    c.ctrlOverflow = -1;
-    c.type = KernelType::UNSET;
-    c.blockIdx = idx;
-    c.blockNum = num;
-    c.ubUsed = 0;
-}
-
-void EndBlock()
-{
-    Core& c = g_core;
-    for (int s = 0; s < kPipes; ++s) {
-        for (int d = 0; d < kPipes; ++d) {
-            for (int id = 0; id < kEventIds; ++id) {
-                if (c.flags[s][d][id].set) {
-                    Raise(std::string("kernel ended with SetFlag<") + PipeName(static_cast<Pipe>(s)) + "_" +
-                          PipeName(static_cast<Pipe>(d)) + ">(" + std::to_string(id) +
-                          ") never waited for (unpaired flag: the next kernel on this core inherits it)");
-                }
-            }
-        }
-    }
+    std::lock_guard<std::mutex> lock(g_faultMutex);
+    return !g_fault.empty();
 }
 
 void RecordFault(const char* kernel, uint32_t block, const std::string& what)
 {
+    RecordLaunchFault(std::string(kernel) + " block " + std::to_string(block) + ": " + what);
+}
+
+void RecordLaunchFault(const std::string& what)
+{
+    std::lock_guard<std::mutex> lock(g_faultMutex);
     if (g_fault.empty()) {
-        g_fault = std::string(kernel) + " block " + std::to_string(block) + ": " + what;
+        g_fault = what;
     }
 }
 
 std::string TakeFault()
 {
+    std::lock_guard<std::mutex> lock(g_faultMutex);
     std::string f;
     f.swap(g_fault);
     return f;

@@ -3,9 +3,10 @@
  * buffers (L1, L0A, L0B, L0C, UB) as byte arrays, the pipes as sequence counters, SetFlag/WaitFlag as single-bit
  * flags that carry what the signalling pipe has finished, and GM as the host allocations the runtime handed out.
  *
- * It runs each launch's blocks one after another, so a wait is only satisfiable by a flag set earlier in program
- * order: a WaitFlag without a pending SetFlag is a deadlock on the device and a Fault here. Every check raises a
- * Fault whose message names the problem; the launch records the first one and the ABI reports it (emu_runtime.cpp).
+ * A launch's blocks run as concurrent threads, one per AI core (emu_launch.h: cross-core flags, SyncAll, deadlock
+ * and GM race detection). Within a core the pipes are modelled in program order, so a WaitFlag without a pending
+ * SetFlag is a deadlock on the device and a Fault here. Every check raises a Fault whose message names the
+ * problem; the launch records one (deterministically: the lowest core's) and the ABI reports it (emu_runtime.cpp).
  *
  * Sizes: asc-devkit impl/basic_api/utils/kernel_utils_constants.h (__NPU_ARCH__ == 3510: L1 512 KiB, L0C 256 KiB,
  * UB 248 KiB; L0A/L0B 64 KiB) and impl/basic_api/kernel_macros.h (QUE_MAX_EVENT = 8 event ids). Alignments: the
@@ -18,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <functional>
 #include <vector>
 
 namespace ascend_cpu {
@@ -41,11 +43,28 @@ struct Fault {
 
 [[noreturn]] void Raise(const std::string& what);
 
-enum class KernelType { UNSET, AIC, AIV, MIX };
+/* The role of a core: the cube (AIC) or a vector core (AIV); UNSET until the kernel declares its type. */
+enum class KernelType { UNSET, AIC, AIV };
 
-/* State of the core running the current block. Reset at every block start. */
+/* One local buffer, mapped on first use and unmapped with its core: a launch's cores come and go with their
+ * threads, and pages they never touch cost nothing (the harness checks the worker's resident memory). */
+class LocalBuffer {
+public:
+    LocalBuffer() = default;
+    LocalBuffer(const LocalBuffer&) = delete;
+    LocalBuffer& operator=(const LocalBuffer&) = delete;
+    ~LocalBuffer();
+    void Init(uint32_t bytes) { bytes_ = bytes; }
+    uint8_t* data();
+
+private:
+    uint8_t* p_ = nullptr;
+    uint32_t bytes_ = 0;
+};
+
+/* State of the core running the current block: one per launch thread. */
 struct Core {
-    std::array<std::vector<uint8_t>, kBufs> mem;
+    std::array<LocalBuffer, kBufs> mem;
     uint64_t seq[kPipes] = {};
     /* visible[p][q]: how many of pipe q's operations pipe p is known to see finished. */
     uint64_t visible[kPipes][kPipes] = {};
@@ -71,12 +90,22 @@ struct Core {
      * 1 Inf/NaN kept (asc-devkit Mmad doc, special values). */
     int ctrlOverflow = -1;
     KernelType type = KernelType::UNSET;
-    uint32_t blockIdx = 0;
+    /* The kernel type enables the cross-core scheduler (KERNEL_TYPE_MIX_*): CrossCoreSetFlag/WaitFlag, SyncAll. */
+    bool mix = false;
+    uint32_t aivPerAic = 0;  // 2 for KERNEL_TYPE_MIX_AIC_1_2, 0 without vector sub-blocks
+    uint32_t blockIdx = 0;   // GetBlockIdx(): on the AIV of a 1:2 mix, 2 * block + sub-block
     uint32_t blockNum = 1;
+    uint32_t group = 0;      // the AI core (block) this core belongs to
+    uint32_t subBlock = 0;   // GetSubBlockIdx()
+    uint32_t slot = 0;       // this core's index in its launch (emu_launch.h)
+    bool device = false;     // a launch thread's core (the host's is not)
     uint32_t ubUsed = 0;
 };
 
+/* The core of the calling launch thread. */
 Core& Cur();
+/* "AIC block 3" / "AIV block 5": how messages name a core. */
+std::string CoreName(const Core& c);
 
 /* Bytes [off, off + bytes) of a local buffer: inside the buffer, start aligned as the hardware requires. */
 void CheckLocal(Buf b, uint64_t off, uint64_t bytes, const char* what);
@@ -110,15 +139,10 @@ void ScalarRead(const void* addr, void* out, uint32_t bytes, const char* what);
  * boundary; entire = true drops the whole DCache. */
 void CacheInvalidate(const void* addr, bool entire);
 
-/* Launch bookkeeping: runs `numBlocks` blocks of `body` unless the stream already failed; records the first
- * Fault as "<kernel> block <i>: <what>". */
-template <typename Body>
-void RunBlocks(const char* kernel, uint32_t numBlocks, Body&& body);
-
 bool StreamFailed();
-void BeginBlock(uint32_t idx, uint32_t num);
-void EndBlock();
 void RecordFault(const char* kernel, uint32_t block, const std::string& what);
+/* Records "<kernel> <what>" as the stream's fault unless one is recorded already. */
+void RecordLaunchFault(const std::string& what);
 /* The first fault since the last call, cleared ("" when none): what a stream synchronisation reports. */
 std::string TakeFault();
 
@@ -129,38 +153,18 @@ struct LaunchStats {
     uint64_t cubeMacs = 0;
     uint64_t gmBytes = 0;  // moved by tensor copies, Fixpipe and DataCopyPad (not by raw SIMT accesses)
 };
+/* The calling launch thread's counters (merged into the device's at its end), or the device's on the host. */
 LaunchStats& Stats();
 
-template <typename Body>
-void RunBlocks(const char* kernel, uint32_t numBlocks, Body&& body)
-{
-    if (StreamFailed()) {
-        return;
-    }
-    ++Stats().launches;
-    if (numBlocks == 0) {
-        RecordFault(kernel, 0, "launched with 0 blocks");
-        return;
-    }
-    for (uint32_t b = 0; b < numBlocks; ++b) {
-        try {
-            BeginBlock(b, numBlocks);
-            body();
-            EndBlock();
-        } catch (const Fault& f) {
-            RecordFault(kernel, b, f.what);
-            return;
-        }
-        ++Stats().blocks;
-    }
-}
+/* Runs `numBlocks` blocks of `body` as concurrent core threads unless the stream already failed (emu_launch.cpp). */
+void RunLaunch(const char* kernel, uint32_t numBlocks, const std::function<void()>& body);
 
 /* `kernel<<<numBlocks, l2ctrl, stream>>>(args)` is rewritten by the build to
  * `ascend_cpu::Launch("kernel", numBlocks, l2ctrl, stream, kernel)(args)`. */
 template <typename... Params>
 auto Launch(const char* name, uint32_t numBlocks, void* /*l2ctrl*/, void* /*stream*/, void (*kernel)(Params...))
 {
-    return [=](auto&&... args) { RunBlocks(name, numBlocks, [&]() { kernel(args...); }); };
+    return [=](auto&&... args) { RunLaunch(name, numBlocks, [&]() { kernel(args...); }); };
 }
 
 }  // namespace ascend_cpu

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "emu_core.h"
+#include "emu_launch.h"
 
 #define __aicore__
 #define __global__
@@ -21,16 +22,29 @@
 #define __gm__
 using GM_ADDR = uint8_t*;
 
-enum KernelTypeTag { KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_MIX_AIC_1_2 };
-#define KERNEL_TASK_TYPE_DEFAULT(kernelType) ::ascend_cpu::Cur().type = ::ascend_cpu::TypeOf(kernelType)
+enum KernelTypeTag {
+    KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_AIV_ONLY, KERNEL_TYPE_MIX_AIC_1_2, KERNEL_TYPE_MIX_AIC_1_0, KERNEL_TYPE_MIX_AIV_1_0
+};
+/* The kernel's first statement: fixes this core's role and, for a 1:2 mix, starts its block's two AIVs. */
+#define KERNEL_TASK_TYPE_DEFAULT(kernelType) ::ascend_cpu::EnterKernel(::ascend_cpu::TypeOf(kernelType))
+/* g_coreType tests (asc-devkit impl/utils/sys_macros.h): which core of a mixed kernel runs this code. */
+#define ASCEND_IS_AIC (::ascend_cpu::Cur().type == ::ascend_cpu::KernelType::AIC)
+#define ASCEND_IS_AIV (::ascend_cpu::Cur().type == ::ascend_cpu::KernelType::AIV)
 
 enum pipe_t { PIPE_S, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_FIX, PIPE_ALL };
 
 namespace ascend_cpu {
 
-inline KernelType TypeOf(KernelTypeTag t)
+inline Declared TypeOf(KernelTypeTag t)
 {
-    return t == KERNEL_TYPE_AIC_ONLY ? KernelType::AIC : t == KERNEL_TYPE_AIV_ONLY ? KernelType::AIV : KernelType::MIX;
+    switch (t) {
+    case KERNEL_TYPE_AIC_ONLY: return Declared::AIC_ONLY;
+    case KERNEL_TYPE_AIV_ONLY: return Declared::AIV_ONLY;
+    case KERNEL_TYPE_MIX_AIC_1_2: return Declared::MIX_AIC_1_2;
+    case KERNEL_TYPE_MIX_AIC_1_0: return Declared::MIX_AIC_1_0;
+    case KERNEL_TYPE_MIX_AIV_1_0: return Declared::MIX_AIV_1_0;
+    }
+    return Declared::AIV_ONLY;
 }
 
 inline Pipe PipeOf(pipe_t p) { return p == PIPE_ALL ? Pipe::COUNT : static_cast<Pipe>(static_cast<int>(p)); }
@@ -102,6 +116,33 @@ inline void PipeBarrier()
 
 inline int64_t GetBlockIdx() { return ascend_cpu::Cur().blockIdx; }
 inline int64_t GetBlockNum() { return ascend_cpu::Cur().blockNum; }
+inline int64_t GetSubBlockIdx() { return ascend_cpu::Cur().subBlock; }
+/* AIVs per AIC of a mixed kernel (GetTaskRatio.md): 2 on the AIV of a 1:2 mix, 1 otherwise. */
+inline int64_t GetTaskRatio()
+{
+    const ascend_cpu::Core& c = ascend_cpu::Cur();
+    return c.type == ascend_cpu::KernelType::AIV && c.aivPerAic == 2 ? 2 : 1;
+}
+
+/* Cross-core synchronisation (asc-devkit kernel_operator_block_sync_intf.h; semantics: emu/emu_launch.h). */
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId)
+{
+    ascend_cpu::CrossCoreSet(modeId, ascend_cpu::PipeOf(pipe), flagId);
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId)
+{
+    ascend_cpu::CrossCoreWait(modeId, ascend_cpu::PipeOf(pipe), flagId);
+}
+
+/* The hard SyncAll: every vector core (isAIVOnly) or every core of a mixed kernel. */
+template <bool isAIVOnly = true>
+inline void SyncAll()
+{
+    ascend_cpu::SyncAllCores(isAIVOnly);
+}
 
 enum class HF32Mode { ENABLE, DISABLE };
 enum class HF32TransMode { NEAREST_ZERO, NEAREST_EVEN };
@@ -255,13 +296,14 @@ struct DataCopyPadExtParams {
 
 namespace detail {
 template <typename T>
-inline void CheckGmCopy(const GlobalTensor<T>& gm, uint32_t bytes, const char* what)
+inline void CheckGmCopy(const GlobalTensor<T>& gm, uint32_t bytes, bool write, const char* what)
 {
     if (bytes > gm.Count() * sizeof(T)) {
         ascend_cpu::Raise(std::string(what) + ": " + std::to_string(bytes) + " bytes past the GlobalTensor's " +
                           std::to_string(gm.Count() * sizeof(T)) + " set by SetGlobalBuffer");
     }
     ascend_cpu::CheckGm(gm.Data(), reinterpret_cast<const uint8_t*>(gm.Data()) + bytes, what);
+    ascend_cpu::GmAccess(gm.Data(), 1, bytes, bytes, write, what);
     ascend_cpu::Stats().gmBytes += bytes;
 }
 }  // namespace detail
@@ -271,7 +313,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
                         const DataCopyPadExtParams<T>&)
 {
     ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, "DataCopyPad GM->UB");
-    detail::CheckGmCopy(src, p.blockLen * p.blockCount, "DataCopyPad GM->UB");
+    detail::CheckGmCopy(src, p.blockLen * p.blockCount, false, "DataCopyPad GM->UB");
     std::memcpy(dst.Data(), src.Data(), static_cast<size_t>(p.blockLen) * p.blockCount);
 }
 
@@ -279,7 +321,7 @@ template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p)
 {
     ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, "DataCopyPad UB->GM");
-    detail::CheckGmCopy(dst, p.blockLen * p.blockCount, "DataCopyPad UB->GM");
+    detail::CheckGmCopy(dst, p.blockLen * p.blockCount, true, "DataCopyPad UB->GM");
     std::memcpy(dst.Data(), src.Data(), static_cast<size_t>(p.blockLen) * p.blockCount);
 }
 

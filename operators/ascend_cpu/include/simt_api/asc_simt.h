@@ -24,8 +24,9 @@ struct dim3 {
 };
 
 namespace ascend_cpu {
-inline dim3 g_threadIdx;
-inline dim3 g_blockDim;
+/* Per launch thread: every emulated core runs its own SIMT calls. */
+inline thread_local dim3 g_threadIdx;
+inline thread_local dim3 g_blockDim;
 /* __launch_bounds__(N) takes N in 1..2048 (asc-devkit SIMT-API docs, 核函数配置); the kernels' LAUNCH_BOUND. */
 constexpr uint32_t kMaxSimtThreads = 2048;
 }  // namespace ascend_cpu

@@ -166,8 +166,9 @@ inline void CheckWhole(const Tensor<L>& t, const char* what)
     ascend_cpu::CheckLocal(Tensor<L>::BufOf(), t.ptr.offset, t.layout.Footprint(), what);
 }
 
-/* GM slice: every element inside one device allocation, and at least one element. */
-inline void CheckGmSlice(const Tensor<Location::GM>& t, const char* what)
+/* GM slice: every element inside one device allocation, and at least one element; recorded for race detection
+ * as its runs (rows of an ND slice, columns of a DN one). */
+inline void CheckGmSlice(const Tensor<Location::GM>& t, bool write, const char* what)
 {
     if (t.shape.r == 0 || t.shape.c == 0) {
         ascend_cpu::Raise(std::string(what) + ": empty GM slice");
@@ -175,6 +176,9 @@ inline void CheckGmSlice(const Tensor<Location::GM>& t, const char* what)
     const float* lo = t.Base() + t.Off(0, 0);
     const float* hi = t.Base() + t.Off(t.shape.r - 1, t.shape.c - 1) + 1;
     ascend_cpu::CheckGm(lo, hi, what);
+    const bool nd = t.layout.kind == Kind::ND;
+    ascend_cpu::GmAccess(lo, nd ? t.shape.r : t.shape.c, (nd ? t.shape.c : t.shape.r) * sizeof(float),
+                         static_cast<uint64_t>(t.layout.ld) * sizeof(float), write, what);
 }
 
 template <Location D, Location S>
@@ -270,7 +274,7 @@ struct CopyAtom {
         region.shape = dst.shape;
         ascend_cpu::Touch(ascend_cpu::Buf::L0C, region.Lo(), region.Hi(), ascend_cpu::Pipe::FIX, false,
                           "Fixpipe L0C->GM");
-        detail::CheckGmSlice(dst, "Fixpipe L0C->GM");
+        detail::CheckGmSlice(dst, true, "Fixpipe L0C->GM");
         detail::CopyElements(dst, region);
         ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(dst.shape.r) * dst.shape.c * sizeof(float);
     }
@@ -300,7 +304,7 @@ inline void Copy(const CopyAtom<Op>&, const Tensor<D>& dst, const Tensor<S>& src
     region.shape = src.shape;
     const Pipe pipe = gm2l1 ? Pipe::MTE2 : Pipe::MTE1;
     if constexpr (gm2l1) {
-        detail::CheckGmSlice(src, what);
+        detail::CheckGmSlice(src, false, what);
         ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(src.shape.r) * src.shape.c * sizeof(float);
     } else {
         detail::CheckWhole(src, what);

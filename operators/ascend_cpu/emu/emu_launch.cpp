@@ -1,0 +1,560 @@
+/* A launch's cores as concurrent threads: cross-core flags, SyncAll, deadlock and GM race detection (emu_launch.h). */
+#include "emu_launch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace ascend_cpu {
+
+namespace {
+
+/* Vector clock: entry s counts the releases (cross-core sets, SyncAll arrivals) of the core in slot s. */
+using Clock = std::vector<uint32_t>;
+
+void JoinInto(Clock& into, const Clock& from)
+{
+    for (size_t i = 0; i < into.size(); ++i) {
+        into[i] = std::max(into[i], from[i]);
+    }
+}
+
+/* A recorded GM access: `runs` runs of `len` bytes, `stride` apart, from `base`; [lo, hi) bounds them. */
+struct Access {
+    int64_t base;
+    int64_t runs;
+    int64_t len;
+    int64_t stride;
+    int64_t lo;
+    int64_t hi;
+    uint32_t slot;
+    uint32_t clock;
+    bool write;
+    const char* what;
+};
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+/* First byte range both accesses touch ({0, 0} when they are disjoint). */
+std::pair<int64_t, int64_t> Overlap(const Access& a, const Access& b)
+{
+    const Access& x = a.runs <= b.runs ? a : b;
+    const Access& y = a.runs <= b.runs ? b : a;
+    for (int64_t i = 0; i < x.runs; ++i) {
+        const int64_t s = x.base + i * x.stride;
+        int64_t jLo = 0;
+        int64_t jHi = y.runs - 1;
+        if (y.runs > 1 && y.stride > 0) {
+            jLo = std::max<int64_t>(0, FloorDiv(s - y.len - y.base, y.stride) + 1);
+            jHi = std::min<int64_t>(y.runs - 1, FloorDiv(s + x.len - 1 - y.base, y.stride));
+        }
+        for (int64_t j = jLo; j <= jHi; ++j) {
+            const int64_t t = y.base + j * y.stride;
+            const int64_t lo = std::max(s, t);
+            const int64_t hi = std::min(s + x.len, t + y.len);
+            if (lo < hi) {
+                return {lo, hi};
+            }
+            if (y.runs > 1 && y.stride > 0) {
+                break;  // the one candidate run of y missed
+            }
+        }
+    }
+    return {0, 0};
+}
+
+/* Sets of one cross-core round that must all arrive before the round is delivered (modes 0, 1 and 2 AIV -> AIC):
+ * one queue of release clocks per participant. */
+struct Combiner {
+    std::vector<std::deque<Clock>> sets;
+};
+
+struct SyncBarrier {
+    uint32_t arrived = 0;
+    uint64_t generation = 0;
+    Clock acc;
+    std::map<uint64_t, Clock> released;
+};
+
+/* Thrown in a waiting core when another core's fault ended the launch: only the cause is reported. */
+struct Aborted {};
+
+/* A race names both cores itself and is filed under the lower one, whichever of the two detected it. */
+struct RaceFault {
+    std::string what;
+    uint32_t slot;
+};
+
+struct LaunchState {
+    const char* kernel = "";
+    uint32_t numBlocks = 0;
+    const std::function<void()>* body = nullptr;
+    std::mutex mu;
+    std::condition_variable cv;
+    uint32_t live = 0;
+    uint32_t blocked = 0;
+    bool declaredSet = false;
+    Declared declared = Declared::AIV_ONLY;
+    std::vector<std::thread> threads;
+    std::vector<Clock> clocks;  // by slot; entry [s] of slot s is only written by its own thread
+    std::vector<std::array<std::deque<Clock>, kCrossCoreIds>> counters;  // pending sets by slot and flag id
+    std::map<std::tuple<int, int, uint32_t, uint32_t>, Combiner> combiners;  // (mode, role, group, id)
+    SyncBarrier barriers[2];  // [0] every core, [1] every AIV
+    std::map<uint32_t, std::string> waiting;  // slot -> what it waits for
+    std::string deadlock;
+    bool aborted = false;
+    std::map<uint32_t, std::string> failures;  // slot -> fault; the lowest slot's is reported
+    std::mutex shadowMu;
+    std::vector<Access> reads;
+    std::vector<Access> writes;
+};
+
+LaunchState* g_launch = nullptr;  // the running launch: kernels on the stream run one after another
+
+uint32_t Slots(const LaunchState& l) { return 3 * l.numBlocks; }
+
+bool HasSubBlocks(const LaunchState& l) { return l.declared == Declared::MIX_AIC_1_2; }
+
+uint32_t AivSlot(const LaunchState& l, uint32_t group, uint32_t sub)
+{
+    return HasSubBlocks(l) ? l.numBlocks + 2 * group + sub : group;
+}
+
+std::string SlotName(const LaunchState& l, uint32_t slot)
+{
+    if (slot >= l.numBlocks) {
+        return "AIV block " + std::to_string(slot - l.numBlocks);
+    }
+    const bool aic = l.declared == Declared::AIC_ONLY || l.declared == Declared::MIX_AIC_1_0 || HasSubBlocks(l);
+    return (aic ? "AIC block " : "AIV block ") + std::to_string(slot);
+}
+
+/* The slots of every core of `role` in the launch. */
+std::vector<uint32_t> RoleSlots(const LaunchState& l, KernelType role)
+{
+    std::vector<uint32_t> out;
+    const bool aicLaunch = l.declared == Declared::AIC_ONLY || l.declared == Declared::MIX_AIC_1_0;
+    for (uint32_t b = 0; b < l.numBlocks; ++b) {
+        if (role == KernelType::AIC && (aicLaunch || HasSubBlocks(l))) {
+            out.push_back(b);
+        } else if (role == KernelType::AIV && HasSubBlocks(l)) {
+            out.push_back(AivSlot(l, b, 0));
+            out.push_back(AivSlot(l, b, 1));
+        } else if (role == KernelType::AIV && !aicLaunch) {
+            out.push_back(b);
+        }
+    }
+    return out;
+}
+
+/* Under l.mu: when every live core waits, nothing can wake any of them. */
+void CheckDeadlock(LaunchState& l)
+{
+    if (l.live == 0 || l.blocked < l.live || !l.deadlock.empty() || l.aborted) {
+        return;
+    }
+    if (!l.failures.empty()) {
+        l.aborted = true;  // they wait for a core that failed
+    } else {
+        std::string list;
+        uint32_t shown = 0;
+        for (const auto& [slot, what] : l.waiting) {
+            if (shown++ == 8) {
+                list += "; and " + std::to_string(l.waiting.size() - 8) + " more";
+                break;
+            }
+            list += (list.empty() ? "" : "; ") + SlotName(l, slot) + " waits for " + what;
+        }
+        l.deadlock = "deadlock: every live core of the launch waits and none can signal (" + list + ")";
+    }
+    l.cv.notify_all();
+}
+
+/* Under lk (l.mu): blocks the calling core until ready(); a deadlock or a wait past the limit is a Fault. */
+template <typename Ready>
+void WaitUntil(LaunchState& l, std::unique_lock<std::mutex>& lk, const Core& c, const std::string& what, Ready ready)
+{
+    if (ready()) {
+        return;
+    }
+    ++l.blocked;
+    l.waiting[c.slot] = what;
+    CheckDeadlock(l);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kWaitLimitSeconds);
+    bool late = false;
+    while (!ready() && l.deadlock.empty() && !l.aborted && !late) {
+        late = l.cv.wait_until(lk, deadline) == std::cv_status::timeout;
+    }
+    --l.blocked;
+    l.waiting.erase(c.slot);
+    if (ready()) {
+        return;
+    }
+    if (l.aborted) {
+        throw Aborted{};
+    }
+    Raise(late ? what + ": still waiting after " + std::to_string(kWaitLimitSeconds) + " s (bounded wait)" : l.deadlock);
+}
+
+LaunchState& Current(const char* what)
+{
+    if (g_launch == nullptr || !Cur().device) {
+        Raise(std::string(what) + " outside a kernel launch");
+    }
+    return *g_launch;
+}
+
+void RequireScheduler(const Core& c, const char* what)
+{
+    if (!c.mix) {
+        Raise(std::string(what) + " in a kernel declared KERNEL_TYPE_" + (c.type == KernelType::AIC ? "AIC" : "AIV") +
+              "_ONLY: the hardware starts no cross-core scheduler for it (asc-devkit CrossCoreSetFlag, constraints: "
+              "declare KERNEL_TYPE_MIX_*)");
+    }
+}
+
+/* The call as messages name it, once the core is known to have the scheduler. */
+std::string CrossCoreCall(const char* name, int mode, Pipe pipe, uint32_t id)
+{
+    RequireScheduler(Cur(), name);
+    return std::string(name) + "<" + std::to_string(mode) + ", PIPE_" + (pipe == Pipe::COUNT ? "ALL" : PipeName(pipe)) +
+           ">(" + std::to_string(id) + ")";
+}
+
+/* Under l.mu: one pending set (with its release clock) on `slot`'s counter `id`. */
+void Deliver(LaunchState& l, uint32_t slot, uint32_t id, const Clock& clock)
+{
+    auto& q = l.counters[slot][id];
+    if (q.size() >= kCrossCoreMaxSets) {
+        Raise("CrossCoreSetFlag(" + std::to_string(id) + "): the counter of " + SlotName(l, slot) + " would pass " +
+              std::to_string(kCrossCoreMaxSets) + " pending sets (asc-devkit: at most 15 per flag id)");
+    }
+    q.push_back(clock);
+}
+
+/* Under l.mu: participant `who` of `parts` set round `key`; completed rounds go to every target. */
+void Combine(LaunchState& l, const std::tuple<int, int, uint32_t, uint32_t>& key, const std::vector<uint32_t>& parts,
+             uint32_t who, const std::vector<uint32_t>& targets, uint32_t id, const Clock& clock)
+{
+    Combiner& cb = l.combiners[key];
+    cb.sets.resize(parts.size());
+    const auto at = std::find(parts.begin(), parts.end(), who);
+    cb.sets[static_cast<size_t>(at - parts.begin())].push_back(clock);
+    while (std::all_of(cb.sets.begin(), cb.sets.end(), [](const std::deque<Clock>& q) { return !q.empty(); })) {
+        Clock round(Slots(l), 0);
+        for (auto& q : cb.sets) {
+            JoinInto(round, q.front());
+            q.pop_front();
+        }
+        for (uint32_t t : targets) {
+            Deliver(l, t, id, round);
+        }
+    }
+}
+
+void EndCore(const Core& c)
+{
+    for (int s = 0; s < kPipes; ++s) {
+        for (int d = 0; d < kPipes; ++d) {
+            for (int id = 0; id < kEventIds; ++id) {
+                if (c.flags[s][d][id].set) {
+                    Raise(std::string("kernel ended with SetFlag<") + PipeName(static_cast<Pipe>(s)) + "_" +
+                          PipeName(static_cast<Pipe>(d)) + ">(" + std::to_string(id) +
+                          ") never waited for (unpaired flag: the next kernel on this core inherits it)");
+                }
+            }
+        }
+    }
+}
+
+void RunCore(LaunchState* l, uint32_t slot, bool aivSubBlock, uint32_t group, uint32_t sub)
+{
+    auto core = std::make_unique<Core>();
+    for (int b = 0; b < kBufs; ++b) {
+        core->mem[b].Init(kCapacity[b]);
+    }
+    core->device = true;
+    core->slot = slot;
+    core->group = group;
+    core->subBlock = sub;
+    core->blockIdx = aivSubBlock ? 2 * group + sub : group;
+    core->blockNum = l->numBlocks;
+    if (aivSubBlock) {
+        core->type = KernelType::AIV;
+        core->mix = true;
+        core->aivPerAic = 2;
+    }
+    LaunchStats stats;
+    BindThread(core.get(), &stats);
+    std::string fault;
+    uint32_t faultSlot = slot;
+    bool aborted = false;
+    try {
+        (*l->body)();
+        EndCore(*core);
+        ++stats.blocks;
+    } catch (const Fault& f) {
+        fault = CoreName(*core) + ": " + f.what;
+    } catch (const RaceFault& f) {
+        fault = f.what;
+        faultSlot = f.slot;
+    } catch (const Aborted&) {
+        aborted = true;
+    } catch (const std::exception& e) {
+        fault = CoreName(*core) + ": " + e.what();
+    }
+    BindThread(nullptr, nullptr);
+    core.reset();
+    MergeStats(stats);
+    std::lock_guard<std::mutex> lock(l->mu);
+    if (!fault.empty() && !aborted) {
+        auto [at, fresh] = l->failures.emplace(faultSlot, fault);
+        if (!fresh && fault < at->second) {
+            at->second = fault;  // two faults filed under one core: the same one whatever the interleaving
+        }
+    }
+    --l->live;
+    CheckDeadlock(*l);
+    l->cv.notify_all();
+}
+
+/* After the launch: a cross-core set nobody waited for would let the next kernel's wait pass early. */
+std::string Unpaired(const LaunchState& l)
+{
+    for (uint32_t s = 0; s < Slots(l); ++s) {
+        for (uint32_t id = 0; id < kCrossCoreIds; ++id) {
+            if (!l.counters[s][id].empty()) {
+                return SlotName(l, s) + ": CrossCoreSetFlag to flag id " + std::to_string(id) + " never waited for ("
+                       + std::to_string(l.counters[s][id].size()) + " pending when the launch ended: an unpaired "
+                       "cross-core set)";
+            }
+        }
+    }
+    for (const auto& [key, cb] : l.combiners) {
+        for (const auto& q : cb.sets) {
+            if (!q.empty()) {
+                return "CrossCoreSetFlag<" + std::to_string(std::get<0>(key)) + ">(" +
+                       std::to_string(std::get<3>(key)) + ") set by some cores of its group but not all when the "
+                       "launch ended (the round never completes)";
+            }
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+void RunLaunch(const char* kernel, uint32_t numBlocks, const std::function<void()>& body)
+{
+    if (StreamFailed()) {
+        return;
+    }
+    ++Stats().launches;
+    if (numBlocks == 0) {
+        RecordFault(kernel, 0, "launched with 0 blocks");
+        return;
+    }
+    LaunchState l;
+    l.kernel = kernel;
+    l.numBlocks = numBlocks;
+    l.body = &body;
+    l.clocks.assign(Slots(l), Clock(Slots(l), 0));
+    for (uint32_t s = 0; s < Slots(l); ++s) {
+        l.clocks[s][s] = 1;
+    }
+    l.counters.resize(Slots(l));
+    l.barriers[0].acc = l.barriers[1].acc = Clock(Slots(l), 0);
+    g_launch = &l;
+    {
+        std::unique_lock<std::mutex> lk(l.mu);
+        l.live = numBlocks;
+        for (uint32_t b = 0; b < numBlocks; ++b) {
+            l.threads.emplace_back(RunCore, &l, b, false, b, 0);
+        }
+        l.cv.wait(lk, [&l]() { return l.live == 0; });
+    }
+    for (std::thread& t : l.threads) {
+        t.join();
+    }
+    g_launch = nullptr;
+    if (!l.failures.empty()) {
+        RecordLaunchFault(std::string(kernel) + " " + l.failures.begin()->second);
+        return;
+    }
+    const std::string unpaired = Unpaired(l);
+    if (!unpaired.empty()) {
+        RecordLaunchFault(std::string(kernel) + " " + unpaired);
+    }
+}
+
+void EnterKernel(Declared type)
+{
+    Core& c = Cur();
+    if (!c.device) {
+        return;
+    }
+    LaunchState& l = *g_launch;
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (!l.declaredSet) {
+        l.declared = type;
+        l.declaredSet = true;
+    }
+    if (type == Declared::MIX_AIC_1_2 && c.type == KernelType::AIV) {
+        return;  // a sub-block, started by its AIC
+    }
+    c.mix = type != Declared::AIC_ONLY && type != Declared::AIV_ONLY;
+    c.type = type == Declared::AIV_ONLY || type == Declared::MIX_AIV_1_0 ? KernelType::AIV : KernelType::AIC;
+    if (type == Declared::MIX_AIC_1_2) {
+        c.aivPerAic = 2;
+        l.live += 2;
+        for (uint32_t sub = 0; sub < 2; ++sub) {
+            l.threads.emplace_back(RunCore, &l, AivSlot(l, c.group, sub), true, c.group, sub);
+        }
+    }
+}
+
+void CrossCoreSet(int mode, Pipe pipe, uint32_t id)
+{
+    LaunchState& l = Current("CrossCoreSetFlag");
+    Core& c = Cur();
+    const std::string call = CrossCoreCall("CrossCoreSetFlag", mode, pipe, id);
+    if (mode != 0 && mode != 1 && mode != 2 && mode != 4) {
+        Raise(call + ": mode " + std::to_string(mode) + " does not exist on the 950PR (0, 1, 2 and 4)");
+    }
+    if (pipe == Pipe::COUNT || (pipe == Pipe::S && mode != 4)) {
+        Raise(call + ": PIPE_S and PIPE_ALL are not allowed (asc-devkit CrossCoreSetFlag, pipe)");
+    }
+    const bool aicIds16 = mode == 4 && c.type == KernelType::AIC;
+    if ((mode != 4 && id > 15) || (mode == 4 && id > 10 && !(aicIds16 && id >= 16 && id <= 26))) {
+        Raise(call + ": flag id out of range (modes 0-2: 0-15; mode 4: 0-10, and 16-26 from the AIC)");
+    }
+    if ((mode == 1 && c.type != KernelType::AIV) || ((mode == 1 || mode == 2 || mode == 4) && c.aivPerAic != 2)) {
+        Raise(call + ": mode " + std::to_string(mode) + " needs a KERNEL_TYPE_MIX_AIC_1_2 kernel" +
+              (mode == 1 ? ", on an AIV" : ""));
+    }
+    std::lock_guard<std::mutex> lock(l.mu);
+    const Clock release = l.clocks[c.slot];
+    ++l.clocks[c.slot][c.slot];
+    const int role = static_cast<int>(c.type);
+    const std::vector<uint32_t> aivs = {AivSlot(l, c.group, 0), AivSlot(l, c.group, 1)};
+    if (mode == 0) {
+        const std::vector<uint32_t> all = RoleSlots(l, c.type);
+        Combine(l, {0, role, 0, id}, all, c.slot, all, id, release);
+    } else if (mode == 1) {
+        Combine(l, {1, role, c.group, id}, aivs, c.slot, aivs, id, release);
+    } else if (mode == 2 && c.type == KernelType::AIC) {
+        Deliver(l, aivs[0], id, release);
+        Deliver(l, aivs[1], id, release);
+    } else if (mode == 2) {
+        Combine(l, {2, role, c.group, id}, aivs, c.slot, {c.group}, id, release);
+    } else if (c.type == KernelType::AIC) {
+        Deliver(l, aivs[id >= 16 ? 1 : 0], id >= 16 ? id - 16 : id, release);
+    } else {
+        Deliver(l, c.group, id + 16 * c.subBlock, release);
+    }
+    l.cv.notify_all();
+}
+
+void CrossCoreWait(int mode, Pipe pipe, uint32_t id)
+{
+    LaunchState& l = Current("CrossCoreWaitFlag");
+    Core& c = Cur();
+    const std::string call = CrossCoreCall("CrossCoreWaitFlag", mode, pipe, id);
+    if (id >= kCrossCoreIds || (mode != 4 && id > 15)) {
+        Raise(call + ": flag id out of range");
+    }
+    std::unique_lock<std::mutex> lk(l.mu);
+    auto& q = l.counters[c.slot][id];
+    WaitUntil(l, lk, c, call, [&q]() { return !q.empty(); });
+    JoinInto(l.clocks[c.slot], q.front());
+    q.pop_front();
+}
+
+void SyncAllCores(bool aivOnly)
+{
+    LaunchState& l = Current("SyncAll");
+    Core& c = Cur();
+    RequireScheduler(c, "SyncAll");
+    if (aivOnly && c.type != KernelType::AIV) {
+        Raise("SyncAll<true> (vector cores only) on an AIC: the cube cores would not take part");
+    }
+    std::unique_lock<std::mutex> lk(l.mu);
+    const uint32_t parts = static_cast<uint32_t>(
+        aivOnly ? RoleSlots(l, KernelType::AIV).size()
+                : RoleSlots(l, KernelType::AIV).size() + RoleSlots(l, KernelType::AIC).size());
+    SyncBarrier& b = l.barriers[aivOnly ? 1 : 0];
+    JoinInto(b.acc, l.clocks[c.slot]);
+    ++l.clocks[c.slot][c.slot];
+    const uint64_t gen = b.generation;
+    if (++b.arrived == parts) {
+        b.released[gen] = b.acc;
+        b.acc.assign(Slots(l), 0);
+        b.arrived = 0;
+        ++b.generation;
+        l.cv.notify_all();
+    }
+    WaitUntil(l, lk, c, std::string("SyncAll<") + (aivOnly ? "true" : "false") + "> (" + std::to_string(parts) +
+                            " cores take part)", [&b, gen]() { return b.generation > gen; });
+    JoinInto(l.clocks[c.slot], b.released[gen]);
+}
+
+void GmAccess(const void* base, uint64_t runs, uint64_t runBytes, uint64_t strideBytes, bool write, const char* what)
+{
+    const Core& c = Cur();
+    if (g_launch == nullptr || !c.device || runs == 0 || runBytes == 0) {
+        return;
+    }
+    LaunchState& l = *g_launch;
+    const auto b = static_cast<int64_t>(reinterpret_cast<uintptr_t>(base));
+    const auto n = static_cast<int64_t>(runs);
+    const auto len = static_cast<int64_t>(runBytes);
+    const auto stride = static_cast<int64_t>(strideBytes);
+    const Clock& mine = l.clocks[c.slot];
+    const Access a{b, n, len, stride, b, b + (n - 1) * stride + len, c.slot, mine[c.slot], write, what};
+    std::lock_guard<std::mutex> lock(l.shadowMu);
+    (write ? l.writes : l.reads).push_back(a);  // kept even when it races: the other side reports it too
+    const Access* worst = nullptr;  // the conflicting access of the lowest core, for a deterministic report
+    auto check = [&](const std::vector<Access>& records) {
+        for (const Access& r : records) {
+            if (r.slot == a.slot || r.hi <= a.lo || a.hi <= r.lo || mine[r.slot] >= r.clock ||
+                (worst != nullptr && worst->slot <= r.slot)) {
+                continue;
+            }
+            const auto [lo, hi] = Overlap(a, r);
+            if (lo != hi) {
+                worst = &r;
+            }
+        }
+    };
+    check(l.writes);
+    if (write) {
+        check(l.reads);
+    }
+    if (worst == nullptr) {
+        return;
+    }
+    /* The message names the pair in slot order, so either core's detection reports the same text. */
+    const Access& x = worst->slot < a.slot ? *worst : a;
+    const Access& y = worst->slot < a.slot ? a : *worst;
+    const auto [lo, hi] = Overlap(x, y);
+    char range[64];
+    std::snprintf(range, sizeof(range), "[%#llx, %#llx)", static_cast<unsigned long long>(lo),
+                  static_cast<unsigned long long>(hi));
+    auto side = [&l](const Access& z) {
+        return SlotName(l, z.slot) + " (" + z.what + ", " + (z.write ? "write" : "read") + ")";
+    };
+    throw RaceFault{std::string("GM race on bytes ") + range + ": " + side(x) + " and " + side(y) +
+                        " in the same launch with no cross-core synchronisation between them (a missing "
+                        "CrossCoreSetFlag/CrossCoreWaitFlag or SyncAll barrier)",
+                    x.slot};
+}
+
+}  // namespace ascend_cpu
