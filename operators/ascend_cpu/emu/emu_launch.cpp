@@ -108,7 +108,8 @@ struct LaunchState {
     std::vector<std::array<std::deque<Clock>, kCrossCoreIds>> counters;  // pending sets by slot and flag id
     std::map<std::tuple<int, int, uint32_t, uint32_t>, Combiner> combiners;  // (mode, role, group, id)
     SyncBarrier barriers[2];  // [0] every core, [1] every AIV
-    std::map<uint32_t, std::string> waiting;  // slot -> what it waits for
+    /* slot -> what it waits for, and whether that is there: a core woken but not yet running is not stuck. */
+    std::map<uint32_t, std::pair<std::string, std::function<bool()>>> waiting;
     std::string deadlock;
     bool aborted = false;
     std::map<uint32_t, std::string> failures;  // slot -> fault; the lowest slot's is reported
@@ -161,17 +162,22 @@ void CheckDeadlock(LaunchState& l)
     if (l.live == 0 || l.blocked < l.live || !l.deadlock.empty() || l.aborted) {
         return;
     }
+    for (const auto& entry : l.waiting) {
+        if (entry.second.second()) {
+            return;  // its signal arrived; it has not run since
+        }
+    }
     if (!l.failures.empty()) {
         l.aborted = true;  // they wait for a core that failed
     } else {
         std::string list;
         uint32_t shown = 0;
-        for (const auto& [slot, what] : l.waiting) {
+        for (const auto& [slot, wait] : l.waiting) {
             if (shown++ == 8) {
                 list += "; and " + std::to_string(l.waiting.size() - 8) + " more";
                 break;
             }
-            list += (list.empty() ? "" : "; ") + SlotName(l, slot) + " waits for " + what;
+            list += (list.empty() ? "" : "; ") + SlotName(l, slot) + " waits for " + wait.first;
         }
         l.deadlock = "deadlock: every live core of the launch waits and none can signal (" + list + ")";
     }
@@ -186,7 +192,7 @@ void WaitUntil(LaunchState& l, std::unique_lock<std::mutex>& lk, const Core& c, 
         return;
     }
     ++l.blocked;
-    l.waiting[c.slot] = what;
+    l.waiting[c.slot] = {what, ready};
     CheckDeadlock(l);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kWaitLimitSeconds);
     bool late = false;
