@@ -97,7 +97,7 @@ def cases() -> dict:
 
 
 def designs(row: str, case, cores: int) -> list[cost_model.Design]:
-    """The row's designs as they would be planned for `cores` cube cores (the built one first)."""
+    """The row's designs as they would be planned for `cores` cube cores."""
     a = case.args
     if row in CSYMM_ROWS:
         return cost_model.csymm_designs(a.m, a.n, a.side == abi.SIDE_LEFT, a.beta == 0, cores)

@@ -205,16 +205,17 @@ def sgemm_unique_gm_bytes(m: int, n: int, k: int, batches: int, beta_zero: bool,
 
 
 def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: bool) -> list[Design]:
-    """Per batch: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN
-    fallback (the general path as built, and the fast path before folding). Folded: every batch's tiles in one
-    task grid (batch = task / tiles per batch) plus the memset, scan and fallback; built on the fast path (with
-    disjoint C_i), modelled with the epilogue fused on the general path."""
+    """Before: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN fallback.
+    Built (with disjoint C_i, as in every table row): every batch's tiles in one task grid (batch = task / tiles
+    per batch) plus the memset, scan and fallback; on the general path that grid is the mixed launch whose vector
+    cores combine each tile into C (its tiles still pass through GM workspace slots)."""
     tiles = sgemm_tiles(m, n, k)
     per_batch = 1 if fast else 2
     before = Design("one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
-                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), not fast, True)
-    folded = Design("batches folded into one task grid", 4, (tiles * batches,),
-                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, False), fast, True)
+                    sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), False, True)
+    name = "batches folded into one task grid" if fast else "batches in one mixed launch, epilogue fused"
+    folded = Design(name, 4, (tiles * batches,), sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True,
+                    True)
     return [before, folded]
 
 

@@ -224,13 +224,34 @@ def test_sgemm_fast_path_folds_every_batch_into_one_launch(device, broadcast):
     assert device.stats()["launches"] == 3, case.id  # NaN scan, the one gemm, NaN fallback
 
 
-def test_sgemm_general_path_still_runs_batch_by_batch(device):
-    case = _first_row("sgemm_strided_batched_test.csv", lambda c: c.name.startswith("TC_L0_") and c.args.batch > 1
-                      and c.expected_status == abi.Status.SUCCESS and min(c.args.m, c.args.n, c.args.k) > 0
-                      and c.args.alpha not in (0, 1))
+def _sgemm_general(c) -> bool:
+    """A general-path row with several disjoint C_i (no row of the table overlaps its C_i)."""
+    return (c.name.startswith("TC_L0_") and c.args.batch > 1 and c.expected_status == abi.Status.SUCCESS
+            and min(c.args.m, c.args.n, c.args.k) > 0 and c.args.alpha not in (0, 1)
+            and abs(c.args.stride_c) >= (c.args.n - 1) * c.args.ldc + c.args.m)
+
+
+def test_sgemm_general_path_fuses_every_batch_into_one_mixed_launch(device):
+    # disjoint C_i: the cube's tiles go through workspace slots to the vector cores' epilogue under cross-core flags
+    case = _first_row("sgemm_strided_batched_test.csv", _sgemm_general)
     device.reset_stats()
-    assert run_case(case, device)["verdict"] == "PASS"
-    assert device.stats()["launches"] == 2 + 2 * case.args.batch, case.id  # + gemm and combine per batch
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    stats = device.stats()
+    assert stats["launches"] == 3, case.id  # NaN scan, the fused kernel, NaN fallback
+    assert stats["cube_macs"] == case.args.batch * case.args.m * case.args.n * case.args.k
+
+
+@pytest.mark.parametrize("control", ["fused-no-wait", "fused-never-ready"])
+def test_fused_sgemm_without_its_cross_core_flags_fails(control):
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        record = run_case(_first_row("sgemm_strided_batched_test.csv", _sgemm_general), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
+    assert expected in record["reason"] and "sgemm_strided_batched_fused_" in record["reason"], record["reason"]
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

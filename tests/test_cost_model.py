@@ -92,9 +92,11 @@ def test_plan_csymm_blocks_shrink_for_small_shapes():
 def test_sgemm_launches_before_and_after_folding_the_batches():
     built, folded = cm.sgemm_designs(96, 96, 96, 256, beta_zero=True, fast=True)
     assert built.launches == 3 + 256 and folded.launches == 4  # memset, NaN scan, gemm(s), NaN fallback
-    assert folded.built and not built.built  # the fast path folds; the general path still runs per batch
-    assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].built
-    assert cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)[0].launches == 3 + 2 * 256
+    assert folded.built and not built.built
+    # the general path: one gemm and one combine per batch before; one mixed launch (epilogue fused) now
+    before, fused = cm.sgemm_designs(96, 96, 96, 256, beta_zero=False, fast=False)
+    assert before.launches == 3 + 2 * 256 and not before.built
+    assert fused.launches == 4 and fused.built and fused.unique_gm_bytes > folded.unique_gm_bytes  # temp slots
     assert cm.cube_macs(built) == cm.cube_macs(folded) == 256 * 96 ** 3
     # 256 one-tile launches use one core each; one grid of 256 tiles uses them all
     b, f = cm.floor(built, 36, "fp32"), cm.floor(folded, 36, "fp32")

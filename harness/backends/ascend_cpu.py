@@ -23,6 +23,7 @@ _CSYMM_KERNEL = "ascend/blas/symm/arch35/csymm_kernel.cpp"
 _CUBE_GEMM = "ascend/blas/common/arch35_cube_gemm.h"
 _CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
 _NAN_GUARD = "ascend/blas/common/arch35_nan_guard.h"
+_SGEMM_KERNEL = "ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_kernel.cpp"
 
 #: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
 #: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
@@ -76,6 +77,15 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
          "for (uint32_t tile = AscendC::GetBlockIdx() / 2; tile < t.tileCount; "
          "tile += (AscendC::GetBlockNum() + 1) / 2)"),
     ), "GM race on bytes"),
+    # The fused Sgemm epilogue's vector cores no longer wait for the cube's tile: they read a workspace slot the
+    # cube core is writing (a missing cross-core barrier).
+    "fused-no-wait": ((
+        (_SGEMM_KERNEL, "        AscendC::CrossCoreWaitFlag(SB_SLOT_READY + slot);\n", ""),
+    ), "GM race on bytes"),
+    # The fused Sgemm's cube never reports a tile ready: its vector cores wait for it, it waits for their slots.
+    "fused-never-ready": ((
+        (_SGEMM_KERNEL, "            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(SB_SLOT_READY + slot);\n", ""),
+    ), "deadlock: every live core of the launch waits"),
     # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
     "gm-out-of-bounds": ((
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",

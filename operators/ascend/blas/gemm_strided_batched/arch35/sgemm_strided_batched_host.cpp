@@ -4,9 +4,11 @@
  * Validation, quick returns, path choice, tiling and workspace size all come from blas_host (operators/host/
  * sgemm_strided_batched_host.h, the functions the CPU twin runs and the project tests). This file only adds what
  * needs the device: workspace from the handle, the plan narrowed into kernel arguments, and launches on the
- * handle's stream: on the fast path with disjoint C_i one gemm launch for every batch (FoldBatches), otherwise one
- * batch after another with the same plan and the same workspace. It never synchronises.
+ * handle's stream: with disjoint C_i one gemm launch for every batch on the fast path (FoldBatches) and one fused
+ * mixed launch on the general path (FuseEpilogue: one batch's temp holds the cube cores' tile slots), otherwise
+ * one batch after another with the same plan and the same workspace. It never synchronises.
  */
+#include <algorithm>
 #include <cstdint>
 
 #include "ascend_host_env.h"
@@ -42,12 +44,42 @@ SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan
     return t;
 }
 
-/* The fast path's batches fold into one task grid when no two C_i overlap (each spans (n - 1) * ldc + m floats):
- * batches then run concurrently, and overlapping outputs would lose the in-order last-wins result. */
-bool FoldBatches(const SgemmStridedBatchedTiling& plan)
+/* No two C_i overlap (each spans (n - 1) * ldc + m floats): their batches may then run concurrently; overlapping
+ * outputs would lose the in-order last-wins result. */
+bool DisjointOutputs(const SgemmStridedBatchedTiling& plan)
 {
     const int64_t span = (plan.n - 1) * plan.ldc + plan.m;
-    return plan.path == SgemmPath::FAST && (plan.batchCount == 1 || plan.strideC >= span || -plan.strideC >= span);
+    return plan.batchCount == 1 || plan.strideC >= span || -plan.strideC >= span;
+}
+
+/* The fast path folds every batch into one task grid; the general path fuses its epilogue into one mixed launch. */
+bool FoldBatches(const SgemmStridedBatchedTiling& plan) { return plan.path == SgemmPath::FAST && DisjointOutputs(plan); }
+bool FuseEpilogue(const SgemmStridedBatchedTiling& plan)
+{
+    return plan.path == SgemmPath::GENERAL && DisjointOutputs(plan);
+}
+
+/* The fused launch's slots in the general path's workspace (one batch's temp): a slot is one engine tile, rows
+ * 8-float aligned for Fixpipe. Two slots per AI core (the cube fills one while the vector cores drain the other)
+ * when they fit without giving up cores, else one. */
+SgemmStridedBatchedFusedTilingData FusedArgs(const SgemmStridedBatchedTiling& plan,
+                                             const SgemmStridedBatchedGemmTilingData& gemm,
+                                             const SgemmStridedBatchedEpilogueTilingData& epilogue, int32_t cubeCores,
+                                             uint32_t* blocks)
+{
+    SgemmStridedBatchedFusedTilingData f{};
+    f.gemm = gemm;
+    f.epilogue = epilogue;
+    f.slotLd = static_cast<uint32_t>(blas_host::CeilAlign(plan.tileN < plan.nEff ? plan.tileN : plan.nEff, 8));
+    f.slotFloats = static_cast<uint32_t>((plan.tileM < plan.mEff ? plan.tileM : plan.mEff) * f.slotLd);
+    const int64_t slotsTotal = static_cast<int64_t>(plan.workspaceBytes / sizeof(float)) / f.slotFloats;
+    const int64_t tasks = plan.tileCount * plan.batchCount;
+    const int64_t one = std::min<int64_t>({tasks, cubeCores, slotsTotal});
+    const int64_t two = std::min<int64_t>({tasks, cubeCores, slotsTotal / 2});
+    f.slots = two == one && tasks > one ? 2u : 1u;
+    *blocks = static_cast<uint32_t>(one);
+    f.strideC = plan.strideC;
+    return f;
 }
 
 /* Columns of C per vector core: every core gets whole columns (contiguous in C and in temp). */
@@ -118,19 +150,28 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
         return wsStatus;
     }
     aclrtStream stream = ascend_host::HandleStream(handle);
+    void* nanFlag = ascend_host::HandleScratch(handle);
+    const SgemmStridedBatchedNanTilingData nan = NanArgs(plan);
     uint32_t vecCores = 1;
     const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &vecCores);
     const bool fast = plan.path == SgemmPath::FAST;
     const SgemmStridedBatchedGemmTilingData gemm =
         GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride), 1, 0);
     auto* temp = static_cast<float*>(workspace);
-    void* nanFlag = ascend_host::HandleScratch(handle);
-    const SgemmStridedBatchedNanTilingData nan = NanArgs(plan);
     if (plan.path != SgemmPath::SCALE_ONLY) {
         if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
             return ACLBLAS_STATUS_EXECUTION_FAILED;
         }
         sgemm_strided_batched_nan_scan_kernel_do(vecCores, stream, A, B, nanFlag, nan);
+    }
+    if (FuseEpilogue(plan)) {  // one mixed launch for every batch
+        uint32_t blocks = 1;
+        const SgemmStridedBatchedFusedTilingData fused =
+            FusedArgs(plan, GemmArgs(plan, 0, plan.batchCount, 0), epilogue, cubeCores, &blocks);
+        sgemm_strided_batched_fused_kernel_do(blocks, stream, blas_host::IsTrans(plan.transA),
+                                              blas_host::IsTrans(plan.transB), A, B, C, workspace, nanFlag, fused);
+        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
+        return ACLBLAS_STATUS_SUCCESS;
     }
     if (FoldBatches(plan)) {  // one launch for every batch
         const int64_t tasks = plan.tileCount * plan.batchCount;

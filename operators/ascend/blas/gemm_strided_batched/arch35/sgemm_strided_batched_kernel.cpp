@@ -6,6 +6,9 @@
  *              can run several batches: its task grid is batch x tile (batch = task / tileCount, as ops-blas's
  *              arch35 gemm_batched folds batches), so every cube core works whatever the batch size.
  *   2. combine (AIV only, SIMD basic API): C = alpha * temp + beta * C after a general-path GEMM.
+ *   2b. fused (MIX_AIC_1_2): the general path of every batch in one launch when no two C_i overlap: each cube
+ *      writes its tasks' tiles into two workspace slots, its two vector cores combine each into C_batch
+ *      (CrossCoreSetFlag/WaitFlag mode 2: tile ready -> AIVs, slot free -> AIC).
  *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
  *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan flags
  *      NaN in any A_i or B_i, gemm and combine then do nothing and the fallback computes every C_i in plain fp32.
@@ -39,9 +42,43 @@ __aicore__ inline auto SbOperandLayout(uint32_t rows, uint32_t cols, uint32_t ld
     }
 }
 
-/* The engine on one core: tasks core, core + blockNum, ... of the batchCount x tileCount grid, each a tile of the
- * serpentine divM x divN walk (the plan's SerpentineTile + TileOfCore) of its batch, accumulated over every K
- * chunk. */
+/* Task `task` of the batchCount x tileCount grid: its batch and its tile of the serpentine divM x divN walk (the
+ * plan's SerpentineTile + TileOfCore). */
+struct SbTask {
+    int64_t batch;
+    uint32_t row0;
+    uint32_t col0;
+    uint32_t rows;
+    uint32_t cols;
+};
+
+__aicore__ inline SbTask TaskOf(const SgemmStridedBatchedGemmTilingData& t, uint32_t task)
+{
+    const uint32_t tile = task % t.tileCount;
+    const uint32_t r = tile / t.divN;
+    const uint32_t c = (r % 2 == 0) ? tile % t.divN : t.divN - 1 - tile % t.divN;
+    SbTask k{task / t.tileCount, r * t.tileM, c * t.tileN, 0, 0};
+    k.rows = Min(t.tileM, t.mEff - k.row0);
+    k.cols = Min(t.tileN, t.nEff - k.col0);
+    return k;
+}
+
+constexpr int64_t kFloatBytes = sizeof(float);  // signed: strides may be negative
+
+/* L0C = the task's engine tile over every K chunk (op(B_batch)^T * op(A_batch)^T). */
+template <typename LeftPtn, typename RightPtn>
+__aicore__ inline void SbAccumulate(GM_ADDR gmA, GM_ADDR gmB, const SgemmStridedBatchedGemmTilingData& t,
+                                    const SbTask& k, arch35::PingPong& pp)
+{
+    decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {arch35::GmTensor(
+        gmB + k.batch * t.strideLeft * kFloatBytes, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
+    decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {arch35::GmTensor(
+        gmA + k.batch * t.strideRight * kFloatBytes, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
+    arch35::AcquireL0C(pp);
+    arch35::Accumulate(left, right, t.kEff, t.tileK, k.row0, k.col0, k.rows, k.cols, true, true, pp);
+}
+
+/* The engine on one core: tasks core, core + blockNum, ... of the batch x tile grid, each written by Fixpipe. */
 template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR nanFlag,
                               const SgemmStridedBatchedGemmTilingData& t)
@@ -49,28 +86,15 @@ __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR n
     if (arch35::NanSeen(nanFlag)) {
         return;  // sgemm_strided_batched_nan_fallback computes C instead
     }
-    constexpr int64_t kFloatBytes = sizeof(float);  // signed: strides may be negative
     arch35::CubeBegin();
     arch35::PingPong pp;
     const uint32_t tasks = t.tileCount * t.batchCount;
     for (uint32_t task = AscendC::GetBlockIdx(); task < tasks; task += AscendC::GetBlockNum()) {
-        const int64_t batch = task / t.tileCount;
-        const uint32_t tile = task % t.tileCount;
-        decltype(arch35::GmTensor(gmB, SbOperandLayout<LeftPtn>(0, 0, 0))) left[1] = {arch35::GmTensor(
-            gmB + batch * t.strideLeft * kFloatBytes, SbOperandLayout<LeftPtn>(t.mEff, t.kEff, t.ldLeft))};
-        decltype(arch35::GmTensor(gmA, SbOperandLayout<RightPtn>(0, 0, 0))) right[1] = {arch35::GmTensor(
-            gmA + batch * t.strideRight * kFloatBytes, SbOperandLayout<RightPtn>(t.kEff, t.nEff, t.ldRight))};
-        auto out = arch35::GmTensor(gmOut + batch * t.strideOut * kFloatBytes,
+        const SbTask k = TaskOf(t, task);
+        SbAccumulate<LeftPtn, RightPtn>(gmA, gmB, t, k, pp);
+        auto out = arch35::GmTensor(gmOut + k.batch * t.strideOut * kFloatBytes,
                                     arch35::RowMajorLayout(t.mEff, t.ldOut));
-        const uint32_t r = tile / t.divN;
-        const uint32_t c = (r % 2 == 0) ? tile % t.divN : t.divN - 1 - tile % t.divN;
-        const uint32_t row0 = r * t.tileM;
-        const uint32_t col0 = c * t.tileN;
-        const uint32_t rows = Min(t.tileM, t.mEff - row0);
-        const uint32_t cols = Min(t.tileN, t.nEff - col0);
-        arch35::AcquireL0C(pp);
-        arch35::Accumulate(left, right, t.kEff, t.tileK, row0, col0, rows, cols, true, true, pp);
-        arch35::Fixpipe(out, row0, col0, rows, cols, pp);
+        arch35::Fixpipe(out, k.row0, k.col0, k.rows, k.cols, pp);
     }
     arch35::CubeEnd();
 }
@@ -82,28 +106,41 @@ public:
                                 AscendC::TPipe* pipe)
     {
         t_ = t;
-        tempGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(temp), static_cast<uint64_t>(t.tempRowStride) * t.n);
-        cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), static_cast<uint64_t>(t.ldc) * t.n);
+        Bind(temp, static_cast<uint64_t>(t.tempRowStride) * t.n, c);
         pipe->InitBuffer(tempQue_, 2, SGEMM_SB_VEC_TILE * sizeof(float));
         pipe->InitBuffer(cQue_, 2, SGEMM_SB_VEC_TILE * sizeof(float));
         pipe->InitBuffer(outQue_, 2, SGEMM_SB_VEC_TILE * sizeof(float));
     }
 
+    /* The temp (tempFloats of it) and the C_i (ldc * n floats) the next calls read and write. */
+    __aicore__ inline void Bind(GM_ADDR temp, uint64_t tempFloats, GM_ADDR c)
+    {
+        tempGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(temp), tempFloats);
+        cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), static_cast<uint64_t>(t_.ldc) * t_.n);
+    }
+
     /* combine: C = alpha * temp (+ beta * C when readC). */
     __aicore__ inline void Combine()
     {
-        ForEachTile([this](uint64_t tempOff, uint64_t cOff, uint32_t cnt) {
-            AscendC::LocalTensor<float> temp = Load(tempQue_, tempGm_, tempOff, cnt);
+        ForEachTile([this](uint64_t tempOff, uint64_t cOff, uint32_t cnt) { CombineRange(tempOff, cOff, cnt); });
+    }
+
+    /* C[cOff, cOff + cnt) = alpha * temp[tempOff, ...) (+ beta * C), in UB tiles. */
+    __aicore__ inline void CombineRange(uint64_t tempOff, uint64_t cOff, uint32_t cnt)
+    {
+        for (uint32_t done = 0; done < cnt; done += SGEMM_SB_VEC_TILE) {
+            const uint32_t part = Min(SGEMM_SB_VEC_TILE, cnt - done);
+            AscendC::LocalTensor<float> temp = Load(tempQue_, tempGm_, tempOff + done, part);
             AscendC::LocalTensor<float> out = outQue_.AllocTensor<float>();
-            AscendC::Muls(out, temp, t_.alpha, static_cast<int32_t>(cnt));
+            AscendC::Muls(out, temp, t_.alpha, static_cast<int32_t>(part));
             tempQue_.FreeTensor(temp);
             if (t_.readC != 0) {
-                AscendC::LocalTensor<float> cOld = Load(cQue_, cGm_, cOff, cnt);
-                AscendC::Axpy(out, cOld, t_.beta, static_cast<int32_t>(cnt));
+                AscendC::LocalTensor<float> cOld = Load(cQue_, cGm_, cOff + done, part);
+                AscendC::Axpy(out, cOld, t_.beta, static_cast<int32_t>(part));
                 cQue_.FreeTensor(cOld);
             }
-            Store(out, cOff, cnt);
-        });
+            Store(out, cOff + done, part);
+        }
     }
 
     /* scale: C = beta * C; beta == 0 writes zeros without reading C (NaN/Inf already in C must not survive). */
@@ -164,6 +201,67 @@ private:
     AscendC::TQue<AscendC::TPosition::VECIN, 2> cQue_;
     AscendC::TQue<AscendC::TPosition::VECOUT, 2> outQue_;
 };
+
+/* Workspace slot flags of the fused launch (mode 2, AIC <-> both AIVs of its AI core): slot i's tile ready, and
+ * slot i free again. */
+constexpr uint16_t SB_SLOT_READY = 0;
+constexpr uint16_t SB_SLOT_FREE = 2;
+
+/* The general path in one mixed launch. The cube of AI core g runs tasks g, g + blockNum, ... into its slots,
+ * round-robin; before reusing a slot it waits until both vector cores finished with it. Each vector core waits for
+ * the tile, combines its half of the tile's engine rows (columns of C_batch) into C and hands the slot back. */
+template <typename LeftPtn, typename RightPtn>
+__aicore__ inline void SbFused(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmC, GM_ADDR ws, GM_ADDR nanFlag,
+                               const SgemmStridedBatchedFusedTilingData& f)
+{
+    if (arch35::NanSeen(nanFlag)) {
+        return;  // every core of the launch reads the flag: none waits for another
+    }
+    const SgemmStridedBatchedGemmTilingData& t = f.gemm;
+    const uint32_t tasks = t.tileCount * t.batchCount;
+    const uint32_t blocks = static_cast<uint32_t>(AscendC::GetBlockNum());
+    const uint32_t group = static_cast<uint32_t>(AscendC::GetBlockIdx() / AscendC::GetTaskRatio());
+    GM_ADDR slots = ws + static_cast<int64_t>(group) * f.slots * f.slotFloats * kFloatBytes;
+    if ASCEND_IS_AIC {
+        arch35::CubeBegin();
+        arch35::PingPong pp;
+        uint32_t n = 0;
+        for (uint32_t task = group; task < tasks; task += blocks, ++n) {
+            const uint16_t slot = static_cast<uint16_t>(n % f.slots);
+            if (n >= f.slots) {
+                AscendC::CrossCoreWaitFlag(SB_SLOT_FREE + slot);
+            }
+            const SbTask k = TaskOf(t, task);
+            SbAccumulate<LeftPtn, RightPtn>(gmA, gmB, t, k, pp);
+            auto out = arch35::GmTensor(slots + static_cast<int64_t>(slot) * f.slotFloats * kFloatBytes,
+                                        arch35::RowMajorLayout(k.rows, f.slotLd));
+            arch35::Fixpipe(out, 0, 0, k.rows, k.cols, pp);
+            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(SB_SLOT_READY + slot);
+        }
+        for (uint32_t done = n > f.slots ? n - f.slots : 0; done < n; ++done) {
+            AscendC::CrossCoreWaitFlag(SB_SLOT_FREE + done % f.slots);
+        }
+        arch35::CubeEnd();
+        return;
+    }
+    AscendC::TPipe pipe;
+    SbEpilogue op;
+    op.Init(slots, gmC, f.epilogue, &pipe);
+    const uint32_t sub = static_cast<uint32_t>(AscendC::GetSubBlockIdx());
+    uint32_t n = 0;
+    for (uint32_t task = group; task < tasks; task += blocks, ++n) {
+        const uint16_t slot = static_cast<uint16_t>(n % f.slots);
+        AscendC::CrossCoreWaitFlag(SB_SLOT_READY + slot);
+        const SbTask k = TaskOf(t, task);
+        op.Bind(slots, static_cast<uint64_t>(f.slots) * f.slotFloats, gmC + k.batch * f.strideC * kFloatBytes);
+        const uint32_t half = (k.rows + 1) / 2;
+        for (uint32_t r = sub * half; r < Min(k.rows, (sub + 1) * half); ++r) {
+            op.CombineRange(static_cast<uint64_t>(slot) * f.slotFloats + static_cast<uint64_t>(r) * f.slotLd,
+                            static_cast<uint64_t>(k.row0 + r) * f.epilogue.ldc + k.col0, k.cols);
+        }
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(SB_SLOT_FREE + slot);
+    }
+}
 
 /* Stored element (r, c) of column-major X with leading dimension ld. */
 __aicore__ inline float SbAt(__gm__ float* x, uint32_t r, uint32_t c, uint32_t ld)
@@ -242,12 +340,25 @@ __aicore__ inline void SbCoreItems(uint64_t items, uint64_t* item0, uint64_t* it
         SbGemm<LEFT, RIGHT>(a, b, out, nanFlag, tiling);                                                           \
     }
 
+#define SGEMM_SB_FUSED_ENTRY(NAME, LEFT, RIGHT)                                                                    \
+    extern "C" __global__ __aicore__ void NAME(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR ws, GM_ADDR nanFlag,      \
+                                               SgemmStridedBatchedFusedTilingData tiling)                         \
+    {                                                                                                              \
+        KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);                                                         \
+        SbFused<LEFT, RIGHT>(a, b, c, ws, nanFlag, tiling);                                                        \
+    }
+
 /* Left engine operand op(B)^T: NDExt when transB == N, DNExt otherwise; right op(A)^T: NDExt when transA == N. */
 SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_nn, te::NDExtLayoutPtn, te::NDExtLayoutPtn)
 SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_nt, te::DNExtLayoutPtn, te::NDExtLayoutPtn)
 SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_tn, te::NDExtLayoutPtn, te::DNExtLayoutPtn)
 SGEMM_SB_GEMM_ENTRY(sgemm_strided_batched_gemm_tt, te::DNExtLayoutPtn, te::DNExtLayoutPtn)
+SGEMM_SB_FUSED_ENTRY(sgemm_strided_batched_fused_nn, te::NDExtLayoutPtn, te::NDExtLayoutPtn)
+SGEMM_SB_FUSED_ENTRY(sgemm_strided_batched_fused_nt, te::DNExtLayoutPtn, te::NDExtLayoutPtn)
+SGEMM_SB_FUSED_ENTRY(sgemm_strided_batched_fused_tn, te::NDExtLayoutPtn, te::DNExtLayoutPtn)
+SGEMM_SB_FUSED_ENTRY(sgemm_strided_batched_fused_tt, te::DNExtLayoutPtn, te::DNExtLayoutPtn)
 #undef SGEMM_SB_GEMM_ENTRY
+#undef SGEMM_SB_FUSED_ENTRY
 
 extern "C" __global__ __aicore__ void sgemm_strided_batched_combine(GM_ADDR temp, GM_ADDR c, GM_ADDR nanFlag,
                                                                    SgemmStridedBatchedEpilogueTilingData tiling)
@@ -321,6 +432,26 @@ void sgemm_strided_batched_gemm_kernel_do(uint32_t numBlocks, void* stream, bool
         sgemm_strided_batched_gemm_tn<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
     } else {
         sgemm_strided_batched_gemm_tt<<<numBlocks, nullptr, stream>>>(ga, gb, go, gf, tiling);
+    }
+}
+
+void sgemm_strided_batched_fused_kernel_do(uint32_t numBlocks, void* stream, bool transA, bool transB,
+                                           const float* a, const float* b, float* c, void* workspace, void* nanFlag,
+                                           const SgemmStridedBatchedFusedTilingData& tiling)
+{
+    auto* ga = reinterpret_cast<uint8_t*>(const_cast<float*>(a));
+    auto* gb = reinterpret_cast<uint8_t*>(const_cast<float*>(b));
+    auto* gc = reinterpret_cast<uint8_t*>(c);
+    auto* gw = static_cast<uint8_t*>(workspace);
+    auto* gf = static_cast<uint8_t*>(nanFlag);
+    if (!transA && !transB) {
+        sgemm_strided_batched_fused_nn<<<numBlocks, nullptr, stream>>>(ga, gb, gc, gw, gf, tiling);
+    } else if (!transA) {
+        sgemm_strided_batched_fused_nt<<<numBlocks, nullptr, stream>>>(ga, gb, gc, gw, gf, tiling);
+    } else if (!transB) {
+        sgemm_strided_batched_fused_tn<<<numBlocks, nullptr, stream>>>(ga, gb, gc, gw, gf, tiling);
+    } else {
+        sgemm_strided_batched_fused_tt<<<numBlocks, nullptr, stream>>>(ga, gb, gc, gw, gf, tiling);
     }
 }
 

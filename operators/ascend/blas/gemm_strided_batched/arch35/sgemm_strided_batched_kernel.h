@@ -21,6 +21,12 @@ void sgemm_strided_batched_gemm_kernel_do(uint32_t numBlocks, void* stream, bool
 void sgemm_strided_batched_combine_kernel_do(uint32_t numBlocks, void* stream, const float* temp, float* c,
                                              void* nanFlag, const SgemmStridedBatchedEpilogueTilingData& tiling);
 
+/* The general path of every batch in one mixed launch (cube tiles into workspace slots, the vector cores' epilogue
+ * into C_i under cross-core flags); C_i must be disjoint. Nothing when the NaN flag is set. */
+void sgemm_strided_batched_fused_kernel_do(uint32_t numBlocks, void* stream, bool transA, bool transB,
+                                           const float* a, const float* b, float* c, void* workspace, void* nanFlag,
+                                           const SgemmStridedBatchedFusedTilingData& tiling);
+
 /* Sets the word at nanFlag (cleared by the caller) when any A_i or B_i holds NaN (vector cores, SIMT). */
 void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
                                               void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling);

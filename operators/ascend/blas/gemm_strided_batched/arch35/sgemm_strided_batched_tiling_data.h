@@ -46,6 +46,18 @@ struct SgemmStridedBatchedEpilogueTilingData {
     float beta;
 };
 
+/* The general path fused into one mixed launch (KERNEL_TYPE_MIX_AIC_1_2): each AI core's cube writes a task's
+ * engine tile into one of its `slots` workspace slots (slotFloats apart, rows slotLd apart) and its two vector cores
+ * then combine the tile into C_batch = alpha * tile + beta * C_batch (C_i advance by strideC; disjoint). */
+struct SgemmStridedBatchedFusedTilingData {
+    SgemmStridedBatchedGemmTilingData gemm;
+    SgemmStridedBatchedEpilogueTilingData epilogue;
+    uint32_t slots;
+    uint32_t slotLd;
+    uint32_t slotFloats;
+    int64_t strideC;
+};
+
 /* NaN guard over all batches (common/arch35_nan_guard.h): op(A_i) is m x k, op(B_i) is k x n, X_i = X + i * strideX.
  * The scan reads every stored column of every A_i and B_i; the fallback computes C_i = alpha * op(A_i) * op(B_i)
  * (+ beta * C_i when readC) in plain fp32 for every batch. Both split their columns over the vector cores. */
