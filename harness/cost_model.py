@@ -177,17 +177,22 @@ def csymm_on_chip_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -
 
 
 def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
-    """Built: memset of the NaN flag, prepare, gemm, gemm_nan (+ epilogue when beta != 0) on a GM workspace. One
-    launch: the mixed kernel. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded
-    GEMM's four, in one launch; its imaginary part subtracts finished sums."""
-    built = Design("built: one real GEMM on a GM workspace", 4 if beta_zero else 5,
-                   (csymm_tiles(m, n, left, cube_cores),), csymm_unique_gm_bytes(m, n, left, beta_zero), True, True,
-                   csymm_split_gm_bytes(m, n, left))
-    one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, (csymm_tiles(m, n, left, cube_cores),),
+    """Built: the NaN flag's memset and one mixed launch (prepare, SyncAll, gemm or its fallback, SyncAll and the
+    epilogue when beta != 0) on a GM workspace. One launch on chip: the same with the operands embedded in UB and
+    handed to L1. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in
+    one launch; its imaginary part subtracts finished sums. Before: the built kernels as four launches (prepare,
+    gemm, gemm_nan, + epilogue when beta != 0) after the memset."""
+    tiles = (csymm_tiles(m, n, left, cube_cores),)
+    gm_bytes = csymm_unique_gm_bytes(m, n, left, beta_zero)
+    split_bytes = csymm_split_gm_bytes(m, n, left)
+    built = Design("built: one mixed launch on a GM workspace", 2, tiles, gm_bytes, True, True, split_bytes)
+    one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, tiles,
                  csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, True)
     three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
                      csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, False)
-    return [built, one, three_m]
+    before = Design("before: prepare, gemm, gemm_nan (+ epilogue) on a GM workspace", 4 if beta_zero else 5, tiles,
+                    gm_bytes, False, True, split_bytes)
+    return [built, one, three_m, before]
 
 
 # ---- SgemmStridedBatched ---------------------------------------------------------------------------------------

@@ -66,10 +66,11 @@ def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
 @pytest.mark.parametrize("left", [True, False])
 def test_csymm_designs(left):
     m = n = 1024
-    built, one, three_m = cm.csymm_designs(m, n, left, True, 36)
-    assert built.built and not one.built and not three_m.built
+    built, one, three_m, before = cm.csymm_designs(m, n, left, True, 36)
+    assert built.built and not one.built and not three_m.built and not before.built
     assert one.built_products and not three_m.built_products  # 3M's precision is not the built kernel's
-    assert built.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 5  # + epilogue
+    assert built.launches == 2 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 2  # memset + mixed
+    assert before.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[3].launches == 5  # + epilogue
     assert cm.cube_macs(built) == cm.cube_macs(one) == 4 * m * n * m  # one real GEMM n x 2m x 2k
     assert cm.cube_macs(three_m) == 3 * m * n * m
     assert one.launches == three_m.launches == 1

@@ -156,18 +156,20 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     float* const p = right + sizes.rightFloats;
     float* const loBase = lo.floats != 0 ? base + operandBytes / sizeof(float) : nullptr;
     const bool writesC = plan.epilogue == CsymmEpilogue::BETA_ZERO;  // Fixpipe writes C, no epilogue launch
-    uint32_t prepareCores = 1;
-    const CsymmPrepareTilingData prepare = PrepareArgs(plan, sizes, lo, vectorCores, &prepareCores);
+    /* one mixed launch: its 2 x blocks vector cores share prepare and the epilogue */
+    const auto blocks = static_cast<uint32_t>(plan.usedCores);
+    const auto vectorBlocks = static_cast<int32_t>(2 * blocks);
+    uint32_t used = 1;
+    CsymmFusedTilingData fused{};
+    fused.prepare = PrepareArgs(plan, sizes, lo, vectorBlocks, &used);
+    fused.gemm = GemmArgs(plan, sizes, lo, writesC);
+    fused.epilogue = EpilogueArgs(plan, sizes, vectorBlocks, &used);
+    fused.withEpilogue = writesC ? 0u : 1u;
     void* nanFlag = ascend_host::HandleScratch(handle);
     if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
         return ACLBLAS_STATUS_EXECUTION_FAILED;
     }
-    csymm_prepare_kernel_do(prepareCores, stream, A, B, base, right, loBase, nanFlag, prepare);
-    csymm_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), static_cast<uint32_t>(vectorCores), stream, left,
-                         right, loBase, writesC ? static_cast<void*>(C) : p, nanFlag,
-                         GemmArgs(plan, sizes, lo, writesC));
-    if (!writesC) {
-        csymm_epilogue_kernel_do(epilogueCores, stream, p, C, epilogue);
-    }
+    csymm_fused_kernel_do(blocks, stream, A, B, left, base, right, loBase, writesC ? static_cast<void*>(C) : p, C,
+                          nanFlag, fused);
     return ACLBLAS_STATUS_SUCCESS;
 }

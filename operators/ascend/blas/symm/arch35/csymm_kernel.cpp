@@ -15,7 +15,10 @@
  *   2b. gemm_nan (AIV, SIMT): the same product in plain fp32 when the NaN flag is set (NaN never enters Mmad);
  *   3. epilogue (AIV, SIMT): C = P + beta*C, C read only when beta != 0; not launched when beta == 0;
  *   4. scale    (AIV, SIMT): C = beta*C for alpha == 0.
- * The host (csymm_host.cpp) launches them on the handle's stream.
+ * Steps 1 to 3 run as ONE mixed launch, csymm_fused (KERNEL_TYPE_MIX_AIC_1_2): prepare on the vector cores,
+ * SyncAll<false> (asc-devkit SyncAll.md: every AIV, then every AIC, then AIV waits for AIC), the cube GEMM or its
+ * vector fallback, and when beta != 0 a second SyncAll before the epilogue. The host (csymm_host.cpp) launches it
+ * (or scale) on the handle's stream.
  */
 #include <cstdint>
 
@@ -224,45 +227,44 @@ __aicore__ inline void CsymmEpilogueCore(GM_ADDR p, GM_ADDR c, const CsymmEpilog
     asc_vf_call<CsymmEpilogueColumns>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(p), Floats(c), t, col0, col1, scaleOnly);
 }
 
-}  // namespace
-
-extern "C" __global__ __aicore__ void csymm_prepare(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR right, GM_ADDR lo,
-                                                   GM_ADDR nanFlag, CsymmPrepareTilingData tiling)
+/* This vector core's share of the prepare items: A's k x k elements, then B's m x n. */
+__aicore__ inline void CsymmPrepareCore(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR right, GM_ADDR lo,
+                                        GM_ADDR nanFlag, const CsymmPrepareTilingData& t)
 {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    const uint64_t items = static_cast<uint64_t>(tiling.k) * tiling.k + static_cast<uint64_t>(tiling.m) * tiling.n;
-    const uint64_t item0 = AscendC::GetBlockIdx() * static_cast<uint64_t>(tiling.itemsPerCore);
-    const uint64_t item1 = item0 + tiling.itemsPerCore < items ? item0 + tiling.itemsPerCore : items;
+    const uint64_t items = static_cast<uint64_t>(t.k) * t.k + static_cast<uint64_t>(t.m) * t.n;
+    const uint64_t item0 = AscendC::GetBlockIdx() * static_cast<uint64_t>(t.itemsPerCore);
+    const uint64_t item1 = item0 + t.itemsPerCore < items ? item0 + t.itemsPerCore : items;
     if (item0 >= item1) {
         return;
     }
     asc_vf_call<CsymmPrepareItems>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(left), Floats(right),
-                                   Floats(lo), reinterpret_cast<__gm__ uint32_t*>(nanFlag), tiling, item0, item1);
+                                   Floats(lo), reinterpret_cast<__gm__ uint32_t*>(nanFlag), t, item0, item1);
 }
 
-extern "C" __global__ __aicore__ __cube__ void csymm_gemm(GM_ADDR left, GM_ADDR right, GM_ADDR lo, GM_ADDR out,
-                                                         GM_ADDR nanFlag, CsymmGemmTilingData tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
-    CsymmGemm(left, right, lo, out, nanFlag, tiling);
-}
+}  // namespace
 
-extern "C" __global__ __aicore__ void csymm_gemm_nan(GM_ADDR left, GM_ADDR right, GM_ADDR out, GM_ADDR nanFlag,
-                                                    CsymmGemmTilingData tiling)
+extern "C" __global__ __aicore__ void csymm_fused(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR workspaceLeft,
+                                                 GM_ADDR right, GM_ADDR lo, GM_ADDR out, GM_ADDR c, GM_ADDR nanFlag,
+                                                 CsymmFusedTilingData tiling)
 {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    if (!arch35::NanSeen(nanFlag)) {
-        return;
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIV {
+        CsymmPrepareCore(a, b, workspaceLeft, right, lo, nanFlag, tiling.prepare);
     }
-    asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(left), Floats(right), Floats(out), tiling,
-                                  static_cast<uint32_t>(AscendC::GetBlockIdx()),
-                                  static_cast<uint32_t>(AscendC::GetBlockNum()));
-}
-
-extern "C" __global__ __aicore__ void csymm_epilogue(GM_ADDR p, GM_ADDR c, CsymmEpilogueTilingData tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    CsymmEpilogueCore(p, c, tiling, false);
+    AscendC::SyncAll<false>();  // the engine operands and the NaN flag are in GM for every core
+    if ASCEND_IS_AIC {
+        CsymmGemm(left, right, lo, out, nanFlag, tiling.gemm);  // nothing when the flag is set
+    } else if (arch35::NanSeen(nanFlag)) {
+        asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(left), Floats(right), Floats(out),
+                                      tiling.gemm, static_cast<uint32_t>(AscendC::GetBlockIdx()),
+                                      static_cast<uint32_t>(AscendC::GetBlockNum() * AscendC::GetTaskRatio()));
+    }
+    if (tiling.withEpilogue != 0) {
+        AscendC::SyncAll<false>();  // P complete
+        if ASCEND_IS_AIV {
+            CsymmEpilogueCore(out, c, tiling.epilogue, false);
+        }
+    }
 }
 
 extern "C" __global__ __aicore__ void csymm_scale(GM_ADDR c, CsymmEpilogueTilingData tiling)
@@ -275,24 +277,12 @@ namespace {
 uint8_t* Gm(const void* p) { return static_cast<uint8_t*>(const_cast<void*>(p)); }
 }  // namespace
 
-void csymm_prepare_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* left, void* right,
-                             void* lo, void* nanFlag, const CsymmPrepareTilingData& tiling)
+void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, const void* left,
+                           void* workspaceLeft, void* right, void* lo, void* out, void* c, void* nanFlag,
+                           const CsymmFusedTilingData& tiling)
 {
-    csymm_prepare<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(left), Gm(right), Gm(lo), Gm(nanFlag), tiling);
-}
-
-void csymm_gemm_kernel_do(uint32_t cubeBlocks, uint32_t vectorBlocks, void* stream, const void* left,
-                          const void* right, const void* lo, void* out, void* nanFlag,
-                          const CsymmGemmTilingData& tiling)
-{
-    csymm_gemm<<<cubeBlocks, nullptr, stream>>>(Gm(left), Gm(right), Gm(lo), Gm(out), Gm(nanFlag), tiling);
-    csymm_gemm_nan<<<vectorBlocks, nullptr, stream>>>(Gm(left), Gm(right), Gm(out), Gm(nanFlag), tiling);
-}
-
-void csymm_epilogue_kernel_do(uint32_t numBlocks, void* stream, const void* p, void* c,
-                              const CsymmEpilogueTilingData& tiling)
-{
-    csymm_epilogue<<<numBlocks, nullptr, stream>>>(Gm(p), Gm(c), tiling);
+    csymm_fused<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(left), Gm(workspaceLeft), Gm(right), Gm(lo), Gm(out),
+                                                Gm(c), Gm(nanFlag), tiling);
 }
 
 void csymm_scale_kernel_do(uint32_t numBlocks, void* stream, void* c, const CsymmEpilogueTilingData& tiling)

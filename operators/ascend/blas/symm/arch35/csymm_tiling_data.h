@@ -69,4 +69,15 @@ struct CsymmEpilogueTilingData {
     float betaImag;
 };
 
+/* The GEMM path in one mixed launch (KERNEL_TYPE_MIX_AIC_1_2, numBlocks AI cores): prepare on the vector cores,
+ * SyncAll, the GEMM on the cubes (its fp32 fallback on the vector cores when the NaN flag is set), and with
+ * withEpilogue a second SyncAll before the vector cores' epilogue. Vector-core shares (itemsPerCore, colsPerCore)
+ * are for the launch's 2 * numBlocks vector cores. */
+struct CsymmFusedTilingData {
+    CsymmPrepareTilingData prepare;
+    CsymmGemmTilingData gemm;
+    CsymmEpilogueTilingData epilogue;
+    uint32_t withEpilogue;
+};
+
 #endif  // CSYMM_TILING_DATA_H
