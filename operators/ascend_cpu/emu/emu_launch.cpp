@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -381,9 +382,16 @@ void RunLaunch(const char* kernel, uint32_t numBlocks, const std::function<void(
     g_launch = &l;
     {
         std::unique_lock<std::mutex> lk(l.mu);
-        l.live = numBlocks;
-        for (uint32_t b = 0; b < numBlocks; ++b) {
-            l.threads.emplace_back(RunCore, &l, b, false, b, 0);
+        try {
+            for (uint32_t b = 0; b < numBlocks; ++b) {
+                l.threads.emplace_back(RunCore, &l, b, false, b, 0);
+                ++l.live;
+            }
+        } catch (const std::system_error& e) {
+            l.failures.emplace(0, std::string("block ") + std::to_string(l.threads.size()) + ": cannot start its "
+                                  "core thread (" + e.what() + ")");
+            l.aborted = true;
+            l.cv.notify_all();
         }
         l.cv.wait(lk, [&l]() { return l.live == 0; });
     }
@@ -420,9 +428,9 @@ void EnterKernel(Declared type)
     c.type = type == Declared::AIV_ONLY || type == Declared::MIX_AIV_1_0 ? KernelType::AIV : KernelType::AIC;
     if (type == Declared::MIX_AIC_1_2) {
         c.aivPerAic = 2;
-        l.live += 2;
         for (uint32_t sub = 0; sub < 2; ++sub) {
             l.threads.emplace_back(RunCore, &l, AivSlot(l, c.group, sub), true, c.group, sub);
+            ++l.live;  // only a thread that exists is waited for
         }
     }
 }
