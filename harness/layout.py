@@ -65,6 +65,12 @@ def triangle_mask(total: int, order: int, ld: int, upper: bool) -> np.ndarray:
     mask = np.zeros(total, dtype=bool)
     if order <= 0:
         return mask
+    if ld >= order:  # columns apart: column j's triangle is one run of storage (a row of `np.tri` each)
+        columns = np.zeros((order, ld), dtype=bool)
+        columns[:, :order] = np.tri(order, dtype=bool) if upper else np.tri(order, dtype=bool).T
+        kept = min(total, columns.size)
+        mask[:kept] = columns.ravel()[:kept]
+        return mask
     i = np.arange(order)[:, None]
     j = np.arange(order)[None, :]
     keep = (i <= j) if upper else (i >= j)

@@ -42,10 +42,9 @@ def closing_lines(meta: dict[str, Any], records: list[Record], paths: dict[str, 
     """The last lines of a run: counts per verdict, precision / perf / memory (perf says when it was not judged
     and why), where the reports are, and last the verdict word with the exit code."""
     from harness.reports import overview
-    from harness.session import outcome_line
 
     counts = overview.counts(records, meta["hardware"]["name"])
-    lines = [outcome_line(counts["cases"], accepted), *overview.count_lines(counts),
+    lines = [overview.outcome_line(counts["cases"], accepted), *overview.count_lines(counts),
              f"report: {paths.get('md', '')}", f"report (HTML): {paths.get('html', '')}"]
     if paths.get("junitxml"):
         lines.append(f"JUnit XML: {paths['junitxml']}")

@@ -7,6 +7,7 @@ import pytest
 
 from harness import coverage, generate, ops
 from harness.cli import main
+from tables import committed_rows
 import harness.ops.csymm.generate as csymm
 import harness.ops.sgemm_strided_batched.generate as sgemm_strided_batched
 
@@ -50,7 +51,7 @@ def test_trans_pairs_are_crossed_with_strides_and_ld():
 
 
 def test_categories_come_from_cells_not_names():
-    rows = generate.generate("csymm")[:60]
+    rows = committed_rows("csymm")[:60]
     renamed = [{**r, "case_name": f"X_{i}", "description": "handle_null" if "handle_null" in r["description"]
                 else "anything"} for i, r in enumerate(rows)]
     def by_cells(counts: dict) -> dict:
@@ -65,7 +66,7 @@ def test_categories_come_from_cells_not_names():
 
 def test_missing_category_fails_describe(tmp_path):
     """Negative control: drop every NaN input row and every stride-0 row; describe must say so and exit 1."""
-    rows = [r for r in generate.generate("sgemm_strided_batched")
+    rows = [r for r in committed_rows("sgemm_strided_batched")
             if "VALUE_NORM_NAN" not in (r["a_fill"], r["b_fill"], r["c_fill"]) and "0" not in (r["strideA"],
                                                                                                  r["strideB"])]
     path = _write(tmp_path / "t.csv", "sgemm_strided_batched", rows)
@@ -91,7 +92,7 @@ def test_flop_sums_by_hand():
 
 
 def test_over_budget_is_reported(tmp_path):
-    rows = generate.generate("csymm")
+    rows = committed_rows("csymm")
     huge = [dict(rows[-1], m="8192", n="8192", case_name=f"TC_PF_{9000 + i}") for i in range(4)]
     text, ok = coverage.describe(_write(tmp_path / "t.csv", "csymm", rows + huge))
     assert not ok and "perf FLOPs" in text and "perf rows above 256 GFLOP" in text

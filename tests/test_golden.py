@@ -219,8 +219,9 @@ def test_sgemm_beta_zero_does_not_read_c():
     C = np.full(m * n, np.nan, dtype=np.float32)
     args = (OP_N, OP_N, m, n, k, 1.0, A, m, 0, B, k, 0, 0.0, C, m, 0, 1)
     got = golden.cblas.sgemm_strided_batched(*args)
+    # absolute too: a float32 sum of two products in [-1, 1] is off by ~1e-7, relatively large for a result near 0
     np.testing.assert_allclose(got, (A.reshape(k, m).T.astype(np.float64) @ B.reshape(n, k).T).T.ravel(),
-                               rtol=1e-6)
+                               rtol=1e-6, atol=1e-6)
     assert np.isfinite(golden.truth.sgemm_strided_batched(*args)).all()
 
 
@@ -247,3 +248,37 @@ def test_blas_info_names_the_blas():
     info = golden.blas_info()
     assert info["scipy_version"] and info["blas_name"]
     assert info["threads"] is None or info["threads"] >= 1
+
+
+@pytest.mark.parametrize("n", [1, 5, 127, 128, 129, 300])
+@pytest.mark.parametrize("uplo", [UPPER, LOWER])
+def test_the_tiled_mirror_is_the_one_pass_definition(n, uplo):
+    """golden.truth.symmetric_from_triangle copies tile by tile (speed): bit for bit the whole-matrix where(),
+    NaN and signed zeros included, in C order, from a column-major view like the truth's."""
+    from golden.truth import symmetric_from_triangle
+
+    rng = np.random.default_rng(n)
+    a = np.asfortranarray(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
+    a[::7, ::5] = complex(np.nan, -0.0)
+    i, j = np.ogrid[:n, :n]
+    expected = np.where(i <= j if uplo == UPPER else i >= j, a, a.T)
+    got = symmetric_from_triangle(a, uplo)
+    assert got.flags.c_contiguous and got.tobytes() == expected.tobytes()
+    if n > 1:  # the triangle read matters
+        assert got.tobytes() != np.where(i <= j if uplo != UPPER else i >= j, a, a.T).tobytes()
+
+
+@pytest.mark.parametrize("order, ld, total", [(0, 1, 0), (1, 1, 1), (5, 5, 25), (5, 8, 37), (9, 12, 100),
+                                              (6, 4, 30), (6, 0, 10), (6, -2, 10), (130, 131, 130 * 131)])
+@pytest.mark.parametrize("upper", [True, False])
+def test_the_triangle_mask_is_its_index_definition(order, ld, total, upper):
+    """harness.layout.triangle_mask's run-per-column path (ld >= order) marks exactly the storage indices
+    i + ld*j of the triangle that fall inside `total`; ld < order keeps the index path."""
+    from harness.layout import triangle_mask
+
+    expected = np.zeros(total, dtype=bool)
+    for j in range(order):
+        for i in range(j + 1) if upper else range(j, order):
+            if 0 <= i + ld * j < total:
+                expected[i + ld * j] = True
+    assert (triangle_mask(total, order, ld, upper) == expected).all()

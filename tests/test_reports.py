@@ -18,8 +18,10 @@ from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, sha
 from harness.reports.markdown import HEADINGS, render_markdown
 from harness.reports.plots import (MAX_GROUPS, PAGE_WIDTH_PX, ROWS_PER_GROUP, baseline_rows, figures, timing_groups,
                                    unconverged_is_a_signal)
+from harness.session import load_meta
 
-META = {
+#: A meta as the reports get it (the session's, or the one reader's of a stored run: every key present).
+META = load_meta({
     "run_id": "20260101-000000-abc1234", "commit": "abc1234", "dirty": False, "branch": "main", "backend": "cpu",
     "device": "cpu twin (2 threads)", "host": "testhost",
     "inputs": [{"path": "cases/csymm_test.csv", "sha256": "ab" * 32}],
@@ -27,7 +29,7 @@ META = {
                  "gates": {"csymm": "mixed_tolerance", "sgemm_strided_batched": "mere_mare"}},
     "started": "2026-01-01T00:00:00", "finished": "2026-01-01T00:01:00",
     "golden_blas": {"vendor": "OpenBLAS", "version": "0.3.27"}, "backend_info": {"library": "libtwin.so"},
-}
+})
 
 
 def precision_row(name: str, op: str = "csymm", verdict: str = "PASS", trusted: bool = True) -> dict:
@@ -355,9 +357,9 @@ def test_markdown_tables_line_up_under_chinese_headers(monkeypatch) -> None:
 # --- the main job's report: a first screen a reviewer trusts, sizes that open anywhere --------------------------
 
 TWIN = "cpu twin (2 emulated cores)"
-MAIN_META = {**META, "hardware": {"name": TWIN, "detected": TWIN, "override": None},
-             "settings": {**META["settings"], "timing": {"mode": "sync", "warmup": 10, "min_samples": 50,
-                                                         "max_time_s": 0.4, "rounds": 10}}}
+MAIN_META = load_meta({**META, "hardware": {"name": TWIN, "detected": TWIN, "override": None},
+                       "settings": {**META["settings"], "timing": {"mode": "sync", "warmup": 10, "min_samples": 50,
+                                                                   "max_time_s": 0.4, "rounds": 10}}})
 #: (op, precision rows, perf rows): the four tables of the main job, 2650 rows
 MAIN_TABLES = (("csymm", 1000, 200), ("sgemm_strided_batched", 1000, 200), ("ssymm", 122, 3), ("sgemm_batched", 122, 3))
 

@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from harness import reports
     from harness.history import History
     from harness.record import outcome, summarize
-    from harness.session import outcome_line, why
+    from harness.reports.overview import outcome_line
+    from harness.session import why
     from harness.stored import BadRun, ordered, read
 
     history = History(args.history)

@@ -180,10 +180,13 @@ Family = Callable[[random.Random], list[dict[str, str]]]
 
 def table(op: str, seed: int, header: tuple[str, ...], gate: Family, edges: Family, extremes: Family,
           coverage: Callable[[random.Random, int], list[dict[str, str]]], perf: Family,
-          condition: Callable[[dict[str, str]], dict[str, str]] = lambda row: row) -> list[dict[str, str]]:
+          condition: Callable[[dict[str, str]], dict[str, str]] = lambda row: row,
+          part: tuple[int, int] = (0, 1)) -> list[dict[str, str]]:
     """A generator's table: its families drawn from one seeded stream in a fixed order (the coverage block fills the
     precision rows up to PRECISION_ROWS), then named and seeded by `finalize`; `condition` may replace a named and
-    seeded row (harness.generate.conditioning: rows the official gate cannot decide)."""
+    seeded row (harness.generate.conditioning: rows the official gate cannot decide). `part` (i, n): only the
+    rows at positions i, i + n, i + 2n, ... (each row is conditioned on its own, so n processes can share the
+    cost of a table; n = 1 is the whole table)."""
     rng = random.Random(seed)
     gate_rows, edge_rows, extreme_rows = gate(rng), edges(rng), extremes(rng)
     coverage_rows = coverage(rng, PRECISION_ROWS - len(gate_rows) - len(edge_rows) - len(extreme_rows))
@@ -192,7 +195,8 @@ def table(op: str, seed: int, header: tuple[str, ...], gate: Family, edges: Fami
         raise ValueError(f"{op} perf rows: {len(perf_rows)}")
     rows = finalize([("TC_L0", gate_rows), ("TC_L1", coverage_rows), ("TC_ED", edge_rows),
                      ("TC_EX", extreme_rows), ("TC_PF", perf_rows)], header, rng)
-    return [condition(row) for row in rows]
+    index, count = part
+    return [condition(row) for row in rows[index::count]]
 
 
 def finalize(families: list[tuple[str, list[dict[str, str]]]], header: tuple[str, ...],

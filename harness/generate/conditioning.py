@@ -46,7 +46,7 @@ def ratio(op: str, row: dict[str, str], sample: Callable | None = None) -> float
     if not mask.any():
         return 0.0
     with np.errstate(all="ignore"):
-        expected, _ = spec.golden_result(args, bufs)
+        expected, _ = spec.golden_result(args, bufs, truth=False)  # the float64 truth: not needed, half the time
         scale = spec.error_scale(args, bufs)[mask]
     finite_inputs = all(np.isfinite(b.host).all() for b in bufs.values())  # unpoisoned: fills only
     if finite_inputs and not np.isfinite(scale).all():

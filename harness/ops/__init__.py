@@ -16,7 +16,9 @@ Each package provides:
     CALLS: {backend api: call(backend, args, ptrs, handle, scalars) -> status}
     parse(reader: CellReader, description: str) -> Args
     buffers(args, seed) -> dict[str, Buffer]            host inputs, masks, pointer arrays (harness.layout)
-    golden_result(args, buffers) -> (expected, truth)   storage of the output buffers, concatenated in plan order
+    golden_result(args, buffers, truth=True)            (expected, truth): storage of the output buffers,
+                                                         concatenated in plan order; truth None when not asked
+                                                         (the table generator measures with the golden alone)
     scalars(args) -> dict[str, ctypes scalar | None]     alpha/beta as the host memory the call points to
     sample_problem(args, buffers, budget, seed)          (args, buffers, C index) of a sample of C, or None
     output_overlap(args) -> str                          why C's batches overlap ("" when they do not)

@@ -7,7 +7,7 @@ The engine calls `write_all` once at the end; while results arrive it rewrites `
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -18,10 +18,13 @@ from harness.reports.junit import write_junit
 from harness.reports.markdown import sections, to_markdown, write_markdown
 from harness.reports.plots import figures
 
+if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
+    from harness.session import RunMeta
+
 __all__ = ["write_all", "write_json", "write_results_csv", "write_markdown", "write_html", "write_junit", "exit_code"]
 
 
-def write_all(report_dir: Path, meta: dict[str, Any], records: list[Record],
+def write_all(report_dir: Path, meta: RunMeta, records: list[Record],
               compare: pd.DataFrame | None = None) -> dict[str, Path]:
     """Write the four report files into report_dir; returns {"json", "csv", "md", "html"} -> path. The flat
     table and the sections are built once and shared by every file."""

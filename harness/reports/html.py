@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import pandas as pd
@@ -18,6 +18,9 @@ from harness.record import PERF_VERDICTS, VERDICTS, Record
 from harness.reports.json_csv import exit_code, results_frame, write_atomic
 from harness.reports.markdown import METRICS, Section, Table, fmt, human_text, metric_cell, sections
 from harness.reports.plots import figures
+
+if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
+    from harness.session import RunMeta
 
 _VERDICT_WORDS = frozenset({*VERDICTS, *PERF_VERDICTS})
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
@@ -30,13 +33,13 @@ ROW_HEADERS = ("用例", "描述", "算子", "结果", "期望状态", "实际�
                "原因", "位置")
 
 
-def write_html(path: Path, meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+def write_html(path: Path, meta: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
                frame: pd.DataFrame | None = None) -> Path:
     write_atomic(Path(path), render_html(meta, records, compare, frame))
     return Path(path)
 
 
-def render_html(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+def render_html(meta: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
                 frame: pd.DataFrame | None = None) -> str:
     frame = results_frame(records) if frame is None else frame
     return to_html(str(meta.get("run_id", "")), exit_code(records, meta) == 0, sections(meta, records, compare, frame),

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,9 @@ from tabulate import tabulate
 from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports import overview, plots
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
-from harness.session import RunMeta, load_meta
+
+if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
+    from harness.session import RunMeta
 
 #: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
 #: short of a colour-emoji font, and rendered as empty boxes).
@@ -100,13 +102,13 @@ class Section:
     blocks: list[str | list[str] | Table] = field(default_factory=list)
 
 
-def write_markdown(path: Path, meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+def write_markdown(path: Path, meta: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
                    frame: pd.DataFrame | None = None) -> Path:
     write_atomic(Path(path), render_markdown(meta, records, compare, frame))
     return Path(path)
 
 
-def render_markdown(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+def render_markdown(meta: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
                     frame: pd.DataFrame | None = None) -> str:
     return to_markdown(str(meta.get("run_id", "")), sections(meta, records, compare, frame))
 
@@ -151,11 +153,11 @@ def _md_cell(cell: Any) -> Any:
     return _md_text(cell).replace("|", "\\|") if isinstance(cell, str) else cell
 
 
-def sections(meta: dict[str, Any], records: list[Record], compare: pd.DataFrame | None = None,
+def sections(run: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
              frame: pd.DataFrame | None = None) -> list[Section]:
-    """The report's eight sections, in the order of HEADINGS."""
+    """The report's eight sections, in the order of HEADINGS; `run` as the session holds it or the one reader of
+    stored runs returns it (every key present: session.load_meta)."""
     frame = results_frame(records) if frame is None else frame
-    run = load_meta(meta)
     content = [
         _status(run, records, frame), _summary(frame), _failures(frame), _precision(run, records, frame),
         _performance(run, records, frame, compare), _memory(frame), _environment(run), _details(frame),

@@ -23,6 +23,14 @@ def verdict_word(code: int) -> str:
     return VERDICT_WORDS.get(code, "INTERRUPTED")
 
 
+def outcome_line(summary: dict[str, int], accepted: bool) -> str:
+    """The row counts of a run (record.summarize) in one line, as `harness run` and `harness report` end."""
+    return (f"{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
+            f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
+            f"{summary['skipped']} skipped, {summary['disputed']} disputed"
+            + (" (accepted)" if accepted and summary["disputed"] else ""))
+
+
 def timed(record: Record) -> bool:
     return bool((record.get("timing") or {}).get("n"))
 

@@ -122,18 +122,20 @@ def buffers(a: Args, seed: int) -> dict[str, Buffer]:
     return bufs
 
 
-def _outputs(a: Args, bufs: dict[str, Buffer], make) -> tuple[np.ndarray, np.ndarray]:
-    """(golden, truth) over C_0..C_{b-1} concatenated, one strided call of batch 1 per matrix."""
+def _outputs(a: Args, bufs: dict[str, Buffer], make, with_truth: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """(golden, truth) over C_0..C_{b-1} concatenated, one strided call of batch 1 per matrix (truth None when
+    `with_truth` is false)."""
     empty = np.zeros(0, np.float32)
     gold, truth = [], []
     for i in range(max(a.batch, 0)):
         A, B = (bufs[f"{r}{i}"].host if f"{r}{i}" in bufs else empty for r in ("A", "B"))
         args = (a.trans_a, a.trans_b, a.m, a.n, a.k, *make(a.alpha, A, B, a.beta, bufs[f"C{i}"].host))
         gold.append(golden.cblas.sgemm_strided_batched(*_strided(a, *args)))
-        truth.append(golden.truth.sgemm_strided_batched(*_strided(a, *args)))
+        if with_truth:
+            truth.append(golden.truth.sgemm_strided_batched(*_strided(a, *args)))
     if not gold:
-        return empty, empty.astype(np.float64)
-    return np.concatenate(gold), np.concatenate(truth)
+        return empty, empty.astype(np.float64) if with_truth else None
+    return np.concatenate(gold), np.concatenate(truth) if with_truth else None
 
 
 def _strided(a: Args, ta, tb, m, n, k, alpha, A, B, beta, C) -> tuple:
@@ -141,8 +143,8 @@ def _strided(a: Args, ta, tb, m, n, k, alpha, A, B, beta, C) -> tuple:
     return ta, tb, m, n, k, alpha, A, a.lda, 0, B, a.ldb, 0, beta, C, a.ldc, 0, 1
 
 
-def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
-    return _outputs(a, bufs, lambda alpha, A, B, beta, C: (alpha, A, B, beta, C))
+def golden_result(a: Args, bufs: dict[str, Buffer], truth: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    return _outputs(a, bufs, lambda alpha, A, B, beta, C: (alpha, A, B, beta, C), truth)
 
 
 def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float, seed: int) -> None:

@@ -144,10 +144,11 @@ def buffers(a: Args, seed: int) -> dict[str, Buffer]:
     }
 
 
-def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
+def golden_result(a: Args, bufs: dict[str, Buffer], truth: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     args = (a.trans_a, a.trans_b, a.m, a.n, a.k, a.alpha, bufs["A"].host, a.lda, a.stride_a, bufs["B"].host,
             a.ldb, a.stride_b, a.beta, bufs["C"].host, a.ldc, a.stride_c, a.batch)
-    return golden.cblas.sgemm_strided_batched(*args), golden.truth.sgemm_strided_batched(*args)
+    return (golden.cblas.sgemm_strided_batched(*args),
+            golden.truth.sgemm_strided_batched(*args) if truth else None)
 
 
 def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,

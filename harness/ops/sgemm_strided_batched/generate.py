@@ -459,7 +459,8 @@ def sample_args(args: Any, flops: float) -> Any:
     return dataclasses.replace(args, n=min(args.n, keep), batch=min(args.batch, 1))
 
 
-def generate(seed: int = cells.DEFAULT_SEED) -> list[dict[str, str]]:
+def generate(seed: int = cells.DEFAULT_SEED, part: tuple[int, int] = (0, 1)) -> list[dict[str, str]]:
+    """The table's rows (`part`: every n-th of them, cells.table)."""
     with conditioning.single_threaded():
         return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf,
-                           lambda row: conditioning.decidable(OP, sys.modules[__name__], row))
+                           lambda row: conditioning.decidable(OP, sys.modules[__name__], row), part)

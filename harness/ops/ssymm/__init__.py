@@ -110,9 +110,9 @@ def _column_major(a: Args) -> tuple[int, int, int, int]:
     return symm_family.flipped(a.side, a.uplo, a.m, a.n)
 
 
-def golden_result(a: Args, bufs: dict[str, Buffer]) -> tuple[np.ndarray, np.ndarray]:
+def golden_result(a: Args, bufs: dict[str, Buffer], truth: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     args = (*_column_major(a), a.alpha, bufs["A"].host, a.lda, bufs["B"].host, a.ldb, a.beta, bufs["C"].host, a.ldc)
-    return golden.cblas.ssymm(*args), golden.truth.ssymm(*args)
+    return golden.cblas.ssymm(*args), golden.truth.ssymm(*args) if truth else None
 
 
 def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float, seed: int) -> None:
