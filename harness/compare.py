@@ -194,7 +194,7 @@ def warnings(df: pd.DataFrame) -> list[str]:
     out = []
     if "rejected" in df and df["rejected"].sum():
         hit = df[df["rejected"] > 0]
-        out.append(f"{int(hit['rejected'].sum())} rounds of {len(hit)} rows were rejected as disturbed by the "
+        out.append(f"{int(hit['rejected'].sum())} round(s) of {len(hit)} row(s) were rejected as disturbed by the "
                    f"scheduler (most of their samples waited on a run queue or were preempted) and left out")
     significant = df["q_value"] < 0.05
     beyond = (df["ci_lo"] > MIN_EFFECT) | (df["ci_hi"] < -MIN_EFFECT)

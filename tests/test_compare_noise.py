@@ -92,7 +92,7 @@ def test_disturbed_rounds_are_left_out_and_counted():
     row = compare_runs([base], [head]).iloc[0]
     assert row["evidence"] == "rounds" and (row["n_base"], row["n_head"], row["rejected"]) == (4, 5, 3)
     assert row["verdict"] == "REGRESSION"                   # what is left still tells a 50 % slowdown
-    assert any(w.startswith("3 rounds of 1 rows were rejected as disturbed") for w in
+    assert any(w.startswith("3 round(s) of 1 row(s) were rejected as disturbed") for w in
                warnings(compare_runs([base], [head])))
 
 
