@@ -11,8 +11,10 @@ Benjamini-Hochberg across rows. That CI only knows how rounds scatter around the
 differ as well when the load changes between them, so for separate runs the CI is widened (in quadrature) by a
 run-to-run term: NOISE_K times the typical difference between two rounds of the noisier run (run_noise). Rounds the
 scheduler disturbed (harness.timing.round_summary: most samples waited on a run queue) are left out and counted.
-Rows with fewer than MIN_ROUNDS usable rounds on a side fall back to the pooled samples, and since that evidence is
-only within-run they can be SAME or INCONCLUSIVE, never REGRESSION (with a warning).
+Runs whose rounds ran at loads too far apart (LOAD_MATCH; each round records its load average) shift every round
+alike, which no spread shows: they are at most SAME, with a warning. Rows with fewer than MIN_ROUNDS usable rounds
+on a side fall back to the pooled samples, and since that evidence is only within-run they can be SAME or
+INCONCLUSIVE, never REGRESSION (with a warning).
 
 Interleaved A/B (`harness ab`): both sides share one process and alternate sample by sample, so machine state hits
 both alike and the samples themselves are the evidence; the same tests run on them (HL shift of log time, U test,
@@ -53,8 +55,13 @@ ROUND_STAT = "p10_us"
 #: 210 row comparisons from 0.5 up, 1 REGRESSION and 3 IMPROVEMENT at 0 (README, Comparing commits).
 NOISE_K = 1.5
 
-COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "rejected", "base_median_us", "head_median_us",
-           "change", "ci_lo", "ci_hi", "noise", "p_value", "q_value", "verdict"]
+#: Separate runs whose rounds of a row ran at loads further apart than this factor (in load per CPU + 1, so that two
+#: light loads are alike) are not compared for a change: at load 21 vs 36 on 2 CPUs every round of an unchanged
+#: row read 31 % apart, 4 % apart inside each run, an offset no spread of rounds shows.
+LOAD_MATCH = 1.5
+
+COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "rejected", "base_load", "head_load", "comparable",
+           "base_median_us", "head_median_us", "change", "ci_lo", "ci_hi", "noise", "p_value", "q_value", "verdict"]
 #: What base_median_us / head_median_us are medians of, per evidence: the figure the change and its CI are of.
 FIGURE = {"rounds": "each round's p10", "interleaved": "the samples", "within-run": "the samples"}
 
@@ -85,6 +92,22 @@ def run_noise(base_rounds: np.ndarray, head_rounds: np.ndarray, k: float = NOISE
     spreads = [float(np.median([abs(a - b) for i, a in enumerate(side) for b in side[i + 1:]]))
                for side in (base_rounds, head_rounds) if len(side) > 1]
     return k * max(spreads) if spreads else 0.0
+
+
+def round_load(record: dict) -> float | None:
+    """The median 1-minute load average per CPU the record's rounds ended at (None for records from before it was
+    kept)."""
+    loads = [r["load"] / (r.get("cpus") or 1) for r in (record.get("timing") or {}).get("rounds") or []
+             if r.get("load") is not None]
+    return float(np.median(loads)) if loads else None
+
+
+def loads_alike(base: float | None, head: float | None) -> bool:
+    """Whether two runs' loads per CPU are close enough for their rounds to be compared (unknown loads are taken
+    as alike: the run-to-run term is then all there is)."""
+    if base is None or head is None:
+        return True
+    return max(base, head) + 1.0 <= LOAD_MATCH * (min(base, head) + 1.0)
 
 
 def _key(record: dict) -> tuple[str, str]:
@@ -159,10 +182,12 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
         x, y = np.maximum(x, 1e-9), np.maximum(y, 1e-9)
         shift, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
         noise = run_noise(np.log(x), np.log(y), noise_k) if evidence == "rounds" else 0.0
+        loads = (round_load(rec), round_load(other)) if evidence == "rounds" else (None, None)
         lo, hi = widen(shift, lo, hi, noise)
         base_median, head_median = float(np.median(x)), float(np.median(y))
         rows.append({"case_name": rec["case_name"], "op": rec.get("op"), "evidence": evidence, "n_base": x.size,
-                     "n_head": y.size, "rejected": base_out + head_out, "base_median_us": base_median,
+                     "n_head": y.size, "rejected": base_out + head_out, "base_load": loads[0],
+                     "head_load": loads[1], "comparable": loads_alike(*loads), "base_median_us": base_median,
                      "head_median_us": head_median, "change": head_median / base_median - 1.0,
                      "ci_lo": math.expm1(lo) if math.isfinite(lo) else -math.inf,
                      "ci_hi": math.expm1(hi) if math.isfinite(hi) else math.inf, "noise": math.expm1(noise),
@@ -177,7 +202,7 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
 
 
 def _verdict(row: Any, threshold: float, alpha: float, min_effect: float) -> str:
-    changed = getattr(row, "evidence", "interleaved") != "within-run"
+    changed = getattr(row, "evidence", "interleaved") != "within-run" and getattr(row, "comparable", True)
     if changed and row.q_value < alpha and row.ci_lo > min_effect:
         return "REGRESSION"
     if changed and row.q_value < alpha and row.ci_hi < -min_effect:
@@ -206,6 +231,11 @@ def warnings(df: pd.DataFrame) -> list[str]:
                        f"more than the runs' own rounds differ (run-to-run noise ±{held['noise'].min():.1%}"
                        f"-{held['noise'].max():.1%} in their CI): INCONCLUSIVE; `harness ab` interleaves both "
                        f"sides in one process and can tell")
+    if "comparable" in df and not df["comparable"].all():
+        apart = df[~df["comparable"].astype(bool)]
+        out.append(f"{len(apart)} of {len(df)} rows ran at loads too far apart to compare (e.g. "
+                   f"{apart['base_load'].iloc[0]:.1f} vs {apart['head_load'].iloc[0]:.1f} per CPU; more than "
+                   f"{LOAD_MATCH:g}x in load per CPU + 1): at most SAME; re-run at a like load or use `harness ab`")
     within = df[df["evidence"] == "within-run"]
     if within.empty:
         return out

@@ -281,7 +281,7 @@ def round_summary(timing: dict) -> dict:
     clean = np.delete(samples, disturbed)
     summary = {"n": timing["n"], "mean_us": timing["mean_us"], "median_us": timing["median_us"],
                "min_us": timing["min_us"], "stop_reason": timing["stop_reason"], "disturbed": len(disturbed),
-               "load": timing.get("load")}
+               "load": timing.get("load"), "cpus": timing.get("cpus")}
     if clean.size < max(2, MIN_CLEAN_SHARE * samples.size):
         return {**summary, "p10_us": None, "rejected": f"disturbed: {len(disturbed)} of {samples.size} samples "
                 f"waited on a run queue or were preempted (at most {1 - MIN_CLEAN_SHARE:.0%} may)"}
@@ -389,6 +389,7 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     record = timing_record(samples, config, warmup_done, converged, stop_reason, scope,
                            getattr(timer, "method", type(timer).__name__), disturbed_at)
     record["load"] = os.getloadavg()[0]  # the 1-minute load average as the samples ended: the round's neighbours
+    record["cpus"] = os.cpu_count()
     return record
 
 

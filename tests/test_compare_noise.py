@@ -102,3 +102,27 @@ def test_too_few_undisturbed_rounds_are_within_run_evidence_never_a_regression()
     df = compare_runs([base], [head])
     assert df.iloc[0]["evidence"] == "within-run" and df.iloc[0]["verdict"] != "REGRESSION"
     assert any("fewer than 3 usable rounds" in w for w in warnings(df))
+
+
+def test_runs_at_loads_far_apart_are_not_compared_for_a_change():
+    """Measured (load 21 vs 36 on 2 CPUs, unchanged code but for a 5 % slower side B): every round of TC_PF_0178
+    read ~31 % faster in the quieter run, 4 % apart inside each run, an offset no spread of rounds shows."""
+    busy, quiet = [67.8, 64.6, 64.7, 61.9, 65.1], [52.7, 44.4, 44.4, 44.3, 46.3, 44.0, 44.9]
+
+    def at(p10s, load):
+        r = record_of("TC_PF_0178", p10s)
+        for x in r["timing"]["rounds"]:
+            x.update(load=load, cpus=2)
+        return r
+    alike = compare_runs([at(busy, 36.0)], [at(quiet, 36.0)]).iloc[0]
+    assert alike["verdict"] == "IMPROVEMENT" and alike["comparable"]      # the negative control: a like load
+    apart = compare_runs([at(busy, 36.0)], [at(quiet, 22.0)])
+    assert apart.iloc[0]["verdict"] == "INCONCLUSIVE" and not apart.iloc[0]["comparable"]
+    assert (apart.iloc[0]["base_load"], apart.iloc[0]["head_load"]) == (18.0, 11.0)
+    assert any("ran at loads too far apart to compare (e.g. 18.0 vs 11.0 per CPU" in w for w in warnings(apart))
+
+
+def test_loads_alike_per_cpu():
+    from harness.compare import loads_alike
+    assert loads_alike(0.25, 0.75) and loads_alike(None, 30.0)            # light loads are alike; unknown is
+    assert not loads_alike(11.0, 18.0) and not loads_alike(0.0, 0.6)
