@@ -97,8 +97,8 @@ def run_noise(base_rounds: np.ndarray, head_rounds: np.ndarray, k: float = NOISE
 def round_load(record: dict) -> float | None:
     """The median 1-minute load average per CPU the record's rounds ended at (None for records from before it was
     kept)."""
-    loads = [r["load"] / (r.get("cpus") or 1) for r in (record.get("timing") or {}).get("rounds") or []
-             if r.get("load") is not None]
+    loads = [r["load"] / r["cpus"] for r in (record.get("timing") or {}).get("rounds") or []
+             if r.get("load") is not None and r.get("cpus")]
     return float(np.median(loads)) if loads else None
 
 
