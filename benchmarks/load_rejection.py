@@ -1,7 +1,6 @@
 """Does dropping the samples the scheduler disturbed let rounds tell a 5 % slower twin apart on a loaded machine?
-A sample is disturbed when the calling thread waited more than DISTURBED_NS on a run queue during the call (field 2
-of /proc/thread-self/schedstat; a pool thread woken for a call always waits a little, so only the caller's wait is
-counted), as NVBench drops its throttled samples. One process, the ten smallest csymm perf rows, rounds of SAMPLES
+A sample is disturbed as harness.timing.SchedProbe says (the calling thread waited more than DISTURBED_NS on a run
+queue during the call, or a thread of the process was preempted), as NVBench drops its throttled samples. One process, the ten smallest csymm perf rows, rounds of SAMPLES
 calls alternating between two twin libraries (A B A B ...); each round's figure is its p10, once over all samples
 and once over the undisturbed ones only; per row the two libraries' rounds get compare's shift test (Hodges-Lehmann
 on log p10, Mann-Whitney) and compare's rule (REGRESSION: p < 0.05 and the whole CI above +2 %).
@@ -19,37 +18,34 @@ from pathlib import Path
 
 import numpy as np
 
+from harness import sandbox
 from harness.backends import open_backend
 from harness.compare import MIN_EFFECT, shift_test
-from harness.engine import prepare_call
+from harness.engine import RowJudge
+from harness.timing import SchedProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_calibration import smallest_cases  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-#: Run-queue wait of the calling thread during one call above which its sample is the scheduler's, not the code's.
-DISTURBED_NS = 5_000
 
 
-def run_delay_ns() -> int:
-    """The calling thread's run-queue wait so far (0 where the kernel keeps no schedstat)."""
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as f:
-            return int(f.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
+def prepared(case, backend) -> tuple[RowJudge, sandbox.Prepared]:
+    """The row's buffers on `backend`, planned by the judge without a golden (as `harness ab` prepares them)."""
+    judge = RowJudge(case, sandbox.BackendInfo.of(backend), golden=False)
+    return judge, sandbox.Prepared(judge.job, backend, judge.view)
 
 
-def one_round(call, samples: int) -> tuple[float, float | None, float]:
+def one_round(call, samples: int, probe: SchedProbe) -> tuple[float, float | None, float]:
     """(p10 of all samples, p10 of the undisturbed ones or None when under 5, share disturbed)."""
     times, clean = [], []
     for _ in range(samples):
-        before = run_delay_ns()
+        before = probe.read()
         t0 = time.perf_counter()
         call()
         elapsed = (time.perf_counter() - t0) * 1e6
         times.append(elapsed)
-        if run_delay_ns() - before <= DISTURBED_NS:
+        if not probe.disturbed(before, probe.read()):
             clean.append(elapsed)
     return (float(np.percentile(times, 10)), float(np.percentile(clean, 10)) if len(clean) >= 5 else None,
             1 - len(clean) / samples)
@@ -73,13 +69,14 @@ def main() -> int:
     a, b = (open_backend("cpu", operator_lib=lib) for lib in (args.lib_a, args.lib_b))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     caught = {"all": 0, "undisturbed": 0}
+    probe = SchedProbe()
     for case in smallest_cases(REPO / "cases" / "csymm_test.csv", args.rows):
-        calls = [prepare_call(case, backend) for backend in (a, b)]
+        sides = [prepared(case, backend) for backend in (a, b)]
         figures: dict[str, list[list[float]]] = {"all": [[], []], "undisturbed": [[], []]}
         shares = []
         for _ in range(args.rounds):
-            for side, call in enumerate(calls):
-                every, clean, share = one_round(call.call, args.samples)
+            for side, (_, prep) in enumerate(sides):
+                every, clean, share = one_round(prep.call, args.samples, probe)
                 figures["all"][side].append(every)
                 if clean is not None:
                     figures["undisturbed"][side].append(clean)
@@ -90,8 +87,9 @@ def main() -> int:
             caught[kind] += word == "REGRESSION"
             parts.append(f"{kind}: {word} {change:+.1%} ({len(fa)}+{len(fb)} rounds)")
         print(f"{case.name}: {'; '.join(parts)}; disturbed {np.mean(shares):.0%} of samples", flush=True)
-        for call in calls:
-            call.close()
+        for judge, prep in sides:
+            prep.close()
+            judge.close()
     print(f"REGRESSION on {caught['all']}/{args.rows} rows with every sample, {caught['undisturbed']}/{args.rows} "
           f"with undisturbed samples only; load average now {os.getloadavg()[0]:.2f}")
     return 0

@@ -7,8 +7,14 @@ not independent of each other the way two runs are; pooled, they give CIs of +-0
 +-30 % (issue 12). Each round contributes one number, its p10 (contention only ever adds time, so the fast end of
 a round moves with the code and far less with the machine than its mean), and the two runs' rounds are compared:
 Mann-Whitney U (exact for small counts), the Hodges-Lehmann shift of log(p10) with its distribution-free CI, and
-Benjamini-Hochberg across rows. Rows with fewer than MIN_ROUNDS rounds on a side fall back to the pooled samples,
-and since that evidence is only within-run they can be SAME or INCONCLUSIVE, never REGRESSION (with a warning).
+Benjamini-Hochberg across rows. That CI only knows how rounds scatter around their run's level; two runs' levels
+differ as well when the load changes between them, so for separate runs the CI is widened (in quadrature) by a
+run-to-run term: NOISE_K times the typical difference between two rounds of the noisier run (run_noise). Rounds the
+scheduler disturbed (harness.timing.round_summary: most samples waited on a run queue) are left out and counted.
+Runs whose rounds ran at loads too far apart (LOAD_MATCH; each round records its load average) shift every round
+alike, which no spread shows: they are at most SAME, with a warning. Rows with fewer than MIN_ROUNDS usable rounds
+on a side fall back to the pooled samples, and since that evidence is only within-run they can be SAME or
+INCONCLUSIVE, never REGRESSION (with a warning).
 
 Interleaved A/B (`harness ab`): both sides share one process and alternate sample by sample, so machine state hits
 both alike and the samples themselves are the evidence; the same tests run on them (HL shift of log time, U test,
@@ -44,8 +50,18 @@ MIN_EFFECT = 0.02
 #: The per-round figure separate runs are compared by (see the module docstring).
 ROUND_STAT = "p10_us"
 
-COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "base_median_us", "head_median_us", "change",
-           "ci_lo", "ci_hi", "p_value", "q_value", "verdict"]
+#: Separate runs: the run-to-run term added to the CI is NOISE_K times the typical difference between two rounds of
+#: the noisier run (see run_noise); chosen with benchmarks/compare_calibration.py at load 8-35: no false verdict in
+#: 210 row comparisons from 0.5 up, 1 REGRESSION and 3 IMPROVEMENT at 0 (README, Comparing commits).
+NOISE_K = 1.5
+
+#: Separate runs whose rounds of a row ran at loads further apart than this factor (in load per CPU + 1, so that two
+#: light loads are alike) are not compared for a change: at load 21 vs 36 on 2 CPUs every round of an unchanged
+#: row read 31 % apart, 4 % apart inside each run, an offset no spread of rounds shows.
+LOAD_MATCH = 1.5
+
+COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "rejected", "base_load", "head_load", "comparable",
+           "base_median_us", "head_median_us", "change", "ci_lo", "ci_hi", "noise", "p_value", "q_value", "verdict"]
 #: What base_median_us / head_median_us are medians of, per evidence: the figure the change and its CI are of.
 FIGURE = {"rounds": "each round's p10", "interleaved": "the samples", "within-run": "the samples"}
 
@@ -56,14 +72,52 @@ def _samples(record: dict) -> list[float] | None:
     return samples if samples and len(samples) >= 2 else None
 
 
-def _rounds(record: dict) -> list[float]:
+def _rounds(record: dict) -> tuple[list[float], int]:
+    """The figures of a record's rounds the scheduler left usable, and how many rounds it rejected as disturbed
+    (harness.timing.round_summary)."""
     rounds = (record.get("timing") or {}).get("rounds") or []
-    return [r[ROUND_STAT] for r in rounds if r.get(ROUND_STAT) and r[ROUND_STAT] > 0]
+    kept = [r[ROUND_STAT] for r in rounds if not r.get("rejected") and r.get(ROUND_STAT) and r[ROUND_STAT] > 0]
+    return kept, sum(bool(r.get("rejected")) for r in rounds)
+
+
+def run_noise(base_rounds: np.ndarray, head_rounds: np.ndarray, k: float = NOISE_K) -> float:
+    """The run-to-run term of a shift of log figure between separate runs: k times the median difference between
+    two rounds of the same run, on the side whose rounds differ more (0 below two rounds on both sides). The shift
+    test sees only how rounds scatter around their run's level, but two runs' levels differ too whenever the
+    machine's load changes between them: measured on the twin, 53-61 us p10 in three processes at one load with
+    89-99 % of their samples undisturbed by the scheduler, and at load 8-35 one run's rounds of a row all within
+    50.0-50.9 us while the next run's spread over 51.5-66.9 us. The noisier run's own rounds are the only measure
+    of that noise the pair carries (a quiet run's tight rounds would hide it if pooled): a shift smaller than what
+    those rounds differ by is not evidence of a change."""
+    spreads = [float(np.median([abs(a - b) for i, a in enumerate(side) for b in side[i + 1:]]))
+               for side in (base_rounds, head_rounds) if len(side) > 1]
+    return k * max(spreads) if spreads else 0.0
+
+
+def round_load(record: dict) -> float | None:
+    """The median 1-minute load average per CPU the record's rounds ended at (None for records from before it was
+    kept)."""
+    loads = [r["load"] / r["cpus"] for r in (record.get("timing") or {}).get("rounds") or []
+             if r.get("load") is not None and r.get("cpus")]
+    return float(np.median(loads)) if loads else None
+
+
+def loads_alike(base: float | None, head: float | None) -> bool:
+    """Whether two runs' loads per CPU are close enough for their rounds to be compared (unknown loads are taken
+    as alike: the run-to-run term is then all there is)."""
+    if base is None or head is None:
+        return True
+    return max(base, head) + 1.0 <= LOAD_MATCH * (min(base, head) + 1.0)
 
 
 def _key(record: dict) -> tuple[str, str]:
     # op + case name, not the table path: the same table read from another checkout or worktree still matches
     return str(record.get("op")), str(record["case_name"])
+
+
+def widen(shift: float, lo: float, hi: float, noise: float) -> tuple[float, float]:
+    """The CI of a shift with an independent error term of half-width `noise` added (in quadrature)."""
+    return shift - math.hypot(shift - lo, noise), shift + math.hypot(hi - shift, noise)
 
 
 @lru_cache(maxsize=256)
@@ -103,12 +157,13 @@ def shift_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[f
 
 
 def compare_runs(base_records: list[dict], head_records: list[dict], threshold: float = 0.05,
-                 alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False) -> pd.DataFrame:
+                 alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False,
+                 noise_k: float = NOISE_K) -> pd.DataFrame:
     """One row per perf row with samples on both sides (base order). The compared figure is each round's p10 for
     separate runs, the samples when `interleaved` or when rounds are missing; `evidence` says which: "rounds",
     "interleaved" or "within-run" (never REGRESSION/IMPROVEMENT). base/head_median_us are the medians of that
     figure and change is their ratio - 1, so the change printed beside them is theirs; the CI is the
-    Hodges-Lehmann interval of the same figure's shift."""
+    Hodges-Lehmann interval of the same figure's shift, for rounds widened by `noise` (run_noise with `noise_k`)."""
     head = {_key(r): r for r in head_records if _samples(r) is not None}
     rows: list[dict[str, Any]] = []
     for rec in base_records:
@@ -117,7 +172,7 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
         if base_s is None or other is None:
             continue
         head_s = _samples(other)
-        base_r, head_r = _rounds(rec), _rounds(other)
+        (base_r, base_out), (head_r, head_out) = _rounds(rec), _rounds(other)
         if interleaved:
             evidence, x, y = "interleaved", base_s, head_s
         elif min(len(base_r), len(head_r)) >= MIN_ROUNDS:
@@ -125,13 +180,18 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
         else:
             evidence, x, y = "within-run", base_s, head_s
         x, y = np.maximum(x, 1e-9), np.maximum(y, 1e-9)
-        _, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
+        shift, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
+        noise = run_noise(np.log(x), np.log(y), noise_k) if evidence == "rounds" else 0.0
+        loads = (round_load(rec), round_load(other)) if evidence == "rounds" else (None, None)
+        lo, hi = widen(shift, lo, hi, noise)
         base_median, head_median = float(np.median(x)), float(np.median(y))
         rows.append({"case_name": rec["case_name"], "op": rec.get("op"), "evidence": evidence, "n_base": x.size,
-                     "n_head": y.size, "base_median_us": base_median, "head_median_us": head_median,
-                     "change": head_median / base_median - 1.0,
+                     "n_head": y.size, "rejected": base_out + head_out, "base_load": loads[0],
+                     "head_load": loads[1], "comparable": loads_alike(*loads), "base_median_us": base_median,
+                     "head_median_us": head_median, "change": head_median / base_median - 1.0,
                      "ci_lo": math.expm1(lo) if math.isfinite(lo) else -math.inf,
-                     "ci_hi": math.expm1(hi) if math.isfinite(hi) else math.inf, "p_value": p})
+                     "ci_hi": math.expm1(hi) if math.isfinite(hi) else math.inf, "noise": math.expm1(noise),
+                     "p_value": p})
     df = pd.DataFrame(rows, columns=COLUMNS)
     if df.empty:
         return df
@@ -142,7 +202,7 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
 
 
 def _verdict(row: Any, threshold: float, alpha: float, min_effect: float) -> str:
-    changed = getattr(row, "evidence", "interleaved") != "within-run"
+    changed = getattr(row, "evidence", "interleaved") != "within-run" and getattr(row, "comparable", True)
     if changed and row.q_value < alpha and row.ci_lo > min_effect:
         return "REGRESSION"
     if changed and row.q_value < alpha and row.ci_hi < -min_effect:
@@ -156,14 +216,34 @@ def warnings(df: pd.DataFrame) -> list[str]:
     """What a reader must know before trusting the verdicts (printed by compare and ab, written to its reports)."""
     if df.empty or "evidence" not in df:
         return []
+    out = []
+    if "rejected" in df and df["rejected"].sum():
+        hit = df[df["rejected"] > 0]
+        out.append(f"{int(hit['rejected'].sum())} round(s) of {len(hit)} row(s) were rejected as disturbed by the "
+                   f"scheduler (most of their samples waited on a run queue or were preempted) and left out")
+    significant = df["q_value"] < 0.05
+    beyond = (df["ci_lo"] > MIN_EFFECT) | (df["ci_hi"] < -MIN_EFFECT)
+    if "noise" in df:
+        held = df[(df["evidence"] == "rounds") & significant & (df["verdict"] == "INCONCLUSIVE")
+                  & (df["change"].abs() > MIN_EFFECT)]
+        if len(held):
+            out.append(f"{len(held)} of {len(df)} rows differ significantly between the runs' rounds, but not by "
+                       f"more than the runs' own rounds differ (run-to-run noise ±{held['noise'].min():.1%}"
+                       f"-{held['noise'].max():.1%} in their CI): INCONCLUSIVE; `harness ab` interleaves both "
+                       f"sides in one process and can tell")
+    if "comparable" in df and not df["comparable"].all():
+        apart = df[~df["comparable"].astype(bool)]
+        out.append(f"{len(apart)} of {len(df)} rows ran at loads too far apart to compare (e.g. "
+                   f"{apart['base_load'].iloc[0]:.1f} vs {apart['head_load'].iloc[0]:.1f} per CPU; more than "
+                   f"{LOAD_MATCH:g}x in load per CPU + 1): at most SAME; re-run at a like load or use `harness ab`")
     within = df[df["evidence"] == "within-run"]
     if within.empty:
-        return []
-    changed = within[(within["q_value"] < 0.05) & ((within["ci_lo"] > MIN_EFFECT) | (within["ci_hi"] < -MIN_EFFECT))]
-    return [f"{len(within)} of {len(df)} rows have fewer than {MIN_ROUNDS} rounds on a side: compared on samples "
-            f"within one run, which cannot tell a change from run-to-run variation, so they are at most SAME"
-            + (f" ({len(changed)} would look changed: INCONCLUSIVE)" if len(changed) else "")
-            + "; re-run both with --rounds >= 3"]
+        return out
+    changed = within[significant & beyond]
+    return out + [f"{len(within)} of {len(df)} rows have fewer than {MIN_ROUNDS} usable rounds on a side: compared "
+                  f"on samples within one run, which cannot tell a change from run-to-run variation, so they are "
+                  f"at most SAME" + (f" ({len(changed)} would look changed: INCONCLUSIVE)" if len(changed) else "")
+                  + "; re-run both with --rounds >= 3"]
 
 
 def parse_fail_on(text: str) -> float:
@@ -236,9 +316,9 @@ def format_table(df: pd.DataFrame) -> str:
     def pct(x: float) -> str:
         return f"{x:+.2%}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
     body = [[r.case_name, r.op, f"{r.base_median_us:.2f}", f"{r.head_median_us:.2f}", pct(r.change),
-             f"[{pct(r.ci_lo)}, {pct(r.ci_hi)}]", f"{r.q_value:.3g}", f"{r.n_base}/{r.n_head} {r.evidence}",
-             r.verdict] for r in df.itertuples()]
-    return (tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "q (BH)",
+             f"[{pct(r.ci_lo)}, {pct(r.ci_hi)}]", f"±{r.noise:.1%}", f"{r.q_value:.3g}",
+             f"{r.n_base}/{r.n_head} {r.evidence}", r.verdict] for r in df.itertuples()]
+    return (tabulate(body, headers=["case", "op", "base med us", "head med us", "change", "CI", "run noise", "q (BH)",
                                     "n (evidence)", "verdict"], tablefmt="github") + "\n" + figure_line(df)
             + "\n" + summary_line(df))
 

@@ -14,6 +14,8 @@ the stop event, so host bookkeeping never lands in a device sample.
 from __future__ import annotations
 
 import math
+import os
+import resource
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Callable
@@ -150,6 +152,45 @@ class Sampler:
         return done
 
 
+#: A sample is disturbed when, during it, the timing thread waited this long on a run queue (schedstat) or any
+#: thread of the process was preempted (an involuntary context switch).
+DISTURBED_NS = 5_000
+#: A round whose undisturbed samples are fewer than this share of its samples (or fewer than two) is rejected:
+#: its figure would be the scheduler's, and `compare` leaves it out and says so.
+MIN_CLEAN_SHARE = 0.5
+
+
+class SchedProbe:
+    """How much the scheduler got in the way of the calling thread so far: its run-queue wait (field 2 of
+    /proc/thread-self/schedstat, read with pread on a kept descriptor: a few microseconds) and the process's
+    involuntary context switches over all its threads (getrusage), so a pool thread preempted mid-call counts too.
+    Where the kernel keeps no schedstat only the context switches are read."""
+
+    def __init__(self) -> None:
+        try:
+            self._fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = -1
+
+    def read(self) -> tuple[int, int]:
+        wait = 0
+        if self._fd >= 0:
+            try:
+                wait = int(os.pread(self._fd, 128, 0).split()[1])
+            except (OSError, ValueError, IndexError):
+                wait = 0
+        return wait, resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+    @staticmethod
+    def disturbed(before: tuple[int, int], after: tuple[int, int]) -> bool:
+        return after[0] - before[0] > DISTURBED_NS or after[1] > before[1]
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
 class RunningCI:
     """Running mean/variance (Welford), so the stopping rule is O(1) per sample."""
 
@@ -198,10 +239,12 @@ def _ci_rel(summary: dict) -> float:
 
 
 def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int, converged: bool,
-                  stop_reason: str, scope: str | None = None, method: str = "") -> dict:
+                  stop_reason: str, scope: str | None = None, method: str = "",
+                  disturbed_at: list[int] | None = None) -> dict:
     """The record's `timing` dict from raw per-call samples in seconds; `converged` is the stopping rule's word,
     and is withdrawn when the distribution is multimodal or drifts. `scope` (default: the config's first) and
-    the timer's `method` say what was timed."""
+    the timer's `method` say what was timed; `disturbed_at` (when the scheduler was watched) lists the indices of
+    the samples it disturbed."""
     from harness.stats import summarize
 
     scope = scope or config.scopes[0]
@@ -214,6 +257,7 @@ def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int
         "samples_us": [s * 1e6 for s in samples_s],
         "calls_per_sample": calls_per_sample(config, scope),
         "converged": converged and not why, "stop_reason": stop_reason, "not_converged": why,
+        **({} if disturbed_at is None else {"disturbed_at": disturbed_at, "disturbed": len(disturbed_at)}),
     }
 
 
@@ -228,12 +272,20 @@ def in_scope(timing: dict | None, scope: str) -> dict | None:
 
 
 def round_summary(timing: dict) -> dict:
-    """What `compare` keeps of one round: its size, centre and fast end (p10). Contention on a shared machine only
-    ever adds time, so a round's fast end moves with the code and much less with the neighbours than its mean."""
+    """What `compare` keeps of one round: its size, centre and fast end (p10) of the samples the scheduler did not
+    disturb, how many it did (`disturbed`), the load, and `rejected` (why) when too few were left undisturbed.
+    Contention on a shared machine only ever adds time, so a round's fast end moves with the code and much less
+    with the neighbours than its mean."""
     samples = np.asarray(timing["samples_us"], dtype=float)
-    return {"n": timing["n"], "mean_us": timing["mean_us"], "median_us": timing["median_us"],
-            "min_us": timing["min_us"], "p10_us": float(np.percentile(samples, 10)),
-            "stop_reason": timing["stop_reason"]}
+    disturbed = [i for i in timing.get("disturbed_at") or [] if 0 <= i < samples.size]
+    clean = np.delete(samples, disturbed)
+    summary = {"n": timing["n"], "mean_us": timing["mean_us"], "median_us": timing["median_us"],
+               "min_us": timing["min_us"], "stop_reason": timing["stop_reason"], "disturbed": len(disturbed),
+               "load": timing.get("load"), "cpus": timing.get("cpus")}
+    if clean.size < max(2, MIN_CLEAN_SHARE * samples.size):
+        return {**summary, "p10_us": None, "rejected": f"disturbed: {len(disturbed)} of {samples.size} samples "
+                f"waited on a run queue or were preempted (at most {1 - MIN_CLEAN_SHARE:.0%} may)"}
+    return {**summary, "p10_us": float(np.percentile(clean, 10))}
 
 
 #: Rounds `compare` needs on each side before the spread between rounds can stand for the spread between runs.
@@ -280,6 +332,8 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
     merged = timing_record(samples, config, sum(t["warmup"] for t in timings), False, "", first.get("scope"),
                            first.get("method", ""))
     merged["rounds"] = [round_summary(t) for t in timings]
+    merged["disturbed"] = sum(r["disturbed"] for r in merged["rounds"])
+    merged["rejected_rounds"] = sum("rejected" in r for r in merged["rounds"])
     if len(timings) > 1:
         merged["ci95_within_us"] = merged["ci95_us"]
         merged["ci95_us"] = between_rounds_ci(merged["mean_us"], [t["mean_us"] for t in timings])
@@ -294,10 +348,11 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,
             clock: Callable[[], float] = time.monotonic, scope: str | None = None,
-            after_sample: Callable[[], None] | None = None) -> dict:
+            after_sample: Callable[[], None] | None = None, probe: SchedProbe | None = None) -> dict:
     """Warm up, then sample until the CI target (converged), `max_samples` or the time cap; `scope` (default
     the config's first) is what `timer_factory`'s timers measure. `after_sample` runs after each sample, outside
-    the timed region (the sandbox's digest of the buffers, checked by the judge).
+    the timed region (the sandbox's digest of the buffers, checked by the judge). `probe` (a SchedProbe by
+    default) tells which samples the scheduler disturbed (`disturbed_at`); they stay in the samples.
 
     A row that hits the cap before `min_samples` keeps what it took and reports converged False; convergence is
     only ever declared at or above `min_samples`. stop_reason: "ci_target" | "max_samples" | "time_cap".
@@ -308,23 +363,34 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     warmup_done = sampler.warm(config.warmup, config.warmup_max_time_s, clock)
     running = RunningCI()
     samples: list[float] = []
+    disturbed_at: list[int] = []
     deadline = clock() + config.max_time_s
     stop_reason = "max_samples"
     converged = False
-    while len(samples) < config.max_samples:
-        s = sampler.sample()
-        if after_sample is not None:
-            after_sample()
-        samples.append(s)
-        running.add(s)
-        if len(samples) >= config.min_samples and running.rel_half_width() <= config.ci_rel_target:
-            converged, stop_reason = True, "ci_target"
-            break
-        if clock() >= deadline:
-            stop_reason = "time_cap"
-            break
-    return timing_record(samples, config, warmup_done, converged, stop_reason, scope,
-                         getattr(timer, "method", type(timer).__name__))
+    probe = probe or SchedProbe()
+    try:
+        while len(samples) < config.max_samples:
+            before = probe.read()
+            s = sampler.sample()
+            if probe.disturbed(before, probe.read()):
+                disturbed_at.append(len(samples))
+            if after_sample is not None:
+                after_sample()
+            samples.append(s)
+            running.add(s)
+            if len(samples) >= config.min_samples and running.rel_half_width() <= config.ci_rel_target:
+                converged, stop_reason = True, "ci_target"
+                break
+            if clock() >= deadline:
+                stop_reason = "time_cap"
+                break
+    finally:
+        probe.close()
+    record = timing_record(samples, config, warmup_done, converged, stop_reason, scope,
+                           getattr(timer, "method", type(timer).__name__), disturbed_at)
+    record["load"] = os.getloadavg()[0]  # the 1-minute load average as the samples ended: the round's neighbours
+    record["cpus"] = os.cpu_count()
+    return record
 
 
 def measure_scopes(call: Callable[[], object], backend: object, config: TimingConfig, *,

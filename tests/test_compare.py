@@ -190,7 +190,7 @@ def test_separate_runs_judged_by_rounds_not_pooled_samples():
         return np.concatenate([lv * (1 + rng.normal(0, 0.002, 40)) for lv in levels])
     unchanged = [rec(f"r{i}", run_of(100), rounds=5) for i in range(20)]
     again = [rec(f"r{i}", run_of(100), rounds=5) for i in range(20)]
-    slower = [rec(f"r{i}", run_of(125), rounds=5) for i in range(20)]
+    slower = [rec(f"r{i}", run_of(130), rounds=5) for i in range(20)]  # beyond the rounds' own 5 % spread
     pooled = compare_runs(unchanged, again, interleaved=True)        # what the samples alone would claim
     assert (pooled["verdict"].isin(["REGRESSION", "IMPROVEMENT"])).sum() >= 5
     by_rounds = compare_runs(unchanged, again)
@@ -198,7 +198,7 @@ def test_separate_runs_judged_by_rounds_not_pooled_samples():
     assert not by_rounds["verdict"].isin(["REGRESSION", "IMPROVEMENT"]).any()
     caught = compare_runs(unchanged, slower)
     assert (caught["verdict"] == "REGRESSION").all()
-    assert caught["change"].median() == pytest.approx(0.25, abs=0.05)
+    assert caught["change"].median() == pytest.approx(0.30, abs=0.05)
 
 
 def test_within_run_evidence_is_never_a_regression_and_warns():

@@ -4,7 +4,18 @@ import itertools
 import numpy as np
 import pytest
 
+from harness import timing
 from harness.timing import RunningCI, TimingConfig, measure
+
+
+@pytest.fixture(autouse=True)
+def quiet_scheduler(monkeypatch):
+    """The fake device's samples are virtual: the real scheduler must not mark them disturbed (a loaded machine
+    would, at random, and change their rounds' p10)."""
+    class Quiet(timing.SchedProbe):
+        def read(self):
+            return 0, 0
+    monkeypatch.setattr(timing, "SchedProbe", Quiet)
 
 
 class FakeDevice:
@@ -256,3 +267,68 @@ def test_msprof_scope_needs_a_backend_that_has_it():
     dev = FakeDevice(constant(1.0))
     with pytest.raises(ScopeUnavailable, match="no msprof"):
         timer_factory(FakeBackend(dev), "msprof")
+
+
+class ScriptedProbe(timing.SchedProbe):
+    """A SchedProbe whose run-queue wait grows by the next entry of `waits_ns` at each read after a sample."""
+
+    def __init__(self, waits_ns):
+        super().__init__()
+        self.waits, self.total, self.reads = iter(waits_ns), 0, 0
+
+    def read(self):
+        self.reads += 1
+        if self.reads % 2 == 0:                      # the read after a sample
+            self.total += next(self.waits)
+        return self.total, 0
+
+
+def test_disturbed_samples_are_recorded_and_kept_in_the_distribution():
+    cfg = TimingConfig(warmup=0, min_samples=6, max_samples=6)
+    dev = FakeDevice(itertools.repeat(50e-6))
+    waits = [0, 9_000, 0, 0, 4_000, 20_000]          # 9 and 20 us on a run queue: disturbed; 4 us is not
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock, probe=ScriptedProbe(waits))
+    assert t["disturbed_at"] == [1, 5] and t["disturbed"] == 2 and t["n"] == 6
+    assert isinstance(t["load"], float)
+
+
+def test_preemption_of_any_thread_disturbs_a_sample():
+    from harness.timing import SchedProbe
+    assert SchedProbe.disturbed((100, 7), (100, 8))           # an involuntary switch, no run-queue wait
+    assert not SchedProbe.disturbed((100, 7), (4_100, 7))
+    assert SchedProbe.disturbed((100, 7), (5_101, 7))
+    probe = SchedProbe()                                      # the real one reads numbers (0 without schedstat)
+    wait, switches = probe.read()
+    probe.close()
+    assert wait >= 0 and switches >= 0
+
+
+def timing_of(samples_us, disturbed_at=()):
+    return {"n": len(samples_us), "mean_us": float(np.mean(samples_us)), "median_us": float(np.median(samples_us)),
+            "min_us": float(np.min(samples_us)), "stop_reason": "time_cap", "samples_us": list(samples_us),
+            "disturbed_at": list(disturbed_at), "load": 3.5}
+
+
+def test_a_round_mostly_disturbed_is_rejected_and_says_so():
+    from harness.timing import round_summary
+    samples = [50.0] * 4 + [80.0] * 6
+    quiet = round_summary(timing_of(samples, disturbed_at=[4, 5, 6, 7]))      # 4 of 10 disturbed: kept
+    assert "rejected" not in quiet and quiet["disturbed"] == 4
+    assert quiet["p10_us"] == pytest.approx(np.percentile(np.delete(samples, [4, 5, 6, 7]), 10))
+    starved = round_summary(timing_of(samples, disturbed_at=range(1, 10)))       # 9 of 10: rejected
+    assert starved["p10_us"] is None and starved["rejected"].startswith("disturbed: 9 of 10 samples")
+    old = round_summary({k: v for k, v in timing_of(samples).items() if k != "disturbed_at"})  # before the probe
+    assert old["p10_us"] == pytest.approx(np.percentile(samples, 10)) and old["disturbed"] == 0
+
+
+def test_merge_rounds_counts_disturbed_and_rejected_rounds():
+    from harness.timing import merge_rounds
+    cfg = TimingConfig(min_samples=10, rounds=3)
+    rounds = [timing_of([50.0] * 10, disturbed_at=[2]), timing_of([51.0] * 10, disturbed_at=range(10)),
+              timing_of([49.0] * 10)]
+    for r in rounds:
+        r.update(warmup=0, scope="device", method="fake")
+    merged = merge_rounds(rounds, cfg)
+    assert merged["disturbed"] == 11 and merged["rejected_rounds"] == 1
+    assert [r["p10_us"] is None for r in merged["rounds"]] == [False, True, False]
+    assert merged["n"] == 30                                  # every sample stays in the row's distribution
