@@ -138,7 +138,9 @@ def test_rounds_each_in_a_fresh_process_merged_once_per_row():
     from harness.timing import TimingConfig
     table = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
     cases = load_cases([table], "TC_PF_0010 or TC_PF_0011")
-    config = TimingConfig(warmup=2, min_samples=10, max_time_s=0.5, warmup_max_time_s=0.01, rounds=4)
+    # a cap of 3 s: a first round (worker start included) over its cap keeps one round, and at load 40 a worker
+    # start alone took more than the 0.5 s this test had
+    config = TimingConfig(warmup=2, min_samples=10, max_time_s=3.0, warmup_max_time_s=0.01, rounds=4)
     got = []
     runner.run(cases, runner.Settings(timing=config), got.append)
     assert sorted(r["case_name"] for r in got) == ["TC_PF_0010", "TC_PF_0011"]
