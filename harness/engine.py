@@ -238,8 +238,11 @@ class RowJudge:
 
     def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
                  memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
-                 baselines: Callable[[Case], list] | None = None, golden: bool = True):
+                 baselines: Callable[[Case], list] | None = None, golden: bool = True,
+                 goldens: dict[str, Golden] | None = None):
         self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
+        self.goldens = goldens        # a perf row's golden kept between its rounds (same seed, same inputs)
+        self.golden_s = 0.0           # the time this row spent computing its golden (0 when one was kept)
         self.rec = case.new_record()
         self.started = time.perf_counter()
         self.done: Record | None = None
@@ -290,13 +293,26 @@ class RowJudge:
             # a row that expects a rejection: the operator must not touch its buffers, so they need not exist
             untouchable, self.bufs = True, {}
         if want_golden and self.wants_golden:
-            with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-                self.golden = _golden(case, self.bufs)
+            self.golden = self._golden()
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
         slots = self._layout(untouchable)
         timed = case.is_perf and self.timing_config is not None
         self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
                           accumulates=spec.accumulates(case.args), untouchable=untouchable)
+
+    def _golden(self) -> Golden:
+        """The row's golden: the one kept from an earlier round of the row when there is one (the buffers are
+        planned from the same seed, so it is the same golden), else computed and kept."""
+        kept = self.goldens.get(self.case.id) if self.goldens is not None else None
+        if kept is not None:  # an unsampled golden judges the buffers of this round, which the plan just made
+            return kept if kept.index is not None else replace(kept, bufs=self.bufs)
+        start = time.perf_counter()
+        with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
+            golden = _golden(self.case, self.bufs)
+        self.golden_s = time.perf_counter() - start
+        if self.goldens is not None:
+            self.goldens[self.case.id] = golden
+        return golden
 
     def _layout(self, untouchable: bool) -> tuple:
         """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
