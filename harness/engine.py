@@ -243,6 +243,7 @@ class RowJudge:
         self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
         self.goldens = goldens        # a perf row's golden kept between its rounds (same seed, same inputs)
         self.golden_s = 0.0           # the time this row spent computing its golden (0 when one was kept)
+        self.check_s = 0.0            # from planning to the first call judged: a row's work, timing aside
         self.rec = case.new_record()
         self.started = time.perf_counter()
         self.done: Record | None = None
@@ -391,6 +392,7 @@ class RowJudge:
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
         self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+        self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.stage = "timing" if go else "called"
         if go and self.job.accumulates:

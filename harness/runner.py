@@ -252,9 +252,8 @@ class _Worker:
                 rec["reason"] = f"{rec['reason']}; {note}" if rec["reason"] else note
         if self.judge is not None:
             self.judge.close()
-            if self.tally is not None and self.judge.golden_s:
-                self.tally["goldens"] += 1
-                self.tally["golden_s"] += self.judge.golden_s
+            if self.tally is not None:
+                job.add_row(self.tally, self.case, self.judge)
         self.case, self.judge = None, None
         # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
         self.replace = self.replace or kill or rec["verdict"] in FAILING
