@@ -263,6 +263,12 @@ class RowJudge:
             self._finish("ERROR", f"case cannot be planned: {exc}")
         except Exception as exc:  # a harness bug must cost one row (ERROR), not the run
             self._finish("ERROR", _harness_error(exc))
+        self.planned_s = time.perf_counter() - self.started
+
+    def resume(self) -> None:
+        """The row starts now, planned ahead (harness.runner plans a perf row while the one before it is timed):
+        its duration counts the planning, not the wait."""
+        self.started = time.perf_counter() - self.planned_s
 
     # -- planning -------------------------------------------------------------------------------------------------
     def _prepare(self, use_poison: bool, memory_cap: int) -> None:

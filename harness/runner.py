@@ -35,7 +35,7 @@ from typing import Any, Callable, NoReturn
 from harness import job, ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
-from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info
+from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info, footprint_bytes
 from harness.sandbox import BackendInfo
 from harness.record import FAILING, VERDICTS, Record
 
@@ -123,6 +123,7 @@ class _Worker:
         self.conn.send_bytes(pickle.dumps(replace(settings, baselines=None)))
         self.case: Case | None = None
         self.judge: RowJudge | None = None
+        self.ahead: RowJudge | None = None  # the next row, planned while this one was timed
         self.info: BackendInfo | None = None
         self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
         self.load_notes: list[str] = []
@@ -142,11 +143,29 @@ class _Worker:
             return None
         return self._start() if self.info is not None else None
 
+    def _judge_for(self, case: Case) -> RowJudge:
+        settings = self.settings
+        return RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                        timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
+
+    def plan_ahead(self, case: Case) -> None:
+        """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
+        cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
+        added to the perf phase's."""
+        if self.ahead is None and self.rows and self.info is not None and _small(case):
+            self.ahead = self._judge_for(case)
+
     def _start(self) -> Record | None:
-        case, settings = self.case, self.settings
+        case = self.case
         changed = self.library.changed() if self.library is not None else ""
-        self.judge = RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                              timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None and ahead.case is case:
+            self.judge = ahead
+            ahead.resume()
+        else:
+            if ahead is not None:
+                ahead.close()
+            self.judge = self._judge_for(case)
         if changed and self.judge.done is None:
             self.judge.ended_early("ERROR", changed)
         if self.judge.done is not None:
@@ -330,8 +349,9 @@ class _Worker:
         self.pidfd = self.lifeline = self.capture = -1
         self.conn.close()
         fence.forget(self.pid)
-        if self.judge is not None:
-            self.judge.close()
+        for judge in (self.judge, self.ahead):
+            if judge is not None:
+                judge.close()
 
     def close(self) -> None:
         """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
@@ -630,6 +650,8 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                 try:
                     if w.conn in ready:
                         emit(w, w.handle(*w.receive()))
+                        if settings.cpus and w.judge is not None and w.judge.stage == "timing" and queues[w.device]:
+                            w.plan_ahead(queues[w.device][0])
                         if w.replace and w.case is None:
                             finish(w, None)
                     elif w.dead():
@@ -654,6 +676,18 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                 w.close()
     if stop.signum:
         raise Interrupted(stop.signum)
+
+
+#: A row is planned ahead only if its estimated footprint is at most this (two rows' buffers are then held at once).
+AHEAD_BYTES = 1 << 30
+
+
+def _small(case: Case) -> bool:
+    """Whether planning `case` ahead is cheap in memory (rows that cannot be planned are planned in turn)."""
+    try:
+        return case.args is not None and not case.skip and not case.errors and footprint_bytes(case) <= AHEAD_BYTES
+    except (ValueError, OverflowError, AttributeError, TypeError):
+        return False
 
 
 def _free_slots(slots: list[int], taken: list[int]) -> list[int]:
@@ -728,13 +762,17 @@ def _run_beside(precision: list[Case], perf: list[Case], settings: Settings, dev
 
     beside = _Beside(_Claims(precision, bounds, front=True), replace(settings, workers=1), device, judge_cpus, stop,
                      precision_record)
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, judge_cpus)  # this judge too: only the timed worker runs on the timed cores
     try:
         with job.phase(tally, "perf"):
             _run_perf(perf, settings, [device], on_record, stop, on_start, tally, beside, timed_cpus)
+        os.sched_setaffinity(0, mine)  # nothing is timed now: the precision rows left take any core
         rest = _Claims(precision, bounds, front=False)
         _run_phase({device: rest}, settings, [device], precision_record, stop, tally=tally, beside=beside)
         beside.finish(stop)
     finally:
+        os.sched_setaffinity(0, mine)
         beside.kill()
         tally["intervals"]["precision"] = (start, last)
     for key in ("worker_starts", "worker_start_s", "goldens", "golden_s"):

@@ -64,12 +64,17 @@ def _run(cases, settings, on_record=lambda rec: None) -> tuple[list, dict, float
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the perf phase runs beside precision on >= 2 cores")
-def test_a_main_job_beside_accounts_every_row_under_its_wall():
-    """Two workers on the cpu backend: the precision rows run in a judge process beside the perf phase; every row
-    comes back once, passing as it does alone, and the floor, the phases and the counts add up."""
-    cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
+def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
+    """Two workers on the cpu backend: the precision rows run in a judge process beside the perf phase, and each
+    perf row is planned while the one before it is timed; every row comes back once, passing as it does alone,
+    and the floor, the phases and the counts add up."""
+    cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011 or TC_PF_0012")
     precision = [c for c in cases if not c.is_perf]
+    resumed = []
+    resume = runner.RowJudge.resume
+    monkeypatch.setattr(runner.RowJudge, "resume", lambda judge: resumed.append(judge.case.id) or resume(judge))
     got, tally, wall = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
+    assert resumed, "no perf row was planned ahead while another was timed"
     assert sorted((r["table"], r["line"]) for r in got) == sorted((c.table, c.line) for c in cases)
     assert {r["verdict"] for r in got} == {"PASS"}
     account = job.account(got, tally, wall)
