@@ -152,7 +152,8 @@ class _Worker:
         """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
         cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
         added to the perf phase's."""
-        if self.ahead is None and self.rows and self.info is not None and _small(case):
+        if self.ahead is None and self.rows and self.info is not None and _footprint(self.case) \
+                + _footprint(case) <= AHEAD_BYTES:
             self.ahead = self._judge_for(case)
 
     def _start(self) -> Record | None:
@@ -678,16 +679,19 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
         raise Interrupted(stop.signum)
 
 
-#: A row is planned ahead only if its estimated footprint is at most this (two rows' buffers are then held at once).
+#: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
+#: buffers are then held at once): the run's peak memory stays that of its largest row.
 AHEAD_BYTES = 1 << 30
 
 
-def _small(case: Case) -> bool:
-    """Whether planning `case` ahead is cheap in memory (rows that cannot be planned are planned in turn)."""
+def _footprint(case: Case | None) -> float:
+    """A row's estimated harness footprint (harness.footprint); infinite for one that cannot be planned."""
     try:
-        return case.args is not None and not case.skip and not case.errors and footprint_bytes(case) <= AHEAD_BYTES
+        if case is not None and case.args is not None and not case.skip and not case.errors:
+            return footprint_bytes(case)
     except (ValueError, OverflowError, AttributeError, TypeError):
-        return False
+        pass
+    return float("inf")
 
 
 def _free_slots(slots: list[int], taken: list[int]) -> list[int]:

@@ -88,7 +88,7 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
 
 def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
-    three = TimingConfig(warmup=1, min_samples=4, max_time_s=0.5, warmup_max_time_s=0.01, rounds=3)
+    three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
     got, tally, _ = _run(cases, runner.Settings(timing=three, timeout_s=300))
     assert [len(r["timing"]["rounds"]) for r in got] == [3, 3]
     assert tally["goldens"] == 2, "a golden was recomputed for a later round of its row"
