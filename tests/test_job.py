@@ -109,3 +109,26 @@ def test_an_idle_pause_between_rows_is_overhead_not_floor():
     account = job.account(got, tally, wall)
     assert account["overhead_s"] >= 1.0
     assert account["floor_s"] <= account["wall_s"] - 1.0
+
+
+def test_interleaved_phases_print_one_header_each_and_keep_their_start():
+    """Precision records arriving beside the perf phase do not restart either phase's clock or header."""
+    import io
+    from types import SimpleNamespace
+
+    from harness.progress import Progress
+    from harness.record import new_record
+
+    now = [0.0]
+    out = io.StringIO()
+    progress = Progress({"precision": 2, "perf": 1}, out=out, live=False, clock=lambda: now[0])
+    progress.started(SimpleNamespace(name="TC_L0_1", table="t/csymm_test.csv", is_perf=False))
+    for name, perf in (("TC_PF_1", True), ("TC_L0_1", False), ("TC_PF_1", True), ("TC_L0_2", False)):
+        now[0] += 1.0
+        if perf:
+            progress.started(SimpleNamespace(name=name, table="t/csymm_test.csv", is_perf=True))
+        else:
+            progress.finished(new_record(name, "csymm", "t/csymm_test.csv", 2, 0) | {"verdict": "PASS"})
+    lines = out.getvalue().splitlines()
+    assert lines.count("precision phase: 2 rows") == 1 and lines.count("perf phase: 1 rows") == 1
+    assert "precision 2/2 (100%) 2.0 s/row ETA 0m00s failures 0" in lines  # 2 rows in the 4 s since it began
