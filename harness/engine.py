@@ -26,6 +26,9 @@ from harness.sandbox import BackendInfo
 
 #: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
 DEFAULT_MEMORY_CAP = 8 << 30
+#: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (every row's golden
+#: is kept until its last round, which is known only at the end of a round): a larger one is computed again.
+KEPT_GOLDENS_BYTES = 256 << 20
 
 
 def load_table(path: str | Path) -> list[Case]:
@@ -192,6 +195,12 @@ def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
     return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
 
 
+def _golden_bytes(golden: Golden) -> int:
+    """What a kept golden holds: its expected and truth arrays, and a sampled one's own small buffers."""
+    sub = sum(b.host.nbytes for b in golden.bufs.values()) if golden.index is not None else 0
+    return golden.expected.nbytes + golden.truth.nbytes + sub
+
+
 class Malformed(ValueError):
     """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
     the worker)."""
@@ -317,8 +326,9 @@ class RowJudge:
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
             golden = _golden(self.case, self.bufs)
         self.golden_s = time.perf_counter() - start
-        if self.goldens is not None:
-            self.goldens[self.case.id] = golden
+        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, self.goldens.values())) \
+                <= KEPT_GOLDENS_BYTES:
+            self.goldens[self.case.id] = golden if golden.index is not None else replace(golden, bufs={})
         return golden
 
     def _layout(self, untouchable: bool) -> tuple:

@@ -88,9 +88,9 @@ class _Worker:
     the backend it reported, the row's RowJudge). The worker only runs the operator: every row is planned and
     judged here, in the harness, from the harness's own copies."""
 
-    def __init__(self, settings: Settings, device: int | None = None, tally: dict | None = None,
-                 goldens: dict | None = None):
-        self.tally, self.goldens = tally, goldens  # harness.job's counts; perf rows' goldens kept between rounds
+    def __init__(self, settings: Settings, device: int | None = None):
+        self.tally: dict | None = None    # harness.job's counts (set by _run_phase)
+        self.goldens: dict | None = None  # perf rows' goldens kept between rounds (set by _run_phase)
         self.forked = time.monotonic()
         self.device = int(settings.backend_options.get("device", 0)) if device is None else device
         if self.device != settings.backend_options.get("device", 0):
@@ -637,7 +637,8 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                     feed(w, queues[w.device].popleft())
             for device in _free_slots(slots, [w.device for w in pool]):
                 if queues[device]:
-                    w = _Worker(settings, device, tally, goldens)
+                    w = _Worker(settings, device)
+                    w.tally, w.goldens = tally, goldens
                     pool.append(w)
                     w.settling = settling[0] is not None
                     feed(w, settling[0] if w.settling else queues[device].popleft())
