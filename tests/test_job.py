@@ -132,3 +132,24 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
     lines = out.getvalue().splitlines()
     assert lines.count("precision phase: 2 rows") == 1 and lines.count("perf phase: 1 rows") == 1
     assert "precision 2/2 (100%) 2.0 s/row ETA 0m00s failures 0" in lines  # 2 rows in the 4 s since it began
+
+
+def test_kept_goldens_stay_within_their_budget(monkeypatch):
+    """A perf row's golden is kept for its next round (without the full buffers of an unsampled one) only while
+    the kept goldens fit in engine.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
+    from harness import engine
+    from harness.sandbox import BackendInfo
+
+    (case,) = load_cases([TABLE], "TC_PF_0010")
+    kept: dict = {}
+    first = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    assert first.golden_s > 0 and list(kept) == [case.id]
+    assert kept[case.id].index is not None or kept[case.id].bufs == {}, "an unsampled golden kept its buffers"
+    again = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    assert again.golden_s == 0 and again.golden.expected is kept[case.id].expected
+    first.close(), again.close()
+    monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", 0)
+    none: dict = {}
+    over = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=none)
+    assert over.golden_s > 0 and none == {}
+    over.close()
