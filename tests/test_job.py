@@ -12,6 +12,7 @@ import pytest
 from harness import job, runner
 from harness.engine import load_cases
 from harness.timing import TimingConfig
+from test_hostile import survivors
 
 TABLE = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
 TINY = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01, rounds=3)
@@ -153,3 +154,40 @@ def test_kept_goldens_stay_within_their_budget(monkeypatch):
     over = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=none)
     assert over.golden_s > 0 and none == {}
     over.close()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the perf phase runs beside precision on >= 2 cores")
+def test_sigterm_beside_ends_both_judges_and_every_worker(tmp_path):
+    """SIGTERM while precision rows run beside the perf phase: exit 143, reports marked interrupted, and no process
+    of the run (the judge beside, either phase's workers) outlives it."""
+    import json
+    import subprocess
+    import sys
+    import uuid
+
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "HARNESS_TEST_MARK": mark, "PYTHONPATH": str(TABLE.parents[1])}
+    argv = [sys.executable, "-m", "harness.cli", "run", str(TABLE), "-k", "TC_L1 or TC_PF_001", "--report-dir",
+            str(tmp_path / "r"), "--history", str(tmp_path / "h.sqlite")]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def recorded() -> Path | None:  # the run's results.jsonl once five rows are in it
+        found = sorted((tmp_path / "r").glob("*/results.jsonl"))
+        return found[0] if found and found[0].read_text().count("\n") >= 5 else None
+
+    deadline = time.monotonic() + 240
+    while recorded() is None and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stream = recorded()
+    assert stream is not None, "no rows finished"
+    assert len(survivors(mark)) >= 4, "the judge beside and the workers of both phases should be running"
+    proc.send_signal(15)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, out + err
+    assert "Traceback" not in out + err
+    assert json.loads((stream.parent / "report.json").read_text())["interrupted"] is True
+    end = time.monotonic() + 5
+    while survivors(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert survivors(mark) == [], "a process of the run outlived it"
+
