@@ -26,6 +26,9 @@ from harness.sandbox import BackendInfo
 
 #: Rows whose estimated harness footprint (harness.footprint) exceeds this are refused before anything is allocated.
 DEFAULT_MEMORY_CAP = 8 << 30
+#: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (every row's golden
+#: is kept until its last round, which is known only at the end of a round): a larger one is computed again.
+KEPT_GOLDENS_BYTES = 256 << 20
 
 
 def load_table(path: str | Path) -> list[Case]:
@@ -192,6 +195,12 @@ def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
     return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
 
 
+def _golden_bytes(golden: Golden) -> int:
+    """What a kept golden holds: its expected and truth arrays, and a sampled one's own small buffers."""
+    sub = sum(b.host.nbytes for b in golden.bufs.values()) if golden.index is not None else 0
+    return golden.expected.nbytes + golden.truth.nbytes + sub
+
+
 class Malformed(ValueError):
     """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
     the worker)."""
@@ -238,8 +247,12 @@ class RowJudge:
 
     def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
                  memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
-                 baselines: Callable[[Case], list] | None = None, golden: bool = True):
+                 baselines: Callable[[Case], list] | None = None, golden: bool = True,
+                 goldens: dict[str, Golden] | None = None):
         self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
+        self.goldens = goldens        # a perf row's golden kept between its rounds (same seed, same inputs)
+        self.golden_s = 0.0           # the time this row spent computing its golden (0 when one was kept)
+        self.check_s = 0.0            # from planning to the first call judged: a row's work, timing aside
         self.rec = case.new_record()
         self.started = time.perf_counter()
         self.done: Record | None = None
@@ -259,6 +272,12 @@ class RowJudge:
             self._finish("ERROR", f"case cannot be planned: {exc}")
         except Exception as exc:  # a harness bug must cost one row (ERROR), not the run
             self._finish("ERROR", _harness_error(exc))
+        self.planned_s = time.perf_counter() - self.started
+
+    def resume(self) -> None:
+        """The row starts now, planned ahead (harness.runner plans a perf row while the one before it is timed):
+        its duration counts the planning, not the wait."""
+        self.started = time.perf_counter() - self.planned_s
 
     # -- planning -------------------------------------------------------------------------------------------------
     def _prepare(self, use_poison: bool, memory_cap: int) -> None:
@@ -290,13 +309,27 @@ class RowJudge:
             # a row that expects a rejection: the operator must not touch its buffers, so they need not exist
             untouchable, self.bufs = True, {}
         if want_golden and self.wants_golden:
-            with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-                self.golden = _golden(case, self.bufs)
+            self.golden = self._golden()
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
         slots = self._layout(untouchable)
         timed = case.is_perf and self.timing_config is not None
         self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
                           accumulates=spec.accumulates(case.args), untouchable=untouchable)
+
+    def _golden(self) -> Golden:
+        """The row's golden: the one kept from an earlier round of the row when there is one (the buffers are
+        planned from the same seed, so it is the same golden), else computed and kept."""
+        kept = self.goldens.get(self.case.id) if self.goldens is not None else None
+        if kept is not None:  # an unsampled golden judges the buffers of this round, which the plan just made
+            return kept if kept.index is not None else replace(kept, bufs=self.bufs)
+        start = time.perf_counter()
+        with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
+            golden = _golden(self.case, self.bufs)
+        self.golden_s = time.perf_counter() - start
+        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, self.goldens.values())) \
+                <= KEPT_GOLDENS_BYTES:
+            self.goldens[self.case.id] = golden if golden.index is not None else replace(golden, bufs={})
+        return golden
 
     def _layout(self, untouchable: bool) -> tuple:
         """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
@@ -375,6 +408,7 @@ class RowJudge:
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
         self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+        self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.stage = "timing" if go else "called"
         if go and self.job.accumulates:

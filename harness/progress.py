@@ -79,6 +79,7 @@ class Progress:
         self.work_done = self.work_in_flight = 0.0
         self.phase, self.row, self.out, self.clock = "", "", out or sys.stdout, clock
         self.phase_start = self.last_line = clock()
+        self.began: dict[str, float] = {}  # when each phase first had a row
         self.live = self.out.isatty() if live is None else live
         self._rich: Any = None
         self._tasks: dict[str, Any] = {}
@@ -194,7 +195,10 @@ class Progress:
         if phase == self.phase:
             return
         self.phase, self.row = phase, ""
-        self.phase_start = self.last_line = self.clock()
+        if phase in self.began:  # the phases interleave (precision rows beside the perf phase): one start each
+            self.phase_start = self.began[phase]
+            return
+        self.phase_start = self.last_line = self.began[phase] = self.clock()
         if self._rich is not None:
             self._rich.start_task(self._tasks[phase])
         else:

@@ -22,6 +22,7 @@ import pickle
 import signal
 import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,12 +30,12 @@ from dataclasses import dataclass, field, replace
 from multiprocessing import reduction
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
-from harness import ops, proctree, worker
+from harness import job, ops, proctree, worker
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
-from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info
+from harness.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info, footprint_bytes
 from harness.sandbox import BackendInfo
 from harness.record import FAILING, VERDICTS, Record
 
@@ -66,6 +67,7 @@ class Settings:
     hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
     devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
     service: Any = None  # what a worker does with each case (harness.worker.Rows when None); picklable
+    cpus: list[int] = field(default_factory=list)  # the cores workers are pinned to (timed rows beside); empty: any
 
 
 class Interrupted(KeyboardInterrupt):
@@ -87,6 +89,9 @@ class _Worker:
     judged here, in the harness, from the harness's own copies."""
 
     def __init__(self, settings: Settings, device: int | None = None):
+        self.tally: dict | None = None    # harness.job's counts (set by _run_phase)
+        self.goldens: dict | None = None  # perf rows' goldens kept between rounds (set by _run_phase)
+        self.forked = time.monotonic()
         self.device = int(settings.backend_options.get("device", 0)) if device is None else device
         if self.device != settings.backend_options.get("device", 0):
             settings = replace(settings, backend_options={**settings.backend_options, "device": self.device})
@@ -106,6 +111,8 @@ class _Worker:
         if self.pid == 0:
             self.conn.close()
             os.close(self.lifeline)
+            if settings.cpus:
+                os.sched_setaffinity(0, settings.cpus)
             worker.warden(launch, parent)
         child.close()
         os.close(life_r)
@@ -116,6 +123,7 @@ class _Worker:
         self.conn.send_bytes(pickle.dumps(replace(settings, baselines=None)))
         self.case: Case | None = None
         self.judge: RowJudge | None = None
+        self.ahead: RowJudge | None = None  # the next row, planned while this one was timed
         self.info: BackendInfo | None = None
         self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
         self.load_notes: list[str] = []
@@ -135,11 +143,30 @@ class _Worker:
             return None
         return self._start() if self.info is not None else None
 
+    def _judge_for(self, case: Case) -> RowJudge:
+        settings = self.settings
+        return RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                        timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
+
+    def plan_ahead(self, case: Case) -> None:
+        """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
+        cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
+        added to the perf phase's."""
+        if self.ahead is None and self.rows and self.info is not None and _footprint(self.case) \
+                + _footprint(case) <= AHEAD_BYTES:
+            self.ahead = self._judge_for(case)
+
     def _start(self) -> Record | None:
-        case, settings = self.case, self.settings
+        case = self.case
         changed = self.library.changed() if self.library is not None else ""
-        self.judge = RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                              timing_config=settings.timing, baselines=settings.baselines)
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None and ahead.case is case:
+            self.judge = ahead
+            ahead.resume()
+        else:
+            if ahead is not None:
+                ahead.close()
+            self.judge = self._judge_for(case)
         if changed and self.judge.done is None:
             self.judge.ended_early("ERROR", changed)
         if self.judge.done is not None:
@@ -192,6 +219,9 @@ class _Worker:
                 raise Malformed("a second or malformed 'ready'")
             self.load_notes = [str(x)[:200] for x in payload.get("load_fpenv") or []][:8]
             self.info = backend_info(payload.get("judge")) if self.rows else BackendInfo()
+            if self.tally is not None:
+                self.tally["worker_starts"] += 1
+                self.tally["worker_start_s"] += time.monotonic() - self.forked
             return self._start() if self.rows and case is not None else None
         if kind == "unavailable":
             rec = case.new_record()
@@ -242,6 +272,8 @@ class _Worker:
                 rec["reason"] = f"{rec['reason']}; {note}" if rec["reason"] else note
         if self.judge is not None:
             self.judge.close()
+            if self.tally is not None:
+                job.add_row(self.tally, self.case, self.judge)
         self.case, self.judge = None, None
         # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
         self.replace = self.replace or kill or rec["verdict"] in FAILING
@@ -318,8 +350,9 @@ class _Worker:
         self.pidfd = self.lifeline = self.capture = -1
         self.conn.close()
         fence.forget(self.pid)
-        if self.judge is not None:
-            self.judge.close()
+        for judge in (self.judge, self.ahead):
+            if judge is not None:
+                judge.close()
 
     def close(self) -> None:
         """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
@@ -541,14 +574,18 @@ class StopSignals:
             signal.signal(signum, handler)
 
 
-def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[int],
+def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                on_record: Callable[[Record], None], stop: StopSignals, settle: Case | None = None,
-               on_start: Callable[[Case], None] = lambda case: None) -> None:
+               on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
+               goldens: dict | None = None, beside: _Beside | None = None) -> None:
     """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
     workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
     over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
     the row failed (FAIL, ERROR, CRASH, TIMEOUT): then that is its verdict, it leaves the queues and no later
-    worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of each row handed to a worker (the progress display's row being timed)."""
+    worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of
+    each row handed to a worker (the progress display's row being timed). A queue is a deque or a _Claims (rows
+    shared with another judge process); `tally` gets harness.job's counts, `goldens` keeps perf rows' goldens
+    between rounds, and the records of a `beside` judge process are passed on while this phase runs."""
     pool: list[_Worker] = []
     settling = [settle]
 
@@ -601,16 +638,22 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
             for device in _free_slots(slots, [w.device for w in pool]):
                 if queues[device]:
                     w = _Worker(settings, device)
+                    w.tally, w.goldens = tally, goldens
                     pool.append(w)
                     w.settling = settling[0] is not None
                     feed(w, settling[0] if w.settling else queues[device].popleft())
             busy = [w for w in pool if w.case is not None]
-            ready = wait([x for w in busy for x in w.waitables()], timeout=0.2)
+            ready = wait([x for w in busy for x in w.waitables()] + (beside.waitables() if beside else []),
+                         timeout=0.2)
+            if beside is not None and beside.conn in ready:
+                beside.pump()
             now = time.monotonic()
             for w in busy:
                 try:
                     if w.conn in ready:
                         emit(w, w.handle(*w.receive()))
+                        if settings.cpus and w.judge is not None and w.judge.stage == "timing" and queues[w.device]:
+                            w.plan_ahead(queues[w.device][0])
                         if w.replace and w.case is None:
                             finish(w, None)
                     elif w.dead():
@@ -637,6 +680,21 @@ def _run_phase(queues: dict[int, deque[Case]], settings: Settings, slots: list[i
         raise Interrupted(stop.signum)
 
 
+#: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
+#: buffers are then held at once): the run's peak memory stays that of its largest row.
+AHEAD_BYTES = 1 << 30
+
+
+def _footprint(case: Case | None) -> float:
+    """A row's estimated harness footprint (harness.footprint); infinite for one that cannot be planned."""
+    try:
+        if case is not None and case.args is not None and not case.skip and not case.errors:
+            return footprint_bytes(case)
+    except (ValueError, OverflowError, AttributeError, TypeError):
+        pass
+    return float("inf")
+
+
 def _free_slots(slots: list[int], taken: list[int]) -> list[int]:
     """The entries of `slots` no live worker holds (a multiset difference, in slot order)."""
     left = list(taken)
@@ -655,20 +713,180 @@ def _devices_of(settings: Settings) -> list[int]:
 
 
 def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None],
-        on_start: Callable[[Case], None] = lambda case: None) -> None:
+        on_start: Callable[[Case], None] = lambda case: None) -> dict[str, Any]:
     """Precision phase in parallel over every device, then the perf phase (one row per device at a time, devices in
-    parallel); records are handed out as they finish, each naming its device, and `on_start` hears of each row
-    handed to a worker. Raises Interrupted (after killing every worker) when SIGINT or SIGTERM arrives."""
+    parallel); on the cpu backend with two workers or more on two cores or more, the precision rows run beside
+    the perf phase instead (_beside_allowed). Records are handed out as they finish, each naming its device, and
+    `on_start` hears of each row handed to a worker. Returns the run's tally (harness.job). Raises Interrupted
+    (after killing every worker) when SIGINT or SIGTERM arrives."""
     precision = [c for c in cases if not c.is_perf]
     perf = [c for c in cases if c.is_perf]
     devices = _devices_of(settings)
     slots = devices * max(1, settings.workers) if len(devices) == 1 else devices
+    tally = job.new_tally()
     with _subreaper(), StopSignals() as stop:
+        if precision and perf and _beside_allowed(settings, devices):
+            _run_beside(precision, perf, settings, devices[0], on_record, stop, on_start, tally)
+            return job.close(tally)
         if precision:
             shared = deque(precision)
-            _run_phase({d: shared for d in devices}, settings, slots, on_record, stop, on_start=on_start)
+            with job.phase(tally, "precision"):
+                _run_phase({d: shared for d in devices}, settings, slots, on_record, stop, on_start=on_start,
+                           tally=tally)
         if perf:
-            _run_perf(perf, settings, devices, on_record, stop, on_start)
+            with job.phase(tally, "perf"):
+                _run_perf(perf, settings, devices, on_record, stop, on_start, tally)
+    return job.close(tally)
+
+
+def _beside_allowed(settings: Settings, devices: list[int]) -> bool:
+    """Whether the precision rows may run beside the perf phase: on the cpu backend, where a "device" is emulated
+    in the worker's host threads and what timing must not share is a core, not a device, so a timed worker pinned
+    to cores of its own shares nothing with the precision rows on the others (README "Running": measured); with
+    workers >= 2 (the run may use more than one core) on one device, and at least two cores to split."""
+    return (settings.backend == "cpu" and len(devices) == 1 and settings.workers >= 2 and settings.timing is not None
+            and getattr(settings, "service", None) is None and len(os.sched_getaffinity(0)) >= 2)
+
+
+def _run_beside(precision: list[Case], perf: list[Case], settings: Settings, device: int,
+                on_record: Callable[[Record], None], stop: StopSignals, on_start: Callable[[Case], None],
+                tally: dict) -> None:
+    """The precision rows in a judge process beside this one (_Beside) on the first half of the cores, while this
+    one runs the perf phase with its timed workers pinned to the other half; once the perf phase ends, this
+    process takes precision rows too (from the back of the list, the other judge from the front), and at the end
+    runs any row the other judge took and did not report (it died)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    judge_cpus, timed_cpus = set(cpus[:len(cpus) // 2]), set(cpus[len(cpus) // 2:])
+    bounds = mp.get_context("fork").Array("q", [0, len(precision)])
+    start = last = time.monotonic()
+
+    def precision_record(rec: Record) -> None:  # the precision phase ends with its last record
+        nonlocal last
+        last = time.monotonic()
+        on_record(rec)
+
+    beside = _Beside(_Claims(precision, bounds, front=True), replace(settings, workers=1), device, judge_cpus, stop,
+                     precision_record)
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, judge_cpus)  # this judge too: only the timed worker runs on the timed cores
+    try:
+        with job.phase(tally, "perf"):
+            _run_perf(perf, settings, [device], on_record, stop, on_start, tally, beside, timed_cpus)
+        os.sched_setaffinity(0, mine)  # nothing is timed now: the precision rows left take any core
+        rest = _Claims(precision, bounds, front=False)
+        _run_phase({device: rest}, settings, [device], precision_record, stop, tally=tally, beside=beside)
+        beside.finish(stop)
+    finally:
+        os.sched_setaffinity(0, mine)
+        beside.kill()
+        tally["intervals"]["precision"] = (start, last)
+    for key in ("worker_starts", "worker_start_s", "goldens", "golden_s"):
+        tally[key] += beside.tally.get(key, 0)
+    if stop.signum:
+        raise Interrupted(stop.signum)
+    lost = [c for c in precision[:bounds[0]] if (c.table, c.line) not in beside.reported]
+    if lost:
+        _run_phase({device: deque(lost)}, settings, [device], on_record, stop, tally=tally)
+
+
+class _Claims:
+    """Precision rows shared by two judge processes (a queue for _run_phase): one takes them from the front, the
+    other from the back, each row once. Truth claims the next row, so a true queue always has one to pop."""
+
+    def __init__(self, cases: list[Case], bounds: Any, front: bool):
+        self.cases, self.bounds, self.front = cases, bounds, front
+        self.held: Case | None = None
+
+    def __bool__(self) -> bool:
+        if self.held is None:
+            with self.bounds.get_lock():
+                low, high = self.bounds[0], self.bounds[1]
+                if low < high:
+                    index = low if self.front else high - 1
+                    self.bounds[0 if self.front else 1] = low + 1 if self.front else high - 1
+                    self.held = self.cases[index]
+        return self.held is not None
+
+    def popleft(self) -> Case:
+        if not self:
+            raise IndexError("no rows left")
+        case, self.held = self.held, None
+        return case
+
+
+class _Beside:
+    """A judge process beside this one, forked from it (trusted: it runs the harness's own code and never loads
+    the operator library) and pinned to `cpus` with its worker: it runs the precision rows it claims and sends
+    each record over a pipe, as JSON; `pump` hands them to `on_record` here, the one process that writes files."""
+
+    def __init__(self, claims: _Claims, settings: Settings, device: int, cpus: set[int], stop: StopSignals,
+                 on_record: Callable[[Record], None]):
+        self.on_record, self.reported, self.tally, self.eof = on_record, set(), {}, False
+        self.conn, child = mp.Pipe(duplex=False)
+        self.pid = _fork()
+        if self.pid == 0:
+            self.conn.close()
+            _beside_main(claims, settings, device, cpus, stop, child)
+        child.close()
+        _KEEP.add(self.pid)
+
+    def waitables(self) -> list:
+        return [] if self.eof else [self.conn]
+
+    def pump(self) -> None:
+        """One message of the other judge: a record (passed on), or its tally at its end."""
+        try:
+            kind, payload = json.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            self.eof = True
+            return
+        if kind == "record":
+            self.reported.add((payload["table"], payload["line"]))
+            self.on_record(payload)
+        else:
+            self.tally = payload
+
+    def finish(self, stop: StopSignals) -> None:
+        """Every record it has left to send, until it ends (or a signal stops the run)."""
+        while not self.eof and not stop.signum:
+            if wait([self.conn], timeout=0.2):
+                self.pump()
+
+    def kill(self) -> None:
+        """End it and everything below it (at once when the run was interrupted; after finish() it has ended)."""
+        proctree.kill_descendants(self.pid)
+        proctree.kill(self.pid)
+        proctree.reap(self.pid)
+        self.conn.close()
+        _KEEP.discard(self.pid)
+
+
+def _beside_main(claims: _Claims, settings: Settings, device: int, cpus: set[int], stop: StopSignals,
+                 conn: Any) -> NoReturn:
+    """The body of the judge process beside: its rows on one worker, on `cpus`; never returns (os._exit, so
+    nothing of the parent's, its buffered output or its database, is flushed or closed twice)."""
+    code = 1
+    try:
+        os.sched_setaffinity(0, cpus)
+        _LIVE.clear()
+        _KEEP.clear()
+        proctree.set_subreaper(True)
+        tally = job.new_tally()
+
+        def send(rec: Record) -> None:
+            conn.send_bytes(json.dumps(["record", rec], default=worker.plain).encode())
+
+        try:
+            _run_phase({device: claims}, settings, [device], send, stop, tally=tally)
+        except Interrupted:  # Ctrl-C reached this process too: the parent ends the run
+            os._exit(1)
+        conn.send_bytes(json.dumps(["tally", {k: tally[k] for k in ("worker_starts", "worker_start_s", "goldens",
+                                                                     "golden_s")}]).encode())
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent runs what this process took and did not report
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
@@ -695,24 +913,31 @@ def _subreaper() -> Iterator[None]:
 
 
 def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_record: Callable[[Record], None],
-              stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None) -> None:
+              stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
+              beside: _Beside | None = None, cpus: set[int] | None = None) -> None:
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
     order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
     (harness.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
     not). Its record goes out after its last round, rounds merged and judged once
     (harness.perf.merge_round_records); a row that fails, crashes or is not timed leaves at once. Each row keeps
     one device for all its rounds (rows dealt over the devices in table order), and each device runs one row at a
-    time: rows never share a device, and the precision phase has ended before."""
+    time: rows never share a device, and the precision phase has ended before, or runs `beside` on other cores
+    than `cpus`, which the timed workers are pinned to. Each row's golden is computed once and kept for its later
+    rounds (the judge plans every round's buffers from the row's seed: the same inputs)."""
     from harness.perf import merge_round_records, round_decides
     from harness.timing import more_rounds
 
     config = settings.timing
     rounds = config.rounds if config is not None else 1
     per_round = replace(settings, timing=config.per_round()) if config is not None else settings
+    if cpus:
+        per_round = replace(per_round, cpus=sorted(cpus))
+    goldens: dict = {}
     by_id = {c.id: c for c in perf}
     taken: dict[str, list[Record]] = {c.id: [] for c in perf}
 
     def finish(key: str) -> None:
+        goldens.pop(key, None)
         on_record(merge_round_records(taken.pop(key), by_id[key], config, settings.baselines, settings.hardware))
 
     home = {c.id: devices[i % len(devices)] for i, c in enumerate(perf)}
@@ -733,7 +958,8 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
         settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
                                           ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
         queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
-        _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start)
+        _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
+                   goldens=goldens, beside=beside)
         for case in [c for c in todo if c.id in taken]:
             spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
             if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):

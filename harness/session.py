@@ -15,11 +15,12 @@ import os
 import signal
 import sqlite3
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, TextIO, TypedDict
 
-from harness import codec, provenance
+from harness import codec, job, provenance
 from harness.exitcodes import Exit, interrupted
 from harness.progress import Progress
 from harness.record import Record, accept_disputed, outcome, summarize
@@ -70,6 +71,7 @@ class RunMeta(TypedDict):
     golden_blas: dict[str, Any]
     hardware: dict[str, Any]  # perf.hardware_identity: {"name", "detected", "override"}
     interrupted: bool
+    job: dict[str, Any] | None  # harness.job.account: the run's wall, compute floor and overhead; None until it ends
 
 
 def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, backend_info: dict[str, Any],
@@ -86,7 +88,7 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
         inputs=[{"path": t, "sha256": provenance.table_sha256(t)} for t in tables],
         operator_lib={"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
         settings=settings, started=provenance.now(), finished="", backend_info=backend_info,
-        golden_blas=golden.blas_info(), hardware=hardware, interrupted=False)
+        golden_blas=golden.blas_info(), hardware=hardware, interrupted=False, job=None)
 
 
 def new_settings(*, gates: dict[str, str], timing: dict[str, Any], select: str | None = None, workers: int = 1,
@@ -113,7 +115,7 @@ def load_meta(raw: dict[str, Any]) -> RunMeta:
                     inputs=[], operator_lib={"path": None, "sha256": None}, settings=blank_settings, started="",
                     finished="", backend_info={}, golden_blas={}, hardware={"name": "", "detected": "",
                                                                             "override": None},
-                    interrupted=False)
+                    interrupted=False, job=None)
     meta = {**blank, **{k: v for k, v in raw.items() if k in blank and v is not None}}
     meta["settings"] = RunSettings(**{**blank_settings, **{k: v for k, v in settings.items()
                                                            if k in blank_settings}})
@@ -135,8 +137,11 @@ class Session:
         self.progress = progress if progress is not None else Progress.quiet()
         self._descriptions = {(c.table, c.line): c.description for c in self.cases}
         self.stream = -1
+        self.tally: dict[str, Any] | None = None  # harness.runner.run's counts (harness.job), when it ran the rows
+        self.clock = time.monotonic()
 
     def start(self) -> None:
+        self.clock = time.monotonic()
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self._write_meta()
         self.stream = os.open(self.out_dir / RESULTS, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
@@ -179,6 +184,8 @@ class Session:
         self.progress.stop()
         # a meta that arrives interrupted (harness merge of an interrupted shard) stays so
         self.meta.update(finished=provenance.now(), interrupted=bool(interrupted_by) or self.meta["interrupted"])
+        if self.tally is not None:
+            self.meta["job"] = job.account(self.records, self.tally, time.monotonic() - self.clock)
         try:
             self._write_meta()
             self.history.finish_run(self.meta["run_id"], {**summarize(self.records),
@@ -212,7 +219,10 @@ class Session:
         if why_insufficient:
             print(why_insufficient, file=out)
         accepted = bool(self.meta["settings"]["accept_disputed"] and summary["disputed"])
-        print("\n" + "\n".join(closing_lines(self.meta, self.records, paths, code, accepted)), file=out)
+        lines = closing_lines(self.meta, self.records, paths, code, accepted)
+        if job.line(self.meta["job"]):  # before the verdict word, which stays last
+            lines.insert(-1, job.line(self.meta["job"]))
+        print("\n" + "\n".join(lines), file=out)
         return code
 
     def fail(self, exc: BaseException) -> int:

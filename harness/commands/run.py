@@ -211,7 +211,7 @@ def _dispatch(args: argparse.Namespace, cases: list[Case], settings, session: Se
         from harness.cluster import run as run_on_cluster
         run_on_cluster(cases, settings, session.record, retries=args.retries)
     else:
-        runner.run(cases, settings, session.record, on_start=session.started)
+        session.tally = runner.run(cases, settings, session.record, on_start=session.started)
 
 
 class _Unusable(Exception):

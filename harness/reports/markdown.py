@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from harness import job
 from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports import overview, plots
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
@@ -224,7 +225,8 @@ def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Sectio
          f"{_rate(s['passed'], s['total'] - s['skipped'])}）",
          *overview.count_lines(overview.counts(records, hardware), "zh"),
          f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}；"
-         f"开始：{meta['started']}，结束：{meta['finished']}"]]
+         f"开始：{meta['started']}，结束：{meta['finished']}",
+         *([f"作业用时（{job.line(meta.get('job'))}）"] if job.line(meta.get("job")) else [])]]
     taskbook = overview.taskbook_rows(records, hardware)
     if taskbook:
         blocks.append(Table(f"任务书性能用例（{len(taskbook)}）", [

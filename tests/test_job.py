@@ -1,0 +1,193 @@
+"""harness/job.py and the runner's tally: a run's compute floor and overhead are accounted, not timed (nothing here
+asserts how fast the loaded machine is: the floor stays under the wall, the phases sum to it, and a sleep injected
+between rows shows up as overhead, not as floor)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import job, runner
+from harness.engine import load_cases
+from harness.timing import TimingConfig
+from test_hostile import survivors
+
+TABLE = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
+TINY = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01, rounds=3)
+
+
+def _tally(**intervals: tuple[float, float]) -> dict:
+    tally = job.new_tally()
+    tally.update(start=0.0, end=10.0, intervals=intervals, cpu_s=12.0, cpu0=0.0, cores=2)
+    return tally
+
+
+def test_the_floor_shares_the_work_over_the_cores_and_never_drops_below_the_timed_samples():
+    records = [{"is_perf": False, "duration_s": 6.0}, {"is_perf": False, "duration_s": 2.0},
+               {"is_perf": True, "duration_s": 9.0, "timing": {"samples_us": [1e6, 5e5], "calls_per_sample": 1}}]
+    got = job.account(records, _tally(precision=(1.0, 5.0), perf=(3.0, 9.0)), wall_s=12.0)
+    assert set(got) == set(job.KEYS)
+    assert got["precision_work_s"] == 8.0 and got["timed_s"] == 1.5
+    assert got["floor_s"] == pytest.approx((8.0 + 1.5) / 2) and got["ratio"] == pytest.approx(12.0 / 4.75, abs=1e-3)
+    assert got["phases"] == {"precision": 2.0, "both": 2.0, "perf": 4.0, "other": 4.0}
+    assert sum(got["phases"].values()) == pytest.approx(got["wall_s"])
+    assert got["idle_core_s"] == pytest.approx(2 * 12.0 - 12.0)
+    timed_only = job.account([records[2]], _tally(perf=(0.0, 2.0)), wall_s=3.0)
+    assert timed_only["floor_s"] == 1.5, "timed samples run one at a time: the floor is at least their sum"
+
+
+def test_steady_samples_count_every_call_and_every_scope():
+    timing = {"samples_us": [10.0], "calls_per_sample": 16, "scopes": {"call": {"samples_us": [20.0, 20.0]}}}
+    assert job.timed_seconds(timing) == pytest.approx((160.0 + 40.0) / 1e6)
+    assert job.timed_seconds(None) == 0.0
+
+
+def test_the_job_line_names_wall_floor_ratio_and_where_the_rest_went():
+    got = job.account([{"is_perf": False, "duration_s": 4.0}], _tally(precision=(0.0, 4.0)), wall_s=5.0)
+    line = job.line(got)
+    for word in ("wall 5 s", "floor 2 s", "2.50x", "phases", "worker starts", "goldens", "idle cores"):
+        assert word in line
+    assert job.line(None) == ""
+
+
+def _run(cases, settings, on_record=lambda rec: None) -> tuple[list, dict, float]:
+    got = []
+    start = time.monotonic()
+
+    def record(rec):
+        got.append(rec)
+        on_record(rec)
+
+    tally = runner.run(cases, settings, record)
+    return got, tally, time.monotonic() - start
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the perf phase runs beside precision on >= 2 cores")
+def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
+    """Two workers on the cpu backend: the precision rows run in a judge process beside the perf phase, and each
+    perf row is planned while the one before it is timed; every row comes back once, passing as it does alone,
+    and the floor, the phases and the counts add up."""
+    cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011 or TC_PF_0012")
+    precision = [c for c in cases if not c.is_perf]
+    resumed = []
+    resume = runner.RowJudge.resume
+    monkeypatch.setattr(runner.RowJudge, "resume", lambda judge: resumed.append(judge.case.id) or resume(judge))
+    got, tally, wall = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
+    assert resumed, "no perf row was planned ahead while another was timed"
+    assert sorted((r["table"], r["line"]) for r in got) == sorted((c.table, c.line) for c in cases)
+    assert {r["verdict"] for r in got} == {"PASS"}
+    account = job.account(got, tally, wall)
+    assert account["floor_s"] <= account["wall_s"]
+    assert sum(account["phases"].values()) == pytest.approx(account["wall_s"], abs=0.01)
+    assert account["phases"]["both"] > 0, "the precision rows did not run beside the perf phase"
+    assert account["worker_starts"] >= 2  # the judge beside's worker and one per perf round
+    assert account["goldens"] >= 2 + sum(c.expected_status == 0 for c in precision) // 2
+    assert account["timed_s"] > 0 and account["cpu_s"] > 0
+
+
+def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
+    cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
+    three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
+    got, tally, _ = _run(cases, runner.Settings(timing=three, timeout_s=300))
+    assert [len(r["timing"]["rounds"]) for r in got] == [3, 3]
+    assert tally["goldens"] == 2, "a golden was recomputed for a later round of its row"
+
+
+def test_an_idle_pause_between_rows_is_overhead_not_floor():
+    """Negative control: one worker, rows one after the other, and a 1 s sleep after the first record: the wall
+    grows by it, the floor (the rows' own work) does not, so it shows as overhead."""
+    cases = load_cases([TABLE], "TC_L0_000")
+    slept = []
+
+    def pause(rec):
+        if not slept:
+            slept.append(rec)
+            time.sleep(1.0)
+
+    got, tally, wall = _run(cases, runner.Settings(workers=1, timing=TINY, timeout_s=300), pause)
+    account = job.account(got, tally, wall)
+    assert account["overhead_s"] >= 1.0
+    assert account["floor_s"] <= account["wall_s"] - 1.0
+
+
+def test_interleaved_phases_print_one_header_each_and_keep_their_start():
+    """Precision records arriving beside the perf phase do not restart either phase's clock or header."""
+    import io
+    from types import SimpleNamespace
+
+    from harness.progress import Progress
+    from harness.record import new_record
+
+    now = [0.0]
+    out = io.StringIO()
+    progress = Progress({"precision": 2, "perf": 1}, out=out, live=False, clock=lambda: now[0])
+    progress.started(SimpleNamespace(name="TC_L0_1", table="t/csymm_test.csv", is_perf=False))
+    for name, perf in (("TC_PF_1", True), ("TC_L0_1", False), ("TC_PF_1", True), ("TC_L0_2", False)):
+        now[0] += 1.0
+        if perf:
+            progress.started(SimpleNamespace(name=name, table="t/csymm_test.csv", is_perf=True))
+        else:
+            progress.finished(new_record(name, "csymm", "t/csymm_test.csv", 2, 0) | {"verdict": "PASS"})
+    lines = out.getvalue().splitlines()
+    assert lines.count("precision phase: 2 rows") == 1 and lines.count("perf phase: 1 rows") == 1
+    assert "precision 2/2 (100%) 2.0 s/row ETA 0m00s failures 0" in lines  # 2 rows in the 4 s since it began
+
+
+def test_kept_goldens_stay_within_their_budget(monkeypatch):
+    """A perf row's golden is kept for its next round (without the full buffers of an unsampled one) only while
+    the kept goldens fit in engine.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
+    from harness import engine
+    from harness.sandbox import BackendInfo
+
+    (case,) = load_cases([TABLE], "TC_PF_0010")
+    kept: dict = {}
+    first = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    assert first.golden_s > 0 and list(kept) == [case.id]
+    assert kept[case.id].index is not None or kept[case.id].bufs == {}, "an unsampled golden kept its buffers"
+    again = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    assert again.golden_s == 0 and again.golden.expected is kept[case.id].expected
+    first.close(), again.close()
+    monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", 0)
+    none: dict = {}
+    over = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=none)
+    assert over.golden_s > 0 and none == {}
+    over.close()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the perf phase runs beside precision on >= 2 cores")
+def test_sigterm_beside_ends_both_judges_and_every_worker(tmp_path):
+    """SIGTERM while precision rows run beside the perf phase: exit 143, reports marked interrupted, and no process
+    of the run (the judge beside, either phase's workers) outlives it."""
+    import json
+    import subprocess
+    import sys
+    import uuid
+
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "HARNESS_TEST_MARK": mark, "PYTHONPATH": str(TABLE.parents[1])}
+    argv = [sys.executable, "-m", "harness.cli", "run", str(TABLE), "-k", "TC_L1 or TC_PF_001", "--report-dir",
+            str(tmp_path / "r"), "--history", str(tmp_path / "h.sqlite")]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def recorded() -> Path | None:  # the run's results.jsonl once five rows are in it
+        found = sorted((tmp_path / "r").glob("*/results.jsonl"))
+        return found[0] if found and found[0].read_text().count("\n") >= 5 else None
+
+    deadline = time.monotonic() + 240
+    while recorded() is None and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stream = recorded()
+    assert stream is not None, "no rows finished"
+    assert len(survivors(mark)) >= 4, "the judge beside and the workers of both phases should be running"
+    proc.send_signal(15)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, out + err
+    assert "Traceback" not in out + err
+    assert json.loads((stream.parent / "report.json").read_text())["interrupted"] is True
+    end = time.monotonic() + 5
+    while survivors(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert survivors(mark) == [], "a process of the run outlived it"
+
