@@ -78,7 +78,8 @@ def _inf_row(table: str):
 
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
                                      "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
-                                     "saturation-unset", "tile-dealt-twice"])
+                                     "saturation-unset",
+                                     pytest.param("tile-dealt-twice", marks=pytest.mark.slow)])  # a build: ~30 s
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
     backend = ascend_cpu.open(patches=patches)
@@ -243,6 +244,7 @@ def test_sgemm_general_path_fuses_every_batch_into_one_mixed_launch(device):
     assert stats["cube_macs"] == case.args.batch * case.args.m * case.args.n * case.args.k
 
 
+@pytest.mark.slow  # each builds a kernel variant: ~30 s on the loaded 2-core machine
 @pytest.mark.parametrize("control", ["fused-no-wait", "fused-never-ready"])
 def test_fused_sgemm_without_its_cross_core_flags_fails(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
