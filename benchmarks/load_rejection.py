@@ -18,22 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from harness import sandbox
 from harness.backends import open_backend
 from harness.compare import MIN_EFFECT, shift_test
-from harness.engine import RowJudge
+from harness.engine import prepare_call
 from harness.timing import SchedProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_calibration import smallest_cases  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def prepared(case, backend) -> tuple[RowJudge, sandbox.Prepared]:
-    """The row's buffers on `backend`, planned by the judge without a golden (as `harness ab` prepares them)."""
-    judge = RowJudge(case, sandbox.BackendInfo.of(backend), golden=False)
-    return judge, sandbox.Prepared(judge.job, backend, judge.view)
 
 
 def one_round(call, samples: int, probe: SchedProbe) -> tuple[float, float | None, float]:
@@ -71,11 +64,11 @@ def main() -> int:
     caught = {"all": 0, "undisturbed": 0}
     probe = SchedProbe()
     for case in smallest_cases(REPO / "cases" / "csymm_test.csv", args.rows):
-        sides = [prepared(case, backend) for backend in (a, b)]
+        sides = [prepare_call(case, backend) for backend in (a, b)]
         figures: dict[str, list[list[float]]] = {"all": [[], []], "undisturbed": [[], []]}
         shares = []
         for _ in range(args.rounds):
-            for side, (_, prep) in enumerate(sides):
+            for side, prep in enumerate(sides):
                 every, clean, share = one_round(prep.call, args.samples, probe)
                 figures["all"][side].append(every)
                 if clean is not None:
@@ -87,9 +80,8 @@ def main() -> int:
             caught[kind] += word == "REGRESSION"
             parts.append(f"{kind}: {word} {change:+.1%} ({len(fa)}+{len(fb)} rounds)")
         print(f"{case.name}: {'; '.join(parts)}; disturbed {np.mean(shares):.0%} of samples", flush=True)
-        for judge, prep in sides:
+        for prep in sides:
             prep.close()
-            judge.close()
     print(f"REGRESSION on {caught['all']}/{args.rows} rows with every sample, {caught['undisturbed']}/{args.rows} "
           f"with undisturbed samples only; load average now {os.getloadavg()[0]:.2f}")
     return 0

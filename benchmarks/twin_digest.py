@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import ops
 from harness.backends import open_backend
-from harness.engine import load_table, outputs, prepare_call
+from harness.engine import load_table, prepare_call
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,8 +34,9 @@ def digest_lines(step: int, max_flops: float, cores: int, lib: str | None) -> li
             except MemoryError:
                 continue
             status = prepared.call()
-            after = prepared.download()
-            sha = hashlib.sha256(b"".join(after[n].tobytes() for n in outputs(prepared.buffers))).hexdigest()
+            prepared.download()
+            outs = (prepared.raw(s) for s in prepared.job.slots if s.output)
+            sha = hashlib.sha256(b"".join(bytes(o) for o in outs)).hexdigest()
             prepared.close()
             lines.append(f"{table.name}:{case.line} {case.name} status={int(status)} {sha[:24]}")
     return lines

@@ -594,6 +594,21 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
         return judge.ended_early("ERROR", _harness_error(exc))
 
 
+def prepare_call(case: Case, backend: Any) -> Any:
+    """The row's buffers placed on a backend open in this process, planned by the judge without a golden (as
+    `harness ab` plans them): a `sandbox.Prepared` whose `call()` runs the operator once, for benchmarks that
+    time or digest bare calls. The caller closes it."""
+    from harness import sandbox
+
+    judge = RowJudge(case, BackendInfo.of(backend), golden=False)
+    if judge.done is not None:
+        raise ValueError(f"{case.name}: {judge.done['reason']}")
+    prepared = sandbox.Prepared(judge.job, backend, judge.view)
+    os.close(judge.fd)  # the mapping outlives its descriptor; it goes with the last view of it
+    judge.fd = -1
+    return prepared
+
+
 def _json_round_trip(payload: dict) -> Any:
     """`payload` as JSON data (tuples become lists, sets sorted lists, numpy scalars numbers): what the judge
     receives from a worker, and what a record is when it leaves the judge."""

@@ -249,13 +249,6 @@ class Session:
             self.stream = -1
 
 
-def outcome_line(summary: dict[str, int], accepted: bool) -> str:
-    return (f"{summary['total']} rows: {summary['passed']} passed, {summary['failed']} failed, "
-            f"{summary['errors']} errors, {summary['crashed']} crashed, {summary['timeouts']} timeouts, "
-            f"{summary['skipped']} skipped, {summary['disputed']} disputed"
-            + (" (accepted)" if accepted and summary["disputed"] else ""))
-
-
 def append_line(fd: int, line: str) -> None:
     """Append one line to an O_APPEND file, all of it or nothing: a short write (disk full) is cut back off."""
     data = (line + "\n").encode()
