@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 from harness import ops
-from harness.ab import run_ab
-from harness.compare import MIN_EFFECT, compare_runs
-from harness.engine import load_cases
-from harness.history import History
-from harness.timing import TimingConfig
+from harness.perf.ab import run_ab
+from harness.perf.compare import MIN_EFFECT, compare_runs
+from harness.run.engine import load_cases
+from harness.store.history import History
+from harness.perf.timing import TimingConfig
 
 SENSITIVITY_TARGET, SPECIFICITY_TARGET = 0.90, 0.01
 

@@ -5,7 +5,7 @@ Runs `harness run` with its default settings, each run a separate process, on th
 TWIN_SLOWDOWN_PCT=5 and =2 (through --operator-lib), in rotation so machine load drifts over all builds alike. Then
 compares, row by row, every pair of clean runs (false REGRESSION: the target is none over >= 200 row comparisons)
 and every clean run against every slow5 / slow2 run (share of rows REGRESSION; target >= 90 % at 5 %, >= 50 % at
-2 %). The false alarms and the 5 % share are also given for other NOISE_K values (harness.compare.run_noise), which
+2 %). The false alarms and the 5 % share are also given for other NOISE_K values (harness.perf.compare.run_noise), which
 is how NOISE_K was chosen. With --ab, `harness ab` (interleaved in one process, the sensitive mode) is run once per
 slowdown on the same rows. With --load, the load CI sees is made beside it (issue 26): one busy loop and a
 `harness run -n 2` of csymm precision rows in a loop, both ended when the script ends. Exit 0 when the compare
@@ -30,9 +30,9 @@ import pandas as pd
 
 from harness import ops
 from harness.backends.build import build_twin
-from harness.compare import NOISE_K, compare_runs
-from harness.engine import load_cases
-from harness.stored import read_path
+from harness.perf.compare import NOISE_K, compare_runs
+from harness.run.engine import load_cases
+from harness.store.stored import read_path
 
 DETECTION_TARGETS = {"slow5": 0.90, "slow2": 0.50}
 MIN_COMPARISONS = 200

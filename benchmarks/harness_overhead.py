@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from harness.backends import open_backend
-from harness.engine import load_table, prepare_call, run_case
-from harness.runner import Settings, run
+from harness.run.engine import load_table, prepare_call, run_case
+from harness.run.runner import Settings, run
 
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"
           "c_fill,ldc,expect_result,mere_threshold,mare_multiplier,random_seed")

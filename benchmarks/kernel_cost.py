@@ -1,5 +1,5 @@
 """The cost model's figures for the Csymm task-book rows and three SgemmStridedBatched shapes, on documented rates
-(harness/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
+(harness/kernels/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
 Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
 kernels run, with `launches_counted` (the emulator's kernel launches + the NaN flag's memset) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
@@ -18,10 +18,11 @@ import json
 import sys
 from pathlib import Path
 
-from harness import abi, cost_model, kernel_precision
+from harness import abi
+from harness.kernels import cost_model, kernel_precision
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
-from harness.engine import load_table, run_case
+from harness.run.engine import load_table, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 CUBE = "ascend/blas/common/arch35_cube_gemm.h"

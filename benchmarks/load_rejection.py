@@ -1,5 +1,5 @@
 """Does dropping the samples the scheduler disturbed let rounds tell a 5 % slower twin apart on a loaded machine?
-A sample is disturbed as harness.timing.SchedProbe says (the calling thread waited more than DISTURBED_NS on a run
+A sample is disturbed as harness.perf.timing.SchedProbe says (the calling thread waited more than DISTURBED_NS on a run
 queue during the call, or a thread of the process was preempted), as NVBench drops its throttled samples. One process, the ten smallest csymm perf rows, rounds of SAMPLES
 calls alternating between two twin libraries (A B A B ...); each round's figure is its p10, once over all samples
 and once over the undisturbed ones only; per row the two libraries' rounds get compare's shift test (Hodges-Lehmann
@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from harness.backends import open_backend
-from harness.compare import MIN_EFFECT, shift_test
-from harness.engine import prepare_call
-from harness.timing import SchedProbe
+from harness.perf.compare import MIN_EFFECT, shift_test
+from harness.run.engine import prepare_call
+from harness.perf.timing import SchedProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_calibration import smallest_cases  # noqa: E402

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import ops
 from harness.backends import open_backend
-from harness.engine import load_table, prepare_call
+from harness.run.engine import load_table, prepare_call
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -91,7 +91,7 @@ def version() -> str:
 def version_line() -> str:
     """`harness --version`: the installed version and, run from a git checkout, its commit (and whether it has
     uncommitted changes), which is what a result is attributed to."""
-    from harness.provenance import harness_git_state
+    from harness.store.provenance import harness_git_state
 
     state = harness_git_state()
     if state["commit"] == "unknown":
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return Exit.OK
     args = parser.parse_args(argv)
-    from harness.cases import TableError
+    from harness.tables.cases import TableError
 
     try:
         return int(args.func(args))

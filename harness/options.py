@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from harness import devices
+from harness.run import devices
 
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
 DEFAULT_ROUNDS = 10
@@ -46,7 +46,7 @@ def probability(text: str) -> float:
 
 def keyword_expression(text: str) -> str:
     """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
-    from harness.cases import SelectError, check_select
+    from harness.tables.cases import SelectError, check_select
 
     try:
         check_select(text)
@@ -90,8 +90,8 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
 
 
 def timing_scopes(text: str) -> tuple[str, ...]:
-    """An argparse type for --timing-scope: a comma-separated list of harness.timing.SCOPES, none twice."""
-    from harness.timing import SCOPES
+    """An argparse type for --timing-scope: a comma-separated list of harness.perf.timing.SCOPES, none twice."""
+    from harness.perf.timing import SCOPES
 
     scopes = tuple(s.strip() for s in text.split(","))
     bad = [s for s in scopes if s not in SCOPES]
@@ -129,7 +129,7 @@ def backend_options(args: argparse.Namespace) -> dict:
 
 
 def timing_config(args: argparse.Namespace):
-    from harness.timing import TimingConfig
+    from harness.perf.timing import TimingConfig
 
     cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
     return TimingConfig(mode=args.timing_mode, scopes=getattr(args, "timing_scope", None) or (),

@@ -1,7 +1,7 @@
 """pytest plugin: every row of an ops-blas case table is one test item (`cases/csymm_test.csv::TC_L0_0001`).
 
 `pytest cases/csymm_test.csv -n 2 -k TC_L0` works like `harness run` on the same rows, through the same isolated
-worker processes (harness.runner, harness.worker): the operator library is never loaded into pytest's process, so
+worker processes (harness.run.runner, harness.run.worker): the operator library is never loaded into pytest's process, so
 a crashing, hanging or hostile operator is that item's CRASH or TIMEOUT failure and the session goes on. What pytest
 adds is its own selection, reporting and xdist distribution. Perf rows are checked like precision rows here; with
 `--harness-timing` they are also timed (one round, `harness run`'s timing defaults for the backend) and the session
@@ -12,7 +12,7 @@ The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm
 skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
 `--maxfail`, `--junitxml`, `-k`, xdist) work on tables as on Python tests.
 
-With `--harness-report-dir DIR` the run is also a harness session (harness.session): every row's record goes to
+With `--harness-report-dir DIR` the run is also a harness session (harness.store.session): every row's record goes to
 DIR/<run_id>/results.jsonl and the history as it finishes, and the reports are written at the end, exactly as
 `harness run` writes them. Under xdist the records travel to the controller in the test reports' user
 properties, and only the controller writes.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine import Case, load_table
+from harness.run.engine import Case, load_table
 
 #: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"
@@ -71,7 +71,7 @@ class CaseItem(pytest.Item):
         self.case = case
 
     def runtest(self) -> None:
-        from harness import runner
+        from harness.run import runner
 
         settings = _settings(self.config)
         records: list[dict] = []
@@ -111,13 +111,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 def _settings(config: pytest.Config):
-    """The run settings of this pytest process, its backend checked once in a probe worker (harness.runner). A
+    """The run settings of this pytest process, its backend checked once in a probe worker (harness.run.runner). A
     backend whose runtime this machine lacks skips every item with the reason; an operator library given with
     --harness-operator-lib that cannot be loaded, created or destroyed fails every item: it is the thing under
     test, and a broken one must not read as a green session."""
     cached = getattr(config, "_harness_settings", None)
     if cached is None:
-        from harness import runner
+        from harness.run import runner
         from harness.backends import BackendUnavailable
 
         options = {}
@@ -221,8 +221,8 @@ class Recorder:
     def _session(self):
         if self.session is None:
             from harness import ops
-            from harness.history import History
-            from harness.session import Session, new_meta, new_settings
+            from harness.store.history import History
+            from harness.store.session import Session, new_meta, new_settings
 
             option = self.config.getoption
             settings = new_settings(select=option("keyword") or None, poison=not option("harness_no_poison"),

@@ -6,7 +6,7 @@ Perf rows run in rounds (a fresh process each, every row's round 1 before any ro
 last one, so the perf ETA is an estimate (`ETA ~`) from the work the row-rounds started so far took: a row's work
 is its FLOP count plus a fixed set-up share (ROW_OVERHEAD_FLOPS), which turns the measured seconds per work unit
 into a predicted time per round for every row, big or small, from the first finished row-round on; each row's
-rounds are predicted with the runner's own rule (harness.timing.more_rounds), so a row whose round exceeds its cap
+rounds are predicted with the runner's own rule (harness.perf.timing.more_rounds), so a row whose round exceeds its cap
 counts once and a cheap row counts its extra rounds.
 
 On a terminal a rich live display redraws in place; anywhere else (CI logs, pipes) plain lines, one per phase
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from harness.record import DISPUTED, FAILING, Record
+from harness.store.record import DISPUTED, FAILING, Record
 
 PLAIN_EVERY_S = 10.0
 #: A perf row-round's fixed cost (fill, golden, checks, warm-up) in FLOP-equivalents of a row's own work. Measured
@@ -181,10 +181,10 @@ class Progress:
         return self.work.get(key, ROW_OVERHEAD_FLOPS)
 
     def _rounds_for(self, round_s: float) -> int:
-        """How many rounds a row whose rounds take round_s each gets (harness.timing.more_rounds' rule)."""
+        """How many rounds a row whose rounds take round_s each gets (harness.perf.timing.more_rounds' rule)."""
         if self.timing is None or self.rounds <= 1:
             return 1
-        from harness.timing import more_rounds
+        from harness.perf.timing import more_rounds
 
         done = 1
         while more_rounds(done, done * round_s, self.timing):

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi, cost_model, kernel_precision
+from harness import abi
+from harness.kernels import cost_model, kernel_precision
 from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
-from harness.engine import load_table, run_case
+from harness.run.engine import load_table, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = {t.name: t for t in sorted((ROOT / "cases").glob("*_test.csv"))}

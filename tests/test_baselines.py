@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness import abi
-from harness.baselines import GPU_RATIO_RULE, Baseline, load_baselines, match, write_gpu_baseline
+from harness.perf.baselines import GPU_RATIO_RULE, Baseline, load_baselines, match, write_gpu_baseline
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ROOT / "cases" / "baselines"
@@ -116,7 +116,7 @@ def _task_table(folder: Path) -> Path:
 
 
 def _cases(table: Path) -> dict:
-    from harness.engine import load_cases
+    from harness.run.engine import load_cases
 
     return {c.name: c for c in load_cases([str(table)])}
 
@@ -132,7 +132,7 @@ def test_the_projects_baselines_serve_a_table_in_any_folder(tmp_path):
 
 
 def test_baselines_dirs_come_first_and_an_earlier_one_wins(tmp_path):
-    from harness import baselines
+    from harness.perf import baselines
     from harness.commands.run import baselines_for
 
     table = _task_table(tmp_path / "task")
@@ -149,7 +149,7 @@ def test_baselines_dirs_come_first_and_an_earlier_one_wins(tmp_path):
 
 
 def test_a_row_no_baseline_matches_is_no_ref_with_the_reason_in_its_record():
-    from harness import perf
+    from harness.perf import verdict as perf
 
     none = baselines_lookup_none()
     timing = {"n": 50, "mean_us": 10.0, "ci95_us": [9.0, 11.0]}
@@ -159,7 +159,7 @@ def test_a_row_no_baseline_matches_is_no_ref_with_the_reason_in_its_record():
 
 
 def baselines_lookup_none() -> Baseline:
-    from harness import baselines
+    from harness.perf import baselines
 
     return baselines.unmatched("ssymm", [Path("/nonexistent/baselines")])
 

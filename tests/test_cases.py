@@ -1,4 +1,4 @@
-"""harness.cases: tables read with the C++ frame's csv_loader.h semantics, typed cells with the C++ defaults."""
+"""harness.tables.cases: tables read with the C++ frame's csv_loader.h semantics, typed cells with the C++ defaults."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness import abi
-from harness.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
+from harness.tables.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
                            op_for_table, read_table, seed_of, split_fields)
 
 SHARED = Path("/work/shared/data/ops-blas-csv")

@@ -8,19 +8,19 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.ab import interleave
+from harness.perf.ab import interleave
 from harness.cli import Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
-from harness.compare import (_verdict, compare_runs, compatibility_problems, format_table, parse_fail_on, resolve_run,
+from harness.perf.compare import (_verdict, compare_runs, compatibility_problems, format_table, parse_fail_on, resolve_run,
                              row_differences, shift_test, warnings)
-from harness.history import History
-from harness.record import new_record
-from harness.session import load_meta
-from harness.timing import TimingConfig
+from harness.store.history import History
+from harness.store.record import new_record
+from harness.store.session import load_meta
+from harness.perf.timing import TimingConfig
 
 def rec(name, samples, op="csymm", rounds=0):
-    """A perf record; with `rounds`, its samples split into that many rounds as harness.runner would merge them."""
+    """A perf record; with `rounds`, its samples split into that many rounds as harness.run.runner would merge them."""
     r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
     r["timing"] = None if samples is None else {"mode": "sync", "n": len(samples), "mean_us": float(np.mean(samples)),
                                                 "samples_us": list(map(float, samples))}

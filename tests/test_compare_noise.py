@@ -4,8 +4,8 @@ negative control: a real shift is still caught, and without the rule the same re
 import numpy as np
 import pytest
 
-from harness.compare import compare_runs, run_noise, warnings, widen
-from harness.record import new_record
+from harness.perf.compare import compare_runs, run_noise, warnings, widen
+from harness.store.record import new_record
 
 
 def run_of(rng, level, rounds=6, spread=0.03, rejected=0):
@@ -123,6 +123,6 @@ def test_runs_at_loads_far_apart_are_not_compared_for_a_change():
 
 
 def test_loads_alike_per_cpu():
-    from harness.compare import loads_alike
+    from harness.perf.compare import loads_alike
     assert loads_alike(0.25, 0.75) and loads_alike(None, 30.0)            # light loads are alike; unknown is
     assert not loads_alike(11.0, 18.0) and not loads_alike(0.0, 0.6)

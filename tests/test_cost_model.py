@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import cost_model as cm
+from harness.kernels import cost_model as cm
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = ("csymm_256_left_upper", "csymm_1024_left_lower", "csymm_1024_right_upper", "sgemm_1x1024", "sgemm_256x96",

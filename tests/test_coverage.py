@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import coverage, generate, ops
+from harness.tables import coverage, generate
+from harness import ops
 from harness.cli import main
 from tables import committed_rows
 import harness.ops.csymm.generate as csymm

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from harness import criteria as cr
+from harness.judge import criteria as cr
 
 f32 = np.float32
 T = cr.FP32_MERE_THRESHOLD

@@ -15,11 +15,12 @@ import pytest
 
 import golden
 import harness
-from harness import abi, ops, runner
+from harness import abi, ops
+from harness.run import runner
 from harness.backends import BackendUnavailable, cuda, open_backend
 from harness.commands import baseline
 from harness.ops import csymm
-from harness.timing import TimingConfig
+from harness.perf.timing import TimingConfig
 
 STREAM_PTR = 0x5100
 HANDLE = 0xC0B1A5
@@ -394,7 +395,7 @@ def measured(monkeypatch, tmp_path):
     """baseline's collaborators replaced: the runner's probe and isolated run (each row's record canned), three
     cases, a capturing writer. Records arrive out of table order, as parallel workers may send them. The run's
     session (history, reports) goes to the default paths under tmp_path."""
-    from harness.record import new_record
+    from harness.store.record import new_record
 
     monkeypatch.chdir(tmp_path)
     cases = [perf_case("TC_L0_001", 8, 2), perf_case("TC_PF_001", 256, 3), perf_case("TC_PF_002", 1024, 4)]
@@ -415,7 +416,7 @@ def measured(monkeypatch, tmp_path):
     monkeypatch.setattr(runner, "run", run)
     monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: cases)
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
-    monkeypatch.setitem(sys.modules, "harness.baselines", writer)
+    monkeypatch.setitem(sys.modules, "harness.perf.baselines", writer)
     monkeypatch.setattr(harness, "baselines", writer, raising=False)
     return SimpleNamespace(outcome=outcome, written=written, timed=timed)
 
@@ -468,7 +469,7 @@ def test_a_timed_perf_row_through_the_engine_and_the_stub(fake, tmp_path):
     """What a baseline worker does with a perf row on the cuda backend: real table parsing, buffer plan, guard
     checks, operator code and timing loop; only CuPy is a stub, so the time is the stub's 20 us per event pair.
     (In `harness baseline` this runs in an isolated worker, a fresh interpreter the stub cannot reach.)"""
-    from harness import engine
+    from harness.run import engine
 
     table = tmp_path / "csymm_test.csv"
     table.write_text(HEADER + PERF_ROW)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import devices, runner
-from harness.engine import load_cases
-from harness.timing import TimingConfig
+from harness.run import devices, runner
+from harness.run.engine import load_cases
+from harness.perf.timing import TimingConfig
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from harness.history import History
+from harness.store.history import History
 from tables import csymm_row, write_csymm_table
 
 

@@ -1,12 +1,12 @@
-"""harness/engine.py on its own: RowJudge plans and judges a row from its own copies; run_case joins it to an
+"""harness/run/engine.py on its own: RowJudge plans and judges a row from its own copies; run_case joins it to an
 in-process sandbox for tests and tools."""
 from __future__ import annotations
 
 import numpy as np
 
 from harness.backends import open_backend
-from harness.engine import RowJudge, load_table, run_case
-from harness.sandbox import BackendInfo
+from harness.run.engine import RowJudge, load_table, run_case
+from harness.run.sandbox import BackendInfo
 from tables import csymm_row, write_csymm_table
 
 
@@ -15,7 +15,7 @@ def test_a_row_passes_and_a_wrong_output_in_the_shared_memory_fails(tmp_path):
     backend = open_backend("cpu", cores=1)
     try:
         assert run_case(case, backend)["verdict"] == "PASS"
-        from harness import sandbox
+        from harness.run import sandbox
 
         judge = RowJudge(case, BackendInfo.of(backend))
 

@@ -1,4 +1,4 @@
-"""harness.fill against an independent derivation: a small C++ program, compiled here with g++, that implements the
+"""harness.tables.fill against an independent derivation: a small C++ program, compiled here with g++, that implements the
 fill grammar with the real `std::mt19937`, `std::uniform_real_distribution<float>`, `std::stof` and `std::pow`.
 Every grammar branch is compared bit for bit."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from harness.fill import (FLT_MAX, FillError, effective_seed, make_array, make_complex_matrix, make_matrix,
+from harness.tables.fill import (FLT_MAX, FillError, effective_seed, make_array, make_complex_matrix, make_matrix,
                           mt19937_uint32, parse_fill, stof_prefix, uniform_float)
 
 CPP_FILL = r"""

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness import abi, ops
-from harness.cases import CellReader, read_table
+from harness.tables.cases import CellReader, read_table
 from harness.cli import main
-from harness.lint import lint_table
+from harness.tables.lint import lint_table
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]

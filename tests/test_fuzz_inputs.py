@@ -10,10 +10,10 @@ import random
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from harness.cases import TableError, read_table
+from harness.tables.cases import TableError, read_table
 from harness.cli import main
-from harness.engine import load_table
-from harness.lint import lint_rows
+from harness.run.engine import load_table
+from harness.tables.lint import lint_rows
 from tables import CSYMM_HEADER, csymm_row
 
 FILE_INPUTS = 260

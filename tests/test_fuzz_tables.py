@@ -11,8 +11,8 @@ import random
 import pytest
 
 from harness.backends import open_backend
-from harness.engine import load_table, run_case
-from harness.record import VERDICTS
+from harness.run.engine import load_table, run_case
+from harness.store.record import VERDICTS
 from tables import CSYMM_HEADER, csymm_row
 
 GOOD_ROWS = [csymm_row(f"TC_L0_{i:03d}", 2 + i % 5, 1 + i % 4, uplo="ACLBLAS_LOWER" if i % 2 else "ACLBLAS_UPPER",

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi, generate
+from harness import abi
+from harness.tables import generate
 from harness.abi import Status
 from harness.cli import main
 import harness.ops.csymm.generate as csymm
 import harness.ops.sgemm_strided_batched.generate as sgemm_strided_batched
-from harness.generate import cells
-from harness.generate.cells import DEFAULT_SEED, MERE_THRESHOLD
+from harness.tables.generate import cells
+from harness.tables.generate.cells import DEFAULT_SEED, MERE_THRESHOLD
 from tables import committed_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -241,7 +242,7 @@ def test_runtime_budget(table):
 
 @pytest.mark.parametrize("op", OPS)
 def test_committed_tables_load_without_errors(op):
-    from harness.cases import ERROR, read_table
+    from harness.tables.cases import ERROR, read_table
 
     t = read_table(str(ROOT / "cases" / f"{op}_test.csv"))
     assert len(t.rows) == 1200

@@ -272,9 +272,9 @@ def test_the_tiled_mirror_is_the_one_pass_definition(n, uplo):
                                               (6, 4, 30), (6, 0, 10), (6, -2, 10), (130, 131, 130 * 131)])
 @pytest.mark.parametrize("upper", [True, False])
 def test_the_triangle_mask_is_its_index_definition(order, ld, total, upper):
-    """harness.layout.triangle_mask's run-per-column path (ld >= order) marks exactly the storage indices
+    """harness.tables.layout.triangle_mask's run-per-column path (ld >= order) marks exactly the storage indices
     i + ld*j of the triangle that fall inside `total`; ld < order keeps the index path."""
-    from harness.layout import triangle_mask
+    from harness.tables.layout import triangle_mask
 
     expected = np.zeros(total, dtype=bool)
     for j in range(order):

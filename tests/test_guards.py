@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import footprint, sandbox
+from harness.judge import footprint
+from harness.run import sandbox
 from harness.backends import fence, open_backend
 from harness.cli import main
-from harness.engine import RowJudge, load_table, region_problems, run_case
-from harness.sandbox import BackendInfo
-from harness.layout import GUARD_BYTES, Buffer, guard_zones, with_guards
+from harness.run.engine import RowJudge, load_table, region_problems, run_case
+from harness.run.sandbox import BackendInfo
+from harness.tables.layout import GUARD_BYTES, Buffer, guard_zones, with_guards
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,7 +193,7 @@ def test_a_write_into_a_freed_buffer_faults_and_names_it():
 
 
 def test_leak_threshold_is_stated_and_applied():
-    from harness.engine import _leak
+    from harness.run.engine import _leak
     assert _leak(None, 0, "x") == [] and _leak(footprint.LEAK_BYTES, 0, "x") == []
     assert _leak(footprint.LEAK_BYTES + 1, 0, "x") and not _leak(footprint.LEAK_BYTES + 1, 1 << 20, "x")
 
@@ -228,7 +229,7 @@ def _sgemm_row(name: str, stride_c: str, batch: int, expect: str = "SUCCESS", ld
 
 
 def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
-    from harness.lint import lint_table
+    from harness.tables.lint import lint_table
     table = _sgemm_table(tmp_path / "sgemm_strided_batched_test.csv", [
         _sgemm_row("TC_L0_compact", "", 3), _sgemm_row("TC_L0_short", "8", 3), _sgemm_row("TC_L0_zero", "0", 3),
         _sgemm_row("TC_L0_zero_one", "0", 1), _sgemm_row("TC_L0_gap", "20", 3),
@@ -252,7 +253,7 @@ def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
 def _sampled_against_full(case, divisor: float):
     """(full golden, full truth, sampled golden, sampled truth, index) of a case judged on a sample."""
     from harness import ops
-    from harness.engine import plan
+    from harness.run.engine import plan
     spec, bufs = ops.get(case.op), plan(case)
     expected, truth = spec.golden_result(case.args, bufs)
     args, sub, index = spec.sample_problem(case.args, bufs, spec.flops(case.args) / divisor, case.seed)

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from harness.history import History
-from harness.record import new_record
+from harness.store.history import History
+from harness.store.record import new_record
 
 ctx = mp.get_context("fork")
 

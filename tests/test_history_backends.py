@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import postgres
-from harness.history import MIGRATIONS, History
+from harness.store.history import MIGRATIONS, History
 from test_history import _endless_writer, _writer, meta, perf_record
 
 ctx = mp.get_context("fork")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import proctree
+from harness.run import proctree
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]

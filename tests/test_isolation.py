@@ -43,7 +43,7 @@ def test_crash_hang_and_out_of_bounds_rows_are_isolated(tmp_path, toy_lib, monke
     assert cases["TC_L0_oob"]["verdict"] == "FAIL" and "guard zone" in cases["TC_L0_oob"]["reason"]
     assert [cases[f"TC_L0_good{i}"]["verdict"] for i in (1, 2, 3)] == ["PASS"] * 3
 
-    from harness.history import History
+    from harness.store.history import History
 
     _, records = History(tmp_path / "h.sqlite").load_run(
         json.loads(next((tmp_path / "reports").glob("*/report.json")).read_text())["run_id"])

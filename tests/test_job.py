@@ -1,4 +1,4 @@
-"""harness/job.py and the runner's tally: a run's compute floor and overhead are accounted, not timed (nothing here
+"""harness/store/job.py and the runner's tally: a run's compute floor and overhead are accounted, not timed (nothing here
 asserts how fast the loaded machine is: the floor stays under the wall, the phases sum to it, and a sleep injected
 between rows shows up as overhead, not as floor)."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import job, runner
-from harness.engine import load_cases
-from harness.timing import TimingConfig
+from harness.store import job
+from harness.run import runner
+from harness.run.engine import load_cases
+from harness.perf.timing import TimingConfig
 from test_hostile import survivors
 
 TABLE = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
@@ -118,7 +119,7 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
     from types import SimpleNamespace
 
     from harness.progress import Progress
-    from harness.record import new_record
+    from harness.store.record import new_record
 
     now = [0.0]
     out = io.StringIO()
@@ -138,8 +139,8 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
 def test_kept_goldens_stay_within_their_budget(monkeypatch):
     """A perf row's golden is kept for its next round (without the full buffers of an unsampled one) only while
     the kept goldens fit in engine.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
-    from harness import engine
-    from harness.sandbox import BackendInfo
+    from harness.run import engine
+    from harness.run.sandbox import BackendInfo
 
     (case,) = load_cases([TABLE], "TC_PF_0010")
     kept: dict = {}

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from conftest import _native_lib
-from harness import fpenv, sandbox
+from harness.run import fpenv, sandbox
 from harness.backends import open_backend
-from harness.engine import Malformed, RowJudge, load_table
-from harness.sandbox import BackendInfo
+from harness.run.engine import Malformed, RowJudge, load_table
+from harness.run.sandbox import BackendInfo
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table
 from test_hostile import gone, harness, strict_lines, survivors
 
@@ -246,7 +246,7 @@ def test_provenance_is_the_harness_s_own_hash_of_the_library(tmp_path, toy_lib):
 def test_the_confined_worker_cannot_write_outside_its_note_directory(tmp_path):
     """In a confined process (the worker's layers, applied in a child), writing a file anywhere else is refused;
     the same write unconfined works (the negative control)."""
-    from harness import confine
+    from harness.run import confine
 
     if confine.landlock_abi() < 1:
         pytest.skip("requires Landlock (Linux >= 5.13, enabled)")

@@ -1,4 +1,4 @@
-"""`harness check-kernels` and harness/kernel_check.py: launch rewriting, stand-in generation on a fake header tree,
+"""`harness check-kernels` and harness/kernels/kernel_check.py: launch rewriting, stand-in generation on a fake header tree,
 negative-control semantics and the skip path run everywhere; the real check needs asc-devkit headers (opt-in)."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import cli, kernel_check as kc
+from harness import cli
+from harness.kernels import kernel_check as kc
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="requires g++")
 

@@ -1,4 +1,4 @@
-"""harness.lint and `harness lint`: every finding at its file:line:column, nothing on clean tables."""
+"""harness.tables.lint and `harness lint`: every finding at its file:line:column, nothing on clean tables."""
 from __future__ import annotations
 
 import shutil
@@ -8,7 +8,7 @@ import pytest
 
 from harness import ops
 from harness.cli import main
-from harness.lint import lint_table
+from harness.tables.lint import lint_table
 from tables import csymm_row, write_csymm_table
 
 SHARED = Path("/work/shared/data/ops-blas-csv")

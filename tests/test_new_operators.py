@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import coverage, engine, generate
+from harness.tables import coverage, generate
+from harness.run import engine
 from harness.backends import open_backend
 from harness.cli import main
-from harness.lint import lint_table
+from harness.tables.lint import lint_table
 
 import foreign
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import foreign
 import pytest
 
-from harness import engine, ops
+from harness.run import engine
+from harness import ops
 from harness.backends import open_backend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: emulator library, its backend, the kernels' cost model and precision probe) are about the Ascend C sources of
 #: two operators, not the harness's operator model.
 ALLOWED = ("harness/ops/", "golden/", "harness/backends/build.py", "harness/backends/ascend_cpu.py",
-           "harness/cost_model.py", "harness/kernel_precision.py")
+           "harness/kernels/cost_model.py", "harness/kernels/kernel_precision.py")
 INTERFACE = ("NAME", "COLUMNS", "GATE", "Args", "SYMBOL", "ARGTYPES", "CALLS", "parse", "buffers", "golden_result",
              "scalars", "sample_problem", "output_overlap", "accumulates", "error_scale", "gate", "flops",
              "buffer_bytes", "bytes_needed", "expected_workspace_bytes", "baseline_params", "invoke")

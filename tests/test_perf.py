@@ -4,13 +4,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.perf import baseline_verdicts, memory_verdict, same_hardware
+from harness.perf.verdict import baseline_verdicts, memory_verdict, same_hardware
 
 HW = "Ascend 950PR"
 
 
 def baseline(kind, value_us, hardware=HW, ratio_rule=0.4):
-    """Stands in for harness.baselines.Baseline: perf reads only these attributes."""
+    """Stands in for harness.perf.baselines.Baseline: perf reads only these attributes."""
     return SimpleNamespace(kind=kind, op="csymm", case_name="TC_PF_001", key="", value_us=value_us,
                            hardware=hardware, source="task book", method="ACL events", ratio_rule=ratio_rule)
 
@@ -110,7 +110,7 @@ def test_gpu_ratio_judges_ascend_times_against_a_baseline_measured_on_a_gpu():
 
 
 def test_hardware_identity_prefers_runtime_then_override():
-    from harness.perf import hardware_identity
+    from harness.perf.verdict import hardware_identity
     npu_info = {"device": "npu 0", "hardware": "Ascend 950PR", "soc_name": "Ascend950PR_9599"}
     assert hardware_identity(npu_info, None) == {"name": HW, "detected": HW, "override": None}
     assert hardware_identity({"device": "cpu twin (2 emulated cores)"}, None)["name"] == "cpu twin (2 emulated cores)"
@@ -119,7 +119,7 @@ def test_hardware_identity_prefers_runtime_then_override():
 
 
 def test_a_device_run_with_no_judged_baseline_says_so():
-    from harness.perf import unjudged_device_run
+    from harness.perf.verdict import unjudged_device_run
     timed = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "NO_REF"}]}
     judged = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "FAIL"}]}
     untimed = {"timing": None, "baseline": [{"kind": "none", "verdict": "NO_REF"}]}
@@ -133,9 +133,9 @@ def test_a_device_run_with_no_judged_baseline_says_so():
 def test_rounds_each_in_a_fresh_process_merged_once_per_row():
     """runner.run's perf phase on the twin: one record per row, each with its rounds, none from the settling pass;
     a round that is cut short by the budget keeps at least the 3 rounds compare needs."""
-    from harness import runner
-    from harness.engine import load_cases
-    from harness.timing import TimingConfig
+    from harness.run import runner
+    from harness.run.engine import load_cases
+    from harness.perf.timing import TimingConfig
     table = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
     cases = load_cases([table], "TC_PF_0010 or TC_PF_0011")
     # a cap of 3 s: a first round (worker start included) over its cap keeps one round, and at load 40 a worker

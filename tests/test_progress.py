@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness.progress import ROW_OVERHEAD_FLOPS, Progress, closing_lines
-from harness.record import new_record
+from harness.store.record import new_record
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_the_perf_eta_weighs_rows_by_work_and_predicts_their_rounds():
     """Round 1 of a big row (10 s, over the 0.4 s cap: one round) then cheap rows (0.1 s: rounds until 2.5 x the
     cap, at most 10): the estimate is the cheap rows' remaining rounds, not every row's ten rounds at the big row's
     pace (the old bound: 29 rounds x 10 s; on the main job it said <=9h04m)."""
-    from harness.timing import TimingConfig
+    from harness.perf.timing import TimingConfig
 
     now = [0.0]
     progress = Progress({"perf": 3}, out=io.StringIO(), live=False, clock=lambda: now[0],
@@ -168,7 +168,7 @@ def test_a_first_run_announces_the_twin_compile(monkeypatch, capsys, tmp_path):
 
     compiled = []
     monkeypatch.setattr(build, "DEFAULT_CACHE_DIR", tmp_path)  # nothing cached here: a first run
-    monkeypatch.setattr("harness.runner.ensure_twin", lambda: compiled.append(capsys.readouterr().out))
+    monkeypatch.setattr("harness.run.runner.ensure_twin", lambda: compiled.append(capsys.readouterr().out))
     run_command._build_twin_announced()
     assert compiled == ["compiling the CPU twin (operators/cpu_twin, once per source change) ...\n"]
     assert re.fullmatch(r"compiled the CPU twin in \d+\.\d s\n", capsys.readouterr().out)

@@ -98,7 +98,7 @@ def test_help_is_task_first_with_run_listed_first(capsys):
 def test_version_names_the_checkouts_commit(capsys):
     from importlib.metadata import version
 
-    from harness.provenance import harness_git_state
+    from harness.store.provenance import harness_git_state
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
@@ -196,10 +196,10 @@ def test_report_rebuilds_a_crashed_run_from_results_jsonl(tmp_path, toy_lib, cap
 
 
 def test_report_keeps_an_interrupted_run_marked_interrupted(tmp_path, toy_lib, capsys):
-    from harness.history import History
-    from harness.record import new_record
-    from harness.session import Session, load_meta
-    from harness.stored import read
+    from harness.store.history import History
+    from harness.store.record import new_record
+    from harness.store.session import Session, load_meta
+    from harness.store.stored import read
 
     meta = load_meta({"run_id": "r1", "backend": "cpu"})
     session = Session(History(tmp_path / "h.sqlite"), tmp_path / "r1", meta)
@@ -250,7 +250,7 @@ def test_pytest_plugin_records_a_session_like_harness_run(tmp_path, toy_lib):
     assert sorted((c["case_name"], c["verdict"]) for c in report["cases"]) == [
         ("TC_L0_bad", "FAIL"), ("TC_L0_ok", "PASS"), ("TC_L1_ok", "PASS")]
     assert len((run_dir / "results.jsonl").read_text().splitlines()) == 3  # once each, though xdist reports thrice
-    from harness.history import History
+    from harness.store.history import History
 
     meta, records = History(tmp_path / "h.sqlite").load_run(run_dir.name)
     assert len(records) == 3 and meta["summary"]["failed"] == 1
@@ -263,13 +263,13 @@ def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, cap
     assert code in (0, 2), capsys.readouterr()  # no regression of HEAD against itself
     a, b = sorted((tmp_path / "r").iterdir())
     metas = [json.loads((d / "report.json").read_text()) for d in (a, b)]
-    from harness.session import RunMeta
+    from harness.store.session import RunMeta
 
     for meta, other in zip(metas, reversed(metas)):
         assert meta["kind"] == "ab" and set(meta) >= set(RunMeta.__annotations__)  # harness run's meta shape
         assert meta["settings"]["ab"]["pair"] == other["run_id"]
         assert [c["case_name"] for c in meta["cases"]] == ["TC_PF_0001"] and meta["cases"][0]["timing"]["n"] >= 4
-    from harness.history import History
+    from harness.store.history import History
 
     history = History(tmp_path / "h.sqlite")
     assert {r["run_id"] for r in history.run_list()} == {a.name, b.name}

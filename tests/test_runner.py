@@ -1,11 +1,11 @@
-"""harness/runner.py on its own: records a service may send are rebuilt from the case's own, the library file is
+"""harness/run/runner.py on its own: records a service may send are rebuilt from the case's own, the library file is
 watched for changes, device slots are dealt out."""
 from __future__ import annotations
 
 import pytest
 
-from harness import runner
-from harness.engine import load_table
+from harness.run import runner
+from harness.run.engine import load_table
 from tables import csymm_row, write_csymm_table
 
 

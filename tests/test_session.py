@@ -1,4 +1,4 @@
-"""harness.session: one run's life on disk (run.json first, one strict line per row, the history beside it, the
+"""harness.store.session: one run's life on disk (run.json first, one strict line per row, the history beside it, the
 reports and the exit code at the end, interruption, write failures) and the meta model read back (load_meta)."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import codec
+from harness.store import codec
 from harness.exitcodes import Exit
-from harness.history import History
-from harness.record import new_record
-from harness.session import RESULTS, Session, load_meta, new_settings, why
+from harness.store.history import History
+from harness.store.record import new_record
+from harness.store.session import RESULTS, Session, load_meta, new_settings, why
 
 
 def make(tmp_path, *, accept_disputed: bool = False, cases=(), backend: str = "cpu", **meta) -> Session:

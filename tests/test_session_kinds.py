@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import resolve_run
-from harness.history import History
+from harness.perf.compare import resolve_run
+from harness.store.history import History
 from tables import csymm_row, write_csymm_table
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import shard
+from harness.run import shard
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [str(ROOT / "cases" / "csymm_test.csv"), str(ROOT / "cases" / "sgemm_strided_batched_test.csv")]

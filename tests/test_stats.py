@@ -1,11 +1,11 @@
-"""harness.stats against scipy/numpy on known samples."""
+"""harness.perf.stats against scipy/numpy on known samples."""
 import math
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.stats import hodges_lehmann, summarize, tukey_outliers
+from harness.perf.stats import hodges_lehmann, summarize, tukey_outliers
 
 KNOWN_S = [10e-6, 11e-6, 12e-6, 11.5e-6, 10.5e-6, 30e-6, 11e-6, 10.8e-6, 2e-6, 11.2e-6]
 
@@ -73,7 +73,7 @@ def test_hodges_lehmann_too_few_samples_is_unbounded():
 
 
 def test_median_ci_order_statistics_and_coverage():
-    from harness.stats import median_ci
+    from harness.perf.stats import median_ci
     assert median_ci(np.arange(100.0)) == [39.0, 60.0]       # ranks 40 and 61 of 100 (binomial, 95 %)
     assert median_ci(np.arange(5.0)) is None                   # 5 samples cannot give 95 %
     rng = np.random.default_rng(0)
@@ -83,7 +83,7 @@ def test_median_ci_order_statistics_and_coverage():
 
 
 def test_modes_find_two_clusters_and_not_a_skewed_tail():
-    from harness.stats import modes
+    from harness.perf.stats import modes
     rng = np.random.default_rng(2)
     two = np.concatenate([rng.normal(480, 10, 300), rng.normal(830, 15, 200)])   # the twin's TC_PF_0001 shape
     found = modes(two)
@@ -95,7 +95,7 @@ def test_modes_find_two_clusters_and_not_a_skewed_tail():
 
 
 def test_drift_needs_size_and_significance():
-    from harness.stats import drift
+    from harness.perf.stats import drift
     rng = np.random.default_rng(4)
     ramp = np.linspace(100, 120, 300) + rng.normal(0, 2, 300)
     assert drift(ramp) == pytest.approx(0.13, abs=0.03)

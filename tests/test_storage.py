@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import provenance
+from harness.store import provenance
 from tables import csymm_row, write_csymm_table
 from test_hostile import check_history, strict_lines
 
@@ -140,7 +140,7 @@ def test_lint_on_a_fifo_does_not_hang(tmp_path):
 
 def test_history_keys_rows_by_table_and_line_and_never_overwrites(tmp_path, toy_lib):
     from harness.cli import main
-    from harness.history import History
+    from harness.store.history import History
 
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_same", 4, 3),
                                                             csymm_row("TC_L0_same", 5, 2)])
@@ -153,7 +153,7 @@ def test_history_keys_rows_by_table_and_line_and_never_overwrites(tmp_path, toy_
 
 
 def test_old_history_database_is_migrated_to_the_line_key(tmp_path):
-    from harness.history import History
+    from harness.store.history import History
 
     path = tmp_path / "old.sqlite"
     db = sqlite3.connect(path)
@@ -197,7 +197,7 @@ def test_provenance_names_the_harness_commit_the_library_and_the_tables(tmp_path
 def test_results_line_cut_short_by_a_full_disk_is_taken_back_whole(tmp_path):
     script = f"""
 import os, resource, signal
-from harness.session import append_line
+from harness.store.session import append_line
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
 fd = os.open({str(tmp_path / 'r.jsonl')!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -213,9 +213,9 @@ except OSError as exc:
 
 
 def test_results_jsonl_is_strict_json(tmp_path):
-    from harness.history import History
-    from harness.record import new_record
-    from harness.session import Session, load_meta
+    from harness.store.history import History
+    from harness.store.record import new_record
+    from harness.store.session import Session, load_meta
 
     session = Session(History(tmp_path / "h.sqlite"), tmp_path / "out", load_meta({"run_id": "r1"}), [])
     session.start()

@@ -1,4 +1,4 @@
-"""The one reader of stored runs (harness.stored) under every command that reads them: `report`, `compare` and
+"""The one reader of stored runs (harness.store.stored) under every command that reads them: `report`, `compare` and
 `merge`, from a run directory, results.jsonl, report.json, run.json, a shard and a history id. A tampered file is
 one `file:line: what` line and exit 3, never a traceback; a torn last line is dropped; the pristine run (the
 negative control) passes every command. Also the one exit rule on rebuild: an NPU run whose perf rows are all
@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import codec
+from harness.store import codec
 from harness.cli import main
-from harness.history import History
-from harness.record import new_record
-from harness.session import Session, load_meta
-from harness.stored import BadRun, read_path
+from harness.store.history import History
+from harness.store.record import new_record
+from harness.store.session import Session, load_meta
+from harness.store.stored import BadRun, read_path
 
 TABLE = "cases/t_test.csv"
 

@@ -1,11 +1,11 @@
-"""harness.timing with a fake device: calls advance a virtual clock, so nothing real is timed."""
+"""harness.perf.timing with a fake device: calls advance a virtual clock, so nothing real is timed."""
 import itertools
 
 import numpy as np
 import pytest
 
-from harness import timing
-from harness.timing import RunningCI, TimingConfig, measure
+from harness.perf import timing
+from harness.perf.timing import RunningCI, TimingConfig, measure
 
 
 @pytest.fixture(autouse=True)
@@ -176,7 +176,7 @@ def test_per_round_shares_samples_and_caps():
 
 
 def test_merge_rounds_takes_the_ci_between_rounds():
-    from harness.timing import merge_rounds
+    from harness.perf.timing import merge_rounds
     cfg = TimingConfig(warmup=0, min_samples=20, max_samples=20, rounds=4)
     rng = np.random.default_rng(3)
     rounds = []
@@ -198,7 +198,7 @@ def test_merge_rounds_takes_the_ci_between_rounds():
 
 
 def test_more_rounds_until_min_rounds_then_within_budget():
-    from harness.timing import more_rounds
+    from harness.perf.timing import more_rounds
     cfg = TimingConfig(max_time_s=0.4, rounds=20)
     assert more_rounds(1, 0.4, cfg) and more_rounds(2, 0.8, cfg)   # rounds within the cap: at least 3 of them
     assert not more_rounds(1, 15.0, cfg)               # a row whose round takes 15 s keeps its one round
@@ -225,7 +225,7 @@ class FakeBackend:
 
 
 def test_scopes_run_one_after_the_other_and_are_recorded():
-    from harness.timing import measure_scopes
+    from harness.perf.timing import measure_scopes
     dev = FakeDevice(constant(3.0))
     cfg = TimingConfig(scopes=("device", "call", "steady"), warmup=0, min_samples=3, max_samples=3, steady_batch=2)
     t = measure_scopes(dev.call, FakeBackend(dev), cfg, clock=dev.clock)
@@ -237,7 +237,7 @@ def test_scopes_run_one_after_the_other_and_are_recorded():
 
 
 def test_call_timer_stops_after_the_synchronisation():
-    from harness.timing import CallTimer
+    from harness.perf.timing import CallTimer
     clock = iter([100, 250])
     events = []
     timer = CallTimer(lambda: events.append("sync"), clock=lambda: next(clock))
@@ -247,7 +247,7 @@ def test_call_timer_stops_after_the_synchronisation():
 
 
 def test_in_scope_and_merged_rounds_keep_each_scope():
-    from harness.timing import in_scope, merge_rounds, measure_scopes
+    from harness.perf.timing import in_scope, merge_rounds, measure_scopes
     cfg = TimingConfig(scopes=("device", "call"), warmup=0, min_samples=4, max_samples=4, rounds=2)
     rounds = []
     for level in (2.0, 4.0):
@@ -263,7 +263,7 @@ def test_in_scope_and_merged_rounds_keep_each_scope():
 
 
 def test_msprof_scope_needs_a_backend_that_has_it():
-    from harness.timing import ScopeUnavailable, timer_factory
+    from harness.perf.timing import ScopeUnavailable, timer_factory
     dev = FakeDevice(constant(1.0))
     with pytest.raises(ScopeUnavailable, match="no msprof"):
         timer_factory(FakeBackend(dev), "msprof")
@@ -293,7 +293,7 @@ def test_disturbed_samples_are_recorded_and_kept_in_the_distribution():
 
 
 def test_preemption_of_any_thread_disturbs_a_sample():
-    from harness.timing import SchedProbe
+    from harness.perf.timing import SchedProbe
     assert SchedProbe.disturbed((100, 7), (100, 8))           # an involuntary switch, no run-queue wait
     assert not SchedProbe.disturbed((100, 7), (4_100, 7))
     assert SchedProbe.disturbed((100, 7), (5_101, 7))
@@ -310,7 +310,7 @@ def timing_of(samples_us, disturbed_at=()):
 
 
 def test_a_round_mostly_disturbed_is_rejected_and_says_so():
-    from harness.timing import round_summary
+    from harness.perf.timing import round_summary
     samples = [50.0] * 4 + [80.0] * 6
     quiet = round_summary(timing_of(samples, disturbed_at=[4, 5, 6, 7]))      # 4 of 10 disturbed: kept
     assert "rejected" not in quiet and quiet["disturbed"] == 4
@@ -322,7 +322,7 @@ def test_a_round_mostly_disturbed_is_rejected_and_says_so():
 
 
 def test_merge_rounds_counts_disturbed_and_rejected_rounds():
-    from harness.timing import merge_rounds
+    from harness.perf.timing import merge_rounds
     cfg = TimingConfig(min_samples=10, rounds=3)
     rounds = [timing_of([50.0] * 10, disturbed_at=[2]), timing_of([51.0] * 10, disturbed_at=range(10)),
               timing_of([49.0] * 10)]

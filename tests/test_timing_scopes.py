@@ -13,10 +13,11 @@ import fake_device
 import numpy as np
 import pytest
 
-from harness import abi, perf, timing
+from harness import abi
+from harness.perf import verdict as perf, timing
 from harness.backends import aclblas_lib, npu
-from harness.baselines import load_baselines, match
-from harness.timing import TimingConfig
+from harness.perf.baselines import load_baselines, match
+from harness.perf.timing import TimingConfig
 
 H, D, K = 25, 6, 3   # the issue's operator: 25 us host, 6 us device in 3 launches; TC_PF_0001's limit is 7.53 us
 ROOT = fake_device.ROOT
@@ -260,7 +261,7 @@ def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeyp
 
 
 def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
-    from harness import msprof
+    from harness.perf import msprof
     with pytest.raises(msprof.MsprofError, match="no op_summary_"):
         msprof.read_kernels(tmp_path)
     (tmp_path / "op_summary_0_1.csv").write_text("Op Name,Task Type\nk0,AI_CORE\n")

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 from harness.cli import main
-from harness.engine import load_table
+from harness.run.engine import load_table
 import harness.ops.csymm.generate as csymm
-from harness.generate import conditioning
-from harness.runner import Settings, run
+from harness.tables.generate import conditioning
+from harness.run.runner import Settings, run
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"
@@ -134,7 +134,7 @@ def test_generator_replaces_an_undecidable_row_by_a_decidable_one_of_the_same_sh
 def test_committed_rows_are_decided_by_the_gate():
     """The committed tables equal their regeneration (test_generate.py), which measured every row; a spot check
     here on the committed bytes, with the criterion they were measured by."""
-    from harness.coverage import read_rows
+    from harness.tables.coverage import read_rows
 
     for op in ("csymm", "sgemm_strided_batched"):
         mod = __import__(f"harness.ops.{op}.generate", fromlist=["sample_args"])

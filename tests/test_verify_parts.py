@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import criteria, engine, ops
+from harness.judge import criteria
+from harness.run import engine
+from harness import ops
 
 HEADER = "case_name,description,transA,transB,m,n,k,alpha,beta,lda,ldb,ldc,batchCount,a_fill,b_fill,c_fill\n"
 

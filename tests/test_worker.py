@@ -1,10 +1,10 @@
-"""harness/worker.py on its own: what it puts back after a row, its message encoding, its own pid in /proc terms."""
+"""harness/run/worker.py on its own: what it puts back after a row, its message encoding, its own pid in /proc terms."""
 from __future__ import annotations
 
 import json
 import os
 
-from harness import worker
+from harness.run import worker
 
 
 def test_restore_puts_back_priority_and_affinity_and_says_so():

@@ -176,7 +176,7 @@ def ascend_cpu_sources(source_dir: Path) -> list[Path]:
 
 def rewrite_launches(text: str) -> str:
     """`kernel<<<blocks, l2, stream>>>(args)` -> `ascend_cpu::Launch("kernel", blocks, l2, stream, kernel)(args)`."""
-    from harness.kernel_check import LAUNCH_PATTERN
+    from harness.kernels.kernel_check import LAUNCH_PATTERN
 
     return LAUNCH_PATTERN.sub(
         lambda m: f'ascend_cpu::Launch("{m.group(1)}", {m.group(2).strip()}, {m.group(1)})', text)

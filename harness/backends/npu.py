@@ -267,8 +267,8 @@ class NpuBackend:
         return EventTimer(self)
 
     def scope_timer(self, scope: str) -> Any:
-        """The timer of a timing scope (harness.timing.SCOPES) on this device."""
-        from harness.timing import CallTimer, ScopeUnavailable
+        """The timer of a timing scope (harness.perf.timing.SCOPES) on this device."""
+        from harness.perf.timing import CallTimer, ScopeUnavailable
 
         if scope == "device":
             return HeldEventTimer(self)
@@ -290,7 +290,7 @@ class NpuBackend:
         """(stream, notify) the device scope holds and releases the operator stream with; made once."""
         if self._gate is None:
             if not all(hasattr(self.acl, name) for name in _NOTIFY_FUNCTIONS):
-                from harness.timing import ScopeUnavailable
+                from harness.perf.timing import ScopeUnavailable
                 raise ScopeUnavailable("timing scope device: this ACL runtime lacks aclrtCreateNotify/"
                                        "aclrtWaitAndResetNotify/aclrtRecordNotify (use --timing-scope call)")
             stream, notify = c_void_p(), c_void_p()

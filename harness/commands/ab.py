@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.exitcodes import Exit
 from harness.options import (add_history_option, add_select_option, default_tables, non_negative_int, number,
                              positive_float, positive_int, probability)
-from harness.compare import MIN_EFFECT
+from harness.perf.compare import MIN_EFFECT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -53,10 +53,10 @@ def parse_defines(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.ab import AbError, run_ab
-    from harness.compare import compare_runs, exit_code, format_table
-    from harness.history import History
-    from harness.timing import TimingConfig
+    from harness.perf.ab import AbError, run_ab
+    from harness.perf.compare import compare_runs, exit_code, format_table
+    from harness.store.history import History
+    from harness.perf.timing import TimingConfig
 
     try:
         defines_a, defines_b = parse_defines(args.define_a), parse_defines(args.define_b)

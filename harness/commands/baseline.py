@@ -19,12 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import engine, ops
+from harness.run import engine
+from harness import ops
 from harness.backends import BackendUnavailable
 from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
                              backend_options, positive_float, timing_config)
-from harness.session import Session, new_meta, new_settings
+from harness.store.session import Session, new_meta, new_settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -69,7 +70,7 @@ def baseline_row(case: Any, timing: dict, info: dict, method: str, date: str) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import runner
+    from harness.run import runner
 
     table = Path(args.csv)
     if not table.is_file():
@@ -91,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict) -> int:
     """_measure inside a session of kind "baseline"; a history or report path that cannot be written is exit 3."""
-    from harness import perf
-    from harness.history import History
+    from harness.perf import verdict as perf
+    from harness.store.history import History
 
     meta = new_meta("baseline", args.backend, [str(table)], new_settings(
         select=args.select, timeout_s=args.timeout, timing=settings.timing.as_dict(), gates=ops.gates()), info,
@@ -109,7 +110,8 @@ def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any,
 
 def _measure(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict,
              session: Session) -> int:
-    from harness import baselines, runner
+    from harness.perf import baselines
+    from harness.run import runner
 
     config = settings.timing
     method = method_text(args.backend, config)

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness import coverage, generate
+from harness.tables import coverage, generate
 from harness.exitcodes import Exit
 
 

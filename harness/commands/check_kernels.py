@@ -1,4 +1,4 @@
-"""`harness check-kernels`: the opt-in type check of the Ascend C sources (harness/kernel_check.py).
+"""`harness check-kernels`: the opt-in type check of the Ascend C sources (harness/kernels/kernel_check.py).
 
 Exit 0 when every kernel and host source is clean and every negative control fails as it should; 1 on any finding;
 3 (skipped) when ASC_DEVKIT_ROOT / ASC_CPUDEBUG_ROOT do not name asc-devkit and asc-tools checkouts.
@@ -9,7 +9,7 @@ import argparse
 import time
 from pathlib import Path
 
-from harness import kernel_check
+from harness.kernels import kernel_check
 from harness.exitcodes import Exit
 
 

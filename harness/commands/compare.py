@@ -1,6 +1,6 @@
 """`harness compare BASE HEAD`: per-row performance comparison of two runs (run ids, `latest` / `previous`,
 run directories, results.jsonl or report.json paths, or git revisions; `harness runs` lists them). Separate runs
-are compared by their rounds; rows with only within-run evidence are at most SAME (see harness.compare). Runs of
+are compared by their rounds; rows with only within-run evidence are at most SAME (see harness.perf.compare). Runs of
 different row sets (a full run and a -k subset, one table and two) compare the rows both timed and name the rest.
 Exit 1 on a REGRESSION (at least --fail-on), 3 when it refuses (the same run twice, incompatible runs without
 --force, a damaged or no report: one `file:line: what` line) or cannot find a run, 2 when every row is
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.exitcodes import Exit
 from harness.options import add_history_option
-from harness.compare import MIN_EFFECT
+from harness.perf.compare import MIN_EFFECT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,9 +43,9 @@ def ab_pair(base_meta: dict, head_meta: dict) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
+    from harness.perf.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
                                  resolve_run, row_differences, to_json, warnings)
-    from harness.history import History
+    from harness.store.history import History
 
     def refuse(message: str) -> int:
         print(f"harness compare: {message}", file=sys.stderr)
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         base_meta, base = resolve_run(args.base, history)
         head_meta, head = resolve_run(args.head, history)
-    except LookupError as exc:  # harness.stored.BadRun too: a damaged run, one line
+    except LookupError as exc:  # harness.store.stored.BadRun too: a damaged run, one line
         return refuse(exc.args[0])
     except sqlite3.Error as exc:
         return refuse(f"{history.path}: {exc}")

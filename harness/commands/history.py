@@ -40,7 +40,7 @@ def _table(df) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.history import History
+    from harness.store.history import History
 
     history = History(args.history)
     try:

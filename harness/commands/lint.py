@@ -5,9 +5,9 @@ import argparse
 import sys
 
 from harness import ops
-from harness.cases import ERROR, TableError, op_for_table, read_table
+from harness.tables.cases import ERROR, TableError, op_for_table, read_table
 from harness.exitcodes import Exit
-from harness.lint import lint_rows, unimplemented
+from harness.tables.lint import lint_rows, unimplemented
 
 
 def add_parser(subparsers) -> None:

@@ -2,7 +2,7 @@
 report and one history run, as if a single run had run every row. Refuses shards of different inputs, commits or
 shard counts, and a row present twice (exit 3); missing shards are named in a warning and in the report's meta
 (`missing_shards`); a damaged shard file is one `file:line: what` line, exit 3. Exit code by `harness run`'s
-rule for the merged run (harness.record.outcome)."""
+rule for the merged run (harness.store.record.outcome)."""
 from __future__ import annotations
 
 import argparse
@@ -23,11 +23,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.history import History
-    from harness.record import outcome
-    from harness.session import Session
-    from harness.shard import MergeError, load_shard, merge
-    from harness.stored import BadRun
+    from harness.store.history import History
+    from harness.store.record import outcome
+    from harness.store.session import Session
+    from harness.run.shard import MergeError, load_shard, merge
+    from harness.store.stored import BadRun
 
     try:
         meta, records = merge([load_shard(d) for d in args.shards])

@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from harness.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, default_tables, positive_float, positive_int
-from harness.session import why
+from harness.store.session import why
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_twin
-    from harness.engine import load_cases
-    from harness.history import History
-    from harness.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
+    from harness.run.engine import load_cases
+    from harness.store.history import History
+    from harness.judge.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
 
     names = args.mutant or sorted(MUTANTS, key=MUTANTS.get)
     unknown = [n for n in names if n not in MUTANTS]

@@ -20,8 +20,8 @@ from harness.options import add_history_option, add_select_option, default_table
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from harness.compare import MIN_EFFECT
-    from harness.publish import ALPHA, THRESHOLD
+    from harness.perf.compare import MIN_EFFECT
+    from harness.reports.publish import ALPHA, THRESHOLD
 
     p = sub.add_parser("publish", help="static site of performance across commits; --find bisects a regression",
                        description=__doc__)
@@ -41,12 +41,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.history import History
+    from harness.store.history import History
 
     history = History(args.history)
     if args.find:
         return _find(args, history)
-    from harness.publish_site import NotASite, build_site, confidence_text
+    from harness.reports.publish_site import NotASite, build_site, confidence_text
 
     try:
         if not history.exists():
@@ -75,10 +75,10 @@ def _git(*argv: str) -> subprocess.CompletedProcess:
 
 
 def _find(args: argparse.Namespace, history) -> int:
-    from harness.ab import AbError, run_ab
-    from harness.compare import compare_runs
-    from harness.publish import bisect
-    from harness.timing import TimingConfig
+    from harness.perf.ab import AbError, run_ab
+    from harness.perf.compare import compare_runs
+    from harness.reports.publish import bisect
+    from harness.perf.timing import TimingConfig
 
     good, sep, bad = args.find.partition("..")
     if not sep or not good or not bad:

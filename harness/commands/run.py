@@ -16,16 +16,18 @@ import sys
 from functools import lru_cache, partial
 from pathlib import Path
 
-from harness import devices, ops, perf, shard
+from harness.run import devices, shard
+from harness import ops
+from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
-from harness.cases import TableError
-from harness.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
+from harness.tables.cases import TableError
+from harness.run.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
 from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_baselines_option, add_history_option, add_select_option, add_timing_options,
                              backend_options, default_tables, non_negative_int, positive_float, positive_int,
                              timing_config)
 from harness.progress import Progress
-from harness.session import Session, new_meta, new_settings, why
+from harness.store.session import Session, new_meta, new_settings, why
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -69,8 +71,8 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
 
 @lru_cache(maxsize=None)
 def _operator_baselines(table: str, op: str, extra: tuple[str, ...]) -> tuple:
-    """(baselines of `op` for a table, what a row none matches gets) from harness.baselines' search order."""
-    from harness import baselines
+    """(baselines of `op` for a table, what a row none matches gets) from harness.perf.baselines' search order."""
+    from harness.perf import baselines
 
     dirs = baselines.search_dirs(table, extra)
     return tuple(baselines.for_operator(op, dirs)), baselines.unmatched(op, dirs)
@@ -79,7 +81,7 @@ def _operator_baselines(table: str, op: str, extra: tuple[str, ...]) -> tuple:
 def baselines_for(case: Case, extra: tuple[str, ...] = ()) -> list:
     """The baselines a perf row is judged against, or the one saying that none matches it and where they were
     looked for."""
-    from harness.baselines import match
+    from harness.perf.baselines import match
 
     spec = ops.get(case.op)
     if spec is None or case.args is None:
@@ -106,8 +108,8 @@ def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness import runner
-    from harness.cluster import ClusterUnavailable
+    from harness.run import runner
+    from harness.run.cluster import ClusterUnavailable
 
     if args.timeout is None:  # the emulator takes minutes per 4096^2 call
         args.timeout = 3600.0 if args.backend == "ascend-cpu" else 600.0
@@ -115,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)
         return Exit.ENV
-    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.msprof)
-        from harness import msprof
+    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.perf.msprof)
+        from harness.perf import msprof
         try:
             every = load_cases(tables)
         except TableError as exc:
@@ -147,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         if args.shard:
             cases = shard.select(cases, args.shard)
         if args.cluster:
-            from harness.cluster import connect
+            from harness.run.cluster import connect
             connect(args.cluster, args.backend)
         history = _open_history(args.history)
         out_dir = _report_dir(Path(args.report_dir))
@@ -193,7 +195,7 @@ def _build_twin_announced() -> None:
     import time
 
     from harness.backends.build import DEFAULT_CACHE_DIR, LIB_NAME, OPERATORS_DIR, build_key
-    from harness.runner import ensure_twin
+    from harness.run.runner import ensure_twin
 
     if (DEFAULT_CACHE_DIR / build_key({}, OPERATORS_DIR) / LIB_NAME).exists():
         return
@@ -205,10 +207,10 @@ def _build_twin_announced() -> None:
 
 def _dispatch(args: argparse.Namespace, cases: list[Case], settings, session: Session) -> None:
     """This host's devices, or the Ray cluster's."""
-    from harness import runner
+    from harness.run import runner
 
     if args.cluster:
-        from harness.cluster import run as run_on_cluster
+        from harness.run.cluster import run as run_on_cluster
         run_on_cluster(cases, settings, session.record, retries=args.retries)
     else:
         session.tally = runner.run(cases, settings, session.record, on_start=session.started)
@@ -237,7 +239,7 @@ def _tables_problem(tables: list[str]) -> str:
 
 def _open_history(path: str):
     """The history database, opened and checked now, so a bad --history is one line before anything runs."""
-    from harness.history import History
+    from harness.store.history import History
 
     history = History(path)
     try:

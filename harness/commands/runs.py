@@ -31,7 +31,7 @@ def summary_text(summary: dict | None) -> str:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from harness.history import History
+    from harness.store.history import History
 
     history = History(args.history)
     try:

@@ -15,7 +15,7 @@ Each package provides:
     invoke(lib, handle, *C arguments) -> int             the raw C call (tests and probes use it directly)
     CALLS: {backend api: call(backend, args, ptrs, handle, scalars) -> status}
     parse(reader: CellReader, description: str) -> Args
-    buffers(args, seed) -> dict[str, Buffer]            host inputs, masks, pointer arrays (harness.layout)
+    buffers(args, seed) -> dict[str, Buffer]            host inputs, masks, pointer arrays (harness.tables.layout)
     golden_result(args, buffers, truth=True)            (expected, truth): storage of the output buffers,
                                                          concatenated in plan order; truth None when not asked
                                                          (the table generator measures with the golden alone)

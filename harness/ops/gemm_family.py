@@ -94,7 +94,7 @@ def baseline_params(a: Any) -> dict:
 # ---------------------------------------------------------------- tables: generators and coverage
 def parse_dims(row: dict[str, str]) -> tuple[int, int, int, int, int]:
     """(transA, transB, m, n, k) of a rendered row (empty trans = N, empty dimension = 0)."""
-    from harness.generate import cells
+    from harness.tables.generate import cells
 
     ta = cells.enum_value(row["transA"], cells.TRANS, abi.OP_N)
     tb = cells.enum_value(row["transB"], cells.TRANS, abi.OP_N)
@@ -105,8 +105,8 @@ def parse_dims(row: dict[str, str]) -> tuple[int, int, int, int, int]:
 def categories_head(p: dict[str, Any], found: list) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, categories) a batched GEMM row starts with: a row that must be rejected is "negative" with
     its status categories only; any other crosses transA x transB ("NT" ...) and counts the size classes of m, n, k."""
-    from harness.coverage import dim_classes, status_categories
-    from harness.generate import cells
+    from harness.tables.coverage import dim_classes, status_categories
+    from harness.tables.generate import cells
 
     out = status_categories(p, found)
     if found:

@@ -104,8 +104,8 @@ def handle_and_enum_faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
 def categories_head(p: dict[str, Any], found: list) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, categories) a SYMM row starts with: a row that must be rejected is "negative" with its
     status categories only; any other crosses side x uplo ("LEFT UPPER" ...) and counts the size classes of m, n."""
-    from harness.coverage import dim_classes, status_categories
-    from harness.generate import cells
+    from harness.tables.coverage import dim_classes, status_categories
+    from harness.tables.generate import cells
 
     out = status_categories(p, found)
     if found:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.compare import summary_line, to_json, warnings
+from harness.perf.compare import summary_line, to_json, warnings
 from harness.reports.html import _ENV
 from harness.reports.json_csv import write_atomic
 from harness.reports.plots import compare_chart

@@ -1,6 +1,6 @@
 """report.json and results.csv: the machine-readable halves of a run's report.
 
-report.json is strict JSON in the one codec of a run's evidence (harness.codec: RFC 8259, non-finite floats as the
+report.json is strict JSON in the one codec of a run's evidence (harness.store.codec: RFC 8259, non-finite floats as the
 strings "NaN", "Infinity" and "-Infinity").
 
 results.csv has one row per case with a fixed column set (`COLUMNS`, then any extra precision values a criterion
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.codec import strict
-from harness.record import Record, exit_code, summarize
+from harness.store.codec import strict
+from harness.store.record import Record, exit_code, summarize
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
 METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")

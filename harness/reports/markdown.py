@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from harness import job
-from harness.record import DISPUTED, FAILING, VERDICTS, Record, summarize
+from harness.store import job
+from harness.store.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports import overview, plots
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
 
 if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.session import RunMeta
+    from harness.store.session import RunMeta
 
 #: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
 #: short of a colour-emoji font, and rendered as empty boxes).
@@ -68,7 +68,7 @@ PERF_RULE = ("判定口径：任务书基线 —— 均值 <= 限值为 PASS，9
              "倍数 = 实测均值 / 可通过的最大均值（> 1 表示需加速的倍数）。")
 TIMING_MODES = {"sync": "sync = 每次调用后同步（任务书 Avg time 口径）",
                 "steady": "steady = 连续发射、一次同步，按单次调用折算"}
-#: Threshold keys a criterion records in `precision` (harness.criteria.Judgement.criteria).
+#: Threshold keys a criterion records in `precision` (harness.judge.criteria.Judgement.criteria).
 THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere_threshold", "mare_multiplier",
                   "eps", "atol_floor")
 

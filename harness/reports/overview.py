@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.record import DISPUTED, Record, summarize
+from harness.store.record import DISPUTED, Record, summarize
 
 #: The overall verdict word per exit code (ARCHITECTURE.md "Exit codes").
 VERDICT_WORDS = {0: "PASS", 1: "FAIL", 2: "INCONCLUSIVE", 3: "ERROR"}
@@ -47,7 +47,7 @@ def precision_verdict(record: Record) -> str:
 
 def no_ref_words(entry: dict[str, Any], hardware: str) -> str:
     """Why a baseline verdict is NO_REF, in words a reviewer reads without the code."""
-    from harness.perf import GPU_RULE_TARGET, same_hardware
+    from harness.perf.verdict import GPU_RULE_TARGET, same_hardware
 
     kind = entry.get("kind", "")
     if kind not in _KIND_WORDS:

@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.record import DISPUTED, FAILING, VERDICTS, Record
+from harness.store.record import DISPUTED, FAILING, VERDICTS, Record
 from harness.reports.json_csv import baseline_entry, shape
 
 MAX_FIGURES = 40
@@ -33,7 +33,7 @@ MAX_PANEL_ROWS, PANEL_COLUMNS = 6, 3
 PAGE_WIDTH_PX = 1300
 #: Default GPU ratio rule (gpu_us / npu_us >= 0.4) when a baseline entry does not carry its own `ratio_rule`.
 GPU_RATIO_RULE = 0.4
-#: Columns `figures` reads from the compare frame (harness.compare.compare_runs): relative change of the head
+#: Columns `figures` reads from the compare frame (harness.perf.compare.compare_runs): relative change of the head
 #: against the base (fraction, +0.05 = 5% slower) and its confidence interval.
 COMPARE_COLUMNS = ("case_name", "verdict", "change", "ci_lo", "ci_hi")
 MAX_COMPARE_ROWS = 60

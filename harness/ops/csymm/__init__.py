@@ -20,9 +20,10 @@ import numpy as np
 
 import golden
 from golden import sample
-from harness import abi, fill
+from harness import abi
+from harness.tables import fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask, span, triangle_mask
+from harness.tables.layout import Buffer, region_mask, span, triangle_mask
 from harness.ops import symm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
 from harness.ops import accumulates  # noqa: F401
@@ -52,7 +53,7 @@ class Args(symm_family.SymmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
+    from harness.tables.cases import SIDE, UNKNOWN_DEFAULT, UPLO
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
     uplo = reader.enum("uplo", UPLO, DEFAULT_UPLO, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
@@ -78,7 +79,7 @@ def frame_ld(cell: int, minimum: int) -> int:
 def frame_notes(reader) -> list[tuple[str, str]]:
     """(column, message) for each cell the frame reads otherwise than its literal value: an ld cell <= 0, which
     the operator never sees (csymm_param.h replaces it by the compact minimum)."""
-    from harness.cases import SIDE
+    from harness.tables.cases import SIDE
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
     lds = min_lds(side, reader.int("m", 0), reader.int("n", 0))

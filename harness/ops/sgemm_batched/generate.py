@@ -12,7 +12,7 @@ from typing import Any
 
 from harness import abi
 from harness.abi import Status
-from harness.generate import cells
+from harness.tables.generate import cells
 from harness.ops.gemm_family import COMBOS, OPS, min_lds, parse_dims
 from harness.ops.sgemm_batched import flops_of
 

@@ -20,9 +20,10 @@ import numpy as np
 
 import golden
 from golden import sample
-from harness import abi, fill
+from harness import abi
+from harness.tables import fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask, span
+from harness.tables.layout import Buffer, region_mask, span
 from harness.ops import gemm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every batched GEMM operator:
 from harness.ops import accumulates  # noqa: F401
@@ -53,7 +54,7 @@ class Args(gemm_family.GemmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.cases import TRANS
+    from harness.tables.cases import TRANS
 
     ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
     tb = reader.enum("transB", TRANS, abi.OP_N, "transB")

@@ -19,8 +19,8 @@ from typing import Any
 
 from harness import abi
 from harness.abi import Status
-from harness.generate import cells, conditioning
-from harness.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.tables.generate import cells, conditioning
+from harness.tables.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, min_lds, parse_dims
 from harness.ops.sgemm_strided_batched import flops_of
 

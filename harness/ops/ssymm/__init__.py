@@ -25,9 +25,10 @@ from functools import partial
 import numpy as np
 
 import golden
-from harness import abi, fill
+from harness import abi
+from harness.tables import fill
 from harness.backends import aclblas_lib
-from harness.layout import Buffer, region_mask, span, triangle_mask
+from harness.tables.layout import Buffer, region_mask, span, triangle_mask
 from harness.ops import symm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
 from harness.ops import accumulates  # noqa: F401
@@ -58,7 +59,7 @@ class Args(symm_family.SymmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.cases import SIDE, UNKNOWN_DEFAULT, UPLO
+    from harness.tables.cases import SIDE, UNKNOWN_DEFAULT, UPLO
 
     return Args(
         side=reader.enum("side", SIDE, abi.SIDE_LEFT, "side"),

@@ -1,0 +1,243 @@
+"""`harness ab`: the operators built at two revisions, timed in one process with samples interleaved per row.
+
+Two runs days apart see different machine states (clocks, thermal, neighbours); interleaving A and B sample by
+sample makes any drift hit both sides alike, so what remains is the code. Each round alternates the order (AB,
+BA, AB, ...) so neither side always runs in the other's wake. Each revision's `operators/` is exported with
+`git archive` into a temporary directory (read-only for the repository: nothing to clean up if killed) and the
+CPU twin is built from it; both runs go into the history and are compared with `harness.perf.compare`.
+
+Both libraries are untrusted code: they are loaded only in an isolated worker (harness.run.worker, through
+harness.run.runner), probed there first, and a row that crashes, hangs or leaves something behind is that row's CRASH,
+TIMEOUT or note on both sides, never the end of ab.
+"""
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from harness.backends import Timer
+from harness.store.session import RunMeta, Session, new_meta, new_settings
+from harness.perf.timing import RunningCI, Sampler, TimingConfig, timing_record
+
+
+class AbError(Exception):
+    """ab cannot run (unknown revision, build failure, backend missing); the message is printed, exit 3."""
+
+
+def interleave(call_a: Callable[[], object], call_b: Callable[[], object], timer_a: Timer, timer_b: Timer,
+               config: TimingConfig, clock: Callable[[], float] = time.monotonic) -> tuple[dict, dict]:
+    """Timing dicts for A and B from alternating samples, under one stopping rule for the pair.
+
+    Stops when both sides have min_samples and both CIs meet the target, at max_samples, or at the time cap
+    (which covers both sides' samples). Each side's `converged` is judged on its own samples.
+    """
+    samplers = [Sampler(call_a, timer_a, config), Sampler(call_b, timer_b, config)]
+    warmed = 0
+    warm_deadline = clock() + config.warmup_max_time_s
+    while warmed < config.warmup and clock() < warm_deadline:
+        for sampler in samplers:
+            sampler.sample()
+        warmed += 1
+    samples: list[list[float]] = [[], []]
+    running = [RunningCI(), RunningCI()]
+    deadline = clock() + config.max_time_s
+    stop_reason = "max_samples"
+    while len(samples[0]) < config.max_samples:
+        order = (0, 1) if len(samples[0]) % 2 == 0 else (1, 0)
+        for i in order:
+            s = samplers[i].sample()
+            samples[i].append(s)
+            running[i].add(s)
+        if len(samples[0]) >= config.min_samples and all(
+                r.rel_half_width() <= config.ci_rel_target for r in running):
+            stop_reason = "ci_target"
+            break
+        if clock() >= deadline:
+            stop_reason = "time_cap"
+            break
+
+    def record(i: int) -> dict:
+        converged = len(samples[i]) >= config.min_samples and running[i].rel_half_width() <= config.ci_rel_target
+        return timing_record(samples[i], config, warmed, converged, stop_reason)
+    return record(0), record(1)
+
+
+def export_operators(commit: str, dest: Path, repo: Path) -> Path:
+    """`operators/` of `commit` extracted under dest; returns the extracted operators directory."""
+    out = subprocess.run(["git", "archive", "--format=tar", commit, "operators"], cwd=repo, capture_output=True,
+                         check=False)
+    if out.returncode != 0:
+        raise AbError(f"cannot export operators/ at {commit[:12]}: {out.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(out.stdout)) as tar:
+        tar.extractall(dest, filter="data")
+    return dest / "operators"
+
+
+@dataclass
+class Side:
+    """One revision under test: its build, its backend, its run in the history."""
+
+    label: str
+    rev: str
+    defines: dict[str, str]
+    commit: str = ""
+    lib: str = ""
+    info: dict = field(default_factory=dict)  # the backend's describe(), from the probe worker
+    run_id: str = ""
+    records: list[dict] = field(default_factory=list)
+
+
+def _open_side(side: Side, repo: Path, workdir: Path) -> None:
+    from harness.run import runner
+    from harness.backends import BackendUnavailable
+    from harness.backends.build import build_twin
+    from harness.perf.compare import git_commit
+
+    commit = git_commit(side.rev, repo)
+    if commit is None:
+        raise AbError(f"{side.rev!r} is not a git revision in {repo}")
+    side.commit = commit
+    source = export_operators(commit, workdir / side.label, repo)
+    try:
+        side.lib = str(build_twin(side.defines, source_dir=source))
+        side.info = runner.check_backend(runner.Settings(backend_options={"operator_lib": side.lib}))
+    except BackendUnavailable as exc:
+        raise AbError(f"side {side.label} ({side.rev}): {exc}") from exc
+    except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
+        raise AbError(f"side {side.label} ({side.rev}): building the CPU twin failed: {exc}") from exc
+
+
+def _meta(side: Side, other: Side, tables: list[str], select: str | None, config: TimingConfig) -> RunMeta:
+    """The same meta shape as `harness run`'s, with the revision under test as the commit."""
+    from harness import ops
+
+    settings = new_settings(select=select, timing=config.as_dict(), gates=ops.gates(),
+                            ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines})
+    info = {**side.info, "library": side.lib}
+    name = str(info.get("hardware") or info.get("device") or "")
+    return new_meta("ab", "cpu", tables, settings, info, {"name": name, "detected": name, "override": None},
+                    git={"commit": side.commit, "dirty": False, "branch": side.rev}, run_id=side.run_id)
+
+
+def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, dict]:
+    """The pair of records for one perf row (a and b: open backends): timed only, outputs are not checked (that
+    is `harness run`'s job)."""
+    from harness import abi
+    from harness.run import sandbox
+    from harness.run.engine import RowJudge
+
+    recs = [case.new_record() for _ in (a, b)]
+    judges = [RowJudge(case, sandbox.BackendInfo.of(backend), golden=False) for backend in (a, b)]
+    prepared = []
+    try:
+        for judge in judges:
+            if judge.done is not None:
+                for rec in recs:
+                    rec.update(verdict=judge.done["verdict"], reason=judge.done["reason"])
+                return recs[0], recs[1]
+        for backend, judge in zip((a, b), judges):
+            prepared.append(sandbox.Prepared(judge.job, backend, judge.view))
+        statuses = []
+        for backend, p in zip((a, b), prepared):
+            statuses.append(p.call())
+            backend.synchronize()
+        if any(s != abi.Status.SUCCESS for s in statuses):
+            for rec, status in zip(recs, statuses):
+                rec.update(verdict="ERROR", status=status, reason=f"returned {abi.status_name(status)}; not timed")
+            return recs[0], recs[1]
+        timings = interleave(prepared[0].call, prepared[1].call, a.timer(), b.timer(), config)
+        for rec, timing in zip(recs, timings):
+            rec.update(verdict="SKIP", status=0, timing=timing, reason="timed by harness ab; outputs not checked")
+    finally:
+        for p in prepared:
+            p.close()
+        for judge in judges:
+            judge.close()
+    return recs[0], recs[1]
+
+
+@dataclass
+class PairService:
+    """What an ab worker does (harness.run.worker's service protocol): open both twins in the one process, so their
+    samples interleave, and answer each case with one record carrying the pair (`pair`: [A, B])."""
+
+    libs: tuple[str, str]
+    config: TimingConfig
+
+    def open(self, settings: Any) -> dict:
+        from harness.backends import open_backend
+
+        self.backends = [open_backend("cpu", operator_lib=lib) for lib in self.libs]
+        return self.backends[0].describe()
+
+    def run(self, case: Any, settings: Any) -> dict:
+        rec = case.new_record()
+        try:
+            rec.update(verdict="SKIP", pair=list(_time_case(case, *self.backends, self.config)))
+        except Exception as exc:  # a harness bug costs this row on both sides, not the worker
+            rec.update(verdict="ERROR", reason=f"harness error: {type(exc).__name__}: {exc}")
+        return rec
+
+    def close(self) -> None:
+        for backend in self.backends:
+            backend.close()
+
+
+def split_pair(rec: dict) -> tuple[dict, dict]:
+    """A and B's records from a worker's answer. A row the worker did not finish (CRASH, TIMEOUT) or that left
+    something behind is charged to both sides: the fault cannot be told apart within one process."""
+    pair = rec.pop("pair", None)
+    if not isinstance(pair, list) or len(pair) != 2:
+        return dict(rec), dict(rec)
+    if rec.get("reason"):
+        for side in pair:
+            side["reason"] = f"{side['reason']}; {rec['reason']}" if side.get("reason") else rec["reason"]
+            if side["verdict"] == "SKIP" and rec["verdict"] == "FAIL":
+                side["verdict"] = "FAIL"
+    return pair[0], pair[1]
+
+
+def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, defines_a: dict[str, str],
+           defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path, report_dir: Path,
+           progress: Callable[[str], None] = lambda line: None, timeout_s: float = 600.0) -> tuple[Side, Side]:
+    """Build, time every perf row of `tables` on both sides in one isolated worker, record both runs (one session
+    each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with records."""
+    from harness.store import provenance
+    from harness.run import runner
+    from harness.run.engine import load_cases
+
+    a, b = Side("A", rev_a, dict(defines_a)), Side("B", rev_b, dict(defines_b))
+    with tempfile.TemporaryDirectory(prefix="harness-ab-") as tmp:
+        for side in (a, b):
+            _open_side(side, repo, Path(tmp))
+            progress(f"side {side.label}: {side.rev} = {side.commit[:12]}, twin {side.lib}")
+        cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]
+        for side in (a, b):
+            side.run_id = f"{provenance.new_run_id(side.commit)}-ab{side.label}"
+        sessions = [Session(history, report_dir / s.run_id, _meta(s, o, tables, select, config), cases)
+                    for s, o in ((a, b), (b, a))]
+        for session in sessions:
+            session.start()
+
+        def on_record(rec: dict) -> None:
+            for session, side_rec in zip(sessions, split_pair(rec)):
+                session.record(side_rec)
+            progress(f"[{len(sessions[0].records)}/{len(cases)}] {rec['case_name']}")
+        interrupted_by = 0
+        try:
+            runner.run(cases, runner.Settings(service=PairService((a.lib, b.lib), config), timeout_s=timeout_s),
+                       on_record)
+        except runner.Interrupted as exc:
+            interrupted_by = exc.signum
+            raise
+        finally:  # both runs closed and reported, marked when Ctrl-C cut them short
+            for side, session in zip((a, b), sessions):
+                session.finish(interrupted_by)
+                side.records = session.records
+    return a, b

@@ -1,0 +1,621 @@
+"""One case, end to end: CSV row -> Case -> buffers -> golden -> call -> checks -> (timing) -> result record.
+
+Every step is a plain function so the CLI runner, the pytest plugin, `harness ab` and `harness baseline` all run
+exactly the same code; isolation from crashing operators is the runner's job, not this module's.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import time
+import traceback
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from golden import sample
+from harness import abi, ops
+from harness.judge import criteria, footprint
+from harness.perf import verdict as perf
+from harness.tables.cases import CellReader, base_fields, op_for_table, read_table
+from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
+from harness.tables.case import Case
+from harness.store.record import Record
+from harness.run.sandbox import BackendInfo
+
+#: Rows whose estimated harness footprint (harness.judge.footprint) exceeds this are refused before anything is allocated.
+DEFAULT_MEMORY_CAP = 8 << 30
+#: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (every row's golden
+#: is kept until its last round, which is known only at the end of a round): a larger one is computed again.
+KEPT_GOLDENS_BYTES = 256 << 20
+
+
+def load_table(path: str | Path) -> list[Case]:
+    """Every row of one table as a Case; rows for operators this harness lacks become SKIP cases."""
+    table = read_table(str(path))
+    op = op_for_table(table)
+    spec = ops.get(op)
+    cases = []
+    for row in table.rows:
+        diags: list = []
+        reader = CellReader(row, diags)
+        base = base_fields(reader)
+        case = Case(table=str(path), line=row.line, name=base.case_name, op=op, description=base.description,
+                    expected_status=base.expect_result, seed=base.random_seed,
+                    thresholds=(base.mere_threshold, base.mare_multiplier))
+        if spec is None:
+            case.skip = f"operator {op or '?'} is not implemented by this harness"
+        else:
+            case.args = spec.parse(reader, base.description)
+            case.params = _plain(case.args)
+        case.errors = [str(d) for d in diags if d.severity == "error"]
+        case.warnings = [str(d) for d in diags if d.severity == "warning"]
+        cases.append(case)
+    for d in table.diagnostics:  # table-level errors (e.g. a duplicate case name) belong to the row they name
+        if d.severity == "error":
+            for case in cases:
+                if case.line == d.line:
+                    case.errors.append(str(d))
+    return cases
+
+
+def _plain(args: Any) -> dict[str, Any]:
+    """JSON-friendly params: complex scalars as [re, im]."""
+    out = {}
+    for key, value in vars(args).items():
+        out[key] = [value.real, value.imag] if isinstance(value, complex) else value
+    return out
+
+
+def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]:
+    """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
+    cases = [c for p in paths for c in load_table(p)]
+    return [c for c in cases if matches(select, c.name)] if select else cases
+
+
+@lru_cache(maxsize=64)
+def _compiled(expr: str):
+    from _pytest.mark.expression import Expression
+
+    return Expression.compile(expr)
+
+
+def matches(expr: str | None, name: str) -> bool:
+    """pytest `-k` semantics: substring (case-insensitive) identifiers combined with and/or/not."""
+    if not expr:
+        return True
+    lowered = name.lower()
+    return _compiled(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
+
+
+def outputs(bufs: dict[str, Buffer]) -> list[str]:
+    """Names of the buffers the operator writes (C, or C_0..C_{b-1} of a pointer-array operator), in plan order."""
+    return [name for name, b in bufs.items() if b.output]
+
+
+def written_mask(bufs: dict[str, Buffer]) -> np.ndarray:
+    """The outputs' written masks, concatenated like RowJudge.output."""
+    masks = [bufs[n].written for n in outputs(bufs)]
+    return masks[0] if len(masks) == 1 else np.concatenate(masks) if masks else np.zeros(0, bool)
+
+
+def footprint_bytes(case: Case, fenced: bool = True) -> int:
+    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating;
+    `fenced`: the backend has guard pages (small guard zones)."""
+    spec = ops.get(case.op)
+    sampled = case.is_perf and spec.flops(case.args) > sample.BUDGET_FLOPS
+    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled, device_zones=not fenced)
+
+
+def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
+         fenced: bool = True) -> dict[str, Buffer]:
+    """Host buffers for a case, with never-read regions poisoned; refuses cases whose footprint would exceed the
+    cap before allocating anything."""
+    spec = ops.get(case.op)
+    need = footprint_bytes(case, fenced)
+    if need > memory_cap:
+        raise MemoryError(f"the row needs an estimated {need / 2**30:.2f} GiB (buffers "
+                          f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
+                          f"the {memory_cap / 2**30:.2f} GiB cap")
+    bufs = spec.buffers(case.args, case.seed)
+    if use_poison:
+        for b in bufs.values():
+            b.host = poison(b.host, b.never_read)
+    return bufs
+
+
+def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
+                    zones: dict[str, tuple[int, int]]) -> list[str]:
+    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region
+    (compared with what was uploaded: the guard pattern and each buffer's host data)."""
+    problems = []
+    for name, b in bufs.items():
+        front, data, back = split_guards(after[name], b.nbytes, zones[name][0])
+        for where, zone in (("before", front), ("after", back)):
+            bad = np.flatnonzero(zone != guard_pattern(len(zone)))
+            if bad.size:
+                reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
+                problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
+                                f"{reach} bytes {where} it)")
+                break
+        written = b.written if b.output else None
+        bad = changed_outside(b.host, data.view(b.host.dtype), written)
+        if bad.size:
+            what = "outside the written region (ld padding or batch gaps)" if b.output else "(input buffer)"
+            problems.append(f"{name}: {bad.size} element(s) changed {what}, first at storage index {bad[0]}")
+    return problems
+
+
+def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
+                 truth: np.ndarray) -> criteria.Judgement:
+    """The written region judged as one, or, for an operator whose package names `verify_parts` (the parts of its
+    output ops-blas verifies one by one), each part on its own, the worst deciding."""
+    spec = ops.get(case.op)
+    gate, options = spec.gate(case.args, case.thresholds)
+    parts = spec.verify_parts(case.args, bufs) if hasattr(spec, "verify_parts") else []
+    if not parts:
+        parts = [("", np.flatnonzero(written_mask(bufs)))]
+
+    @lru_cache(maxsize=1)
+    def scale_all() -> np.ndarray:  # G for the forward-error test, computed only if a judgement needs it
+        with np.errstate(all="ignore"):
+            return spec.error_scale(case.args, bufs)
+
+    judged = [(label, criteria.judge(out_c[index], expected[index], truth[index], gate,
+                                     scale=lambda index=index: scale_all()[index], **options))
+              for label, index in parts]
+    return judged[0][1] if len(judged) == 1 and not judged[0][0] else criteria.worst_part(judged)
+
+
+@dataclass
+class Golden:
+    """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
+    row, a smaller problem on a sample of C: golden.sample), expected and truth over that problem's C, and the
+    storage index in the full C of each of its elements (None: the whole C)."""
+
+    case: Case
+    bufs: dict[str, Buffer]
+    expected: np.ndarray
+    truth: np.ndarray
+    index: np.ndarray | None = None
+
+    def judge(self, out_c: np.ndarray) -> criteria.Judgement:
+        """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
+        out = out_c if self.index is None else out_c[self.index]
+        return judge_output(self.case, self.bufs, out, self.expected, self.truth)
+
+
+def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
+    spec = ops.get(case.op)
+    sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
+    if sampled is None:
+        return Golden(case, bufs, *spec.golden_result(case.args, bufs))
+    args, sub, index = sampled
+    return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
+
+
+def _golden_bytes(golden: Golden) -> int:
+    """What a kept golden holds: its expected and truth arrays, and a sampled one's own small buffers."""
+    sub = sum(b.host.nbytes for b in golden.bufs.values()) if golden.index is not None else 0
+    return golden.expected.nbytes + golden.truth.nbytes + sub
+
+
+class Malformed(ValueError):
+    """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
+    the worker)."""
+
+
+def _fields(payload: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    """`payload` as a dict with exactly the keys of `spec`, each of its type (a tuple: any of them)."""
+    if not isinstance(payload, dict) or set(payload) != set(spec):
+        got = sorted(payload)[:8] if isinstance(payload, dict) else type(payload).__name__
+        raise Malformed(f"expected the fields {sorted(spec)}, got {got}")
+    for key, kind in spec.items():
+        value = payload[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise Malformed(f"field {key!r} is {type(value).__name__}, expected "
+                            f"{' or '.join(k.__name__ for k in kinds)}")
+    return payload
+
+
+def _strings(value: Any, what: str, limit: int = 64) -> list[str]:
+    if not isinstance(value, list) or len(value) > limit or not all(isinstance(v, str) for v in value):
+        raise Malformed(f"{what}: expected a list of strings")
+    return value
+
+
+def backend_info(payload: Any) -> BackendInfo:
+    """A sandbox's BackendInfo from its "ready" message: exactly these fields and types, else Malformed."""
+    p = _fields(payload, {"name": str, "api": str, "fenced": bool, "granule": int, "hardware": str,
+                          "unsupported": dict})
+    if not 1 <= p["granule"] <= 1 << 30 or not all(isinstance(k, str) and isinstance(v, str)
+                                                     for k, v in p["unsupported"].items()):
+        raise Malformed("bad backend description")
+    return BackendInfo(**p)
+
+
+_NUMBER = (int, float, type(None))
+
+
+class RowJudge:
+    """One row judged on the trusted side (state: the plan, the golden, the shared memory, the bytes checked so
+    far). Created for a case and the sandbox's BackendInfo: either `done` is the record at once (SKIP, ERROR,
+    refused) or `job` goes to the sandbox with `fd`, and on_called / on_timed / on_end turn its messages into the
+    record. Every message is validated; a malformed one raises Malformed (the runner's CRASH)."""
+
+    def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
+                 memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
+                 baselines: Callable[[Case], list] | None = None, golden: bool = True,
+                 goldens: dict[str, Golden] | None = None):
+        self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
+        self.goldens = goldens        # a perf row's golden kept between its rounds (same seed, same inputs)
+        self.golden_s = 0.0           # the time this row spent computing its golden (0 when one was kept)
+        self.check_s = 0.0            # from planning to the first call judged: a row's work, timing aside
+        self.rec = case.new_record()
+        self.started = time.perf_counter()
+        self.done: Record | None = None
+        self.job: Any = None
+        self.fd = -1
+        self.view: mmap.mmap | None = None
+        self.golden: Golden | None = None
+        self.checked: list[str] = []  # per-buffer digests of the bytes last judged
+        self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
+        self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
+        self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
+        try:
+            self._prepare(use_poison, memory_cap)
+        except MemoryError as exc:
+            self._finish("ERROR", f"refused before allocating: {exc}")
+        except (ValueError, OverflowError) as exc:
+            self._finish("ERROR", f"case cannot be planned: {exc}")
+        except Exception as exc:  # a harness bug must cost one row (ERROR), not the run
+            self._finish("ERROR", _harness_error(exc))
+        self.planned_s = time.perf_counter() - self.started
+
+    def resume(self) -> None:
+        """The row starts now, planned ahead (harness.run.runner plans a perf row while the one before it is timed):
+        its duration counts the planning, not the wait."""
+        self.started = time.perf_counter() - self.planned_s
+
+    # -- planning -------------------------------------------------------------------------------------------------
+    def _prepare(self, use_poison: bool, memory_cap: int) -> None:
+        from harness.run.sandbox import RowJob
+
+        case, info, rec = self.case, self.info, self.rec
+        if case.skip:
+            return self._finish("SKIP", case.skip)
+        if case.errors:
+            return self._finish("ERROR", "; ".join(case.errors))
+        if info.api == "cublas" and case.expected_status != abi.Status.SUCCESS:
+            return self._finish("SKIP", "negative rows check aclblas status codes; not run on the cuda backend")
+        spec = ops.get(case.op)
+        if case.op in info.unsupported:
+            return self._finish("SKIP", info.unsupported[case.op])
+        if info.api not in spec.CALLS:
+            return self._finish("SKIP", f"operator {spec.NAME} has no call on the {info.name} backend")
+        rec["flops"] = spec.flops(case.args)
+        want_golden = case.expected_status == abi.Status.SUCCESS
+        overlap = spec.output_overlap(case.args) if want_golden else ""
+        if overlap:
+            return self._finish("ERROR", f"refused: output batches overlap ({overlap})")
+        untouchable = False
+        try:
+            self.bufs = plan(case, use_poison, memory_cap, info.fenced)
+        except MemoryError:
+            if want_golden:
+                raise
+            # a row that expects a rejection: the operator must not touch its buffers, so they need not exist
+            untouchable, self.bufs = True, {}
+        if want_golden and self.wants_golden:
+            self.golden = self._golden()
+        self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
+        slots = self._layout(untouchable)
+        timed = case.is_perf and self.timing_config is not None
+        self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
+                          accumulates=spec.accumulates(case.args), untouchable=untouchable)
+
+    def _golden(self) -> Golden:
+        """The row's golden: the one kept from an earlier round of the row when there is one (the buffers are
+        planned from the same seed, so it is the same golden), else computed and kept."""
+        kept = self.goldens.get(self.case.id) if self.goldens is not None else None
+        if kept is not None:  # an unsampled golden judges the buffers of this round, which the plan just made
+            return kept if kept.index is not None else replace(kept, bufs=self.bufs)
+        start = time.perf_counter()
+        with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
+            golden = _golden(self.case, self.bufs)
+        self.golden_s = time.perf_counter() - start
+        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, self.goldens.values())) \
+                <= KEPT_GOLDENS_BYTES:
+            self.goldens[self.case.id] = golden if golden.index is not None else replace(golden, bufs={})
+        return golden
+
+    def _layout(self, untouchable: bool) -> tuple:
+        """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
+        from harness.run.sandbox import Slot
+
+        self.zones: dict[str, tuple[int, int]] = {}
+        slots, offset = [], 0
+        if untouchable:  # a NULLPTR fill stays NULL (the row may expect exactly that rejection)
+            args = self.case.args
+            self.slots = tuple(Slot(name, 0, 0, 0, 0, null=getattr(args, f"{name.lower()}_fill", "") == "NULLPTR")
+                               for name in ops.get(self.case.op).buffer_bytes(args))
+            self._size = mmap.PAGESIZE
+            self._open_memory()
+            return self.slots
+        for name, b in self.bufs.items():
+            front, back = self.zones[name] = guard_zones(b, self.info.fenced, self.info.granule)
+            size = front + b.nbytes + back
+            slots.append(Slot(name, offset, size, front, b.nbytes, b.null, b.output,
+                              tuple(b.points_to) if b.points_to is not None else None))
+            offset += -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+        self._size = max(offset, mmap.PAGESIZE)
+        self._open_memory()
+        for s in slots:
+            b = self.bufs[s.name]
+            if b.points_to is None:
+                self.view[s.offset:s.offset + s.size] = with_guards(b.host, self.zones[s.name]).tobytes()
+            else:  # the sandbox fills the table with its own addresses; the guards are ours
+                self.view[s.offset:s.offset + s.size] = with_guards(np.zeros(b.host.size, b.host.dtype),
+                                                                    self.zones[s.name]).tobytes()
+        self.slots = tuple(slots)
+        return self.slots
+
+    def _open_memory(self) -> None:
+        self.fd = os.memfd_create("harness-row", os.MFD_CLOEXEC)
+        os.ftruncate(self.fd, self._size)
+        self.view = mmap.mmap(self.fd, self._size)
+
+    def _copy(self) -> dict[str, np.ndarray]:
+        """The judge's own copy of every buffer as the sandbox left it (the sandbox may still write its mapping)."""
+        return {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy() for s in self.slots}
+
+    # -- messages ------------------------------------------------------------------------------------------------
+    def on_called(self, payload: Any) -> bool:
+        """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
+        from harness.run.sandbox import digest
+
+        self._advance("job", "called")
+        p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
+                              "pointers": dict, "message": str, "fpenv": list})
+        memory = _fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
+        fp_changes = _strings(p["fpenv"], "fpenv")
+        case, rec, spec = self.case, self.rec, ops.get(self.case.op)
+        status = rec["status"] = p["status"]
+        if self.job.untouchable:
+            problems = [f"the operator changed the floating-point environment: {'; '.join(fp_changes)}"] \
+                if fp_changes else []
+            self._verdict_for_status(status, p["message"], problems)
+            return False
+        self._point_tables(p["pointers"])
+        expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
+        rec["memory"] = perf.memory_verdict(expected_ws, memory)  # a rejected call uses no workspace
+        rec["memory"]["operator_growth_bytes"] = p["growth"]
+        after = self._copy()
+        # the workspace the backend reports (an emulator's lives in the worker's host memory) is not a leak
+        allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
+        problems = region_problems(self.bufs, after, self.zones) + self._scalar_problems(p["scalars"]) \
+            + _leak(p["growth"], allowed, "the operator call")
+        if fp_changes:
+            problems.append(f"the operator changed the floating-point environment: {'; '.join(fp_changes)}")
+        if rec["memory"]["verdict"] == "FAIL":
+            problems.append(rec["memory"]["reason"])
+        if self._verdict_for_status(status, p["message"], problems) and self.golden is not None:
+            judgement = self.golden.judge(self.output(after))
+            rec["precision"] = judgement.to_dict()
+            rec.update(verdict=judgement.verdict, reason=judgement.reason)
+        if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
+            rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+        self.check_s = time.perf_counter() - self.started
+        go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
+        self.stage = "timing" if go else "called"
+        if go and self.job.accumulates:
+            from harness.run.sandbox import timed_parts
+
+            pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
+                        self.slots}
+            self.reference = digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
+        return go
+
+    def _advance(self, expected: str, to: str) -> None:
+        if self.stage != expected:
+            raise Malformed(f"{to!r} while the row is at {self.stage!r}")
+        self.stage = to
+
+    def _verdict_for_status(self, status: int, message: str, problems: list[str]) -> bool:
+        """Status and untouched-memory verdicts; True when the output is still to be judged."""
+        case, rec = self.case, self.rec
+        if status != case.expected_status:
+            rec.update(verdict="FAIL", reason=f"status {abi.status_name(status)}, expected "
+                                              f"{abi.status_name(case.expected_status)}"
+                                              + (f": {message}" if message else ""))
+        elif problems:
+            rec.update(verdict="FAIL", reason="; ".join(problems))
+        elif self.golden is None:
+            rec.update(verdict="PASS", reason="status matches")
+        else:
+            return True
+        return False
+
+    def _point_tables(self, pointers: dict) -> None:
+        """Pointer-array buffers hold the sandbox's device addresses: what they must still hold afterwards."""
+        for name, b in self.bufs.items():
+            if b.points_to is None:
+                continue
+            try:
+                b.host = np.array([0 if t is None or self.bufs[t].null else int(pointers[t]) for t in b.points_to],
+                                  dtype=np.uint64)
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                raise Malformed(f"pointers: {type(exc).__name__}") from None
+
+    def _scalar_problems(self, scalars: dict) -> list[str]:
+        return [f"{name}: the operator overwrote the const host scalar it was given by pointer"
+                for name, value in self.scalar_bytes.items() if scalars.get(name) != value]
+
+    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
+        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
+        parts = [split_guards(after[n], self.bufs[n].nbytes, self.zones[n][0])[1].view(self.bufs[n].host.dtype)
+                 for n in outputs(self.bufs)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
+
+    def on_timed(self, payload: Any) -> None:
+        """The timed loop's figures, a digest after each sample, and the buffers after it: judged again."""
+        from harness.run.sandbox import digest, timed_parts
+
+        self._advance("timing", "timed")
+        p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
+                              "fpenv": list, "growth": (int, type(None))})
+        rec, case = self.rec, self.case
+        digests = _strings(p["digests"], "digests", limit=1 << 20)
+        rec["timing"] = _timing(p["timing"])
+        rec["memory"]["timed_growth_bytes"] = p["growth"]
+        rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
+                                                 self.info.hardware)
+        after = self._copy()
+        calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
+        problems = region_problems(self.bufs, after, self.zones) \
+            + _leak(p["growth"], 0, f"{calls} timed calls")
+        if p["fpenv"]:
+            problems.append("a timed call changed the floating-point environment: "
+                            + "; ".join(_strings(p["fpenv"], "fpenv")))
+        if self.job.accumulates:
+            reference = self.reference
+            if p["recheck_status"] != case.expected_status:
+                problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
+        else:
+            reference = digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
+        bad = [i for i, d in enumerate(digests) if d != reference]
+        if bad:
+            problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "
+                            f"(first: sample {bad[0] + 1}): a wrong output, padding or guard on a timed call, or "
+                            "work still running when the call returned")
+        if problems:
+            rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
+        elif self.golden is not None:
+            judgement = self.golden.judge(self.output(after))
+            if not judgement.passed:
+                rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+
+    def on_end(self, payload: Any) -> Record:
+        """The end of the row: bytes that changed after the last check (late writes), what the operator left
+        changed in its process (`leftovers`), the sandbox's peak memory."""
+        if self.stage not in ("called", "timed"):
+            raise Malformed(f"'end' while the row is at {self.stage!r}")
+        self.stage = "end"
+        p = _fields(payload, {"late": list, "threads_left": int, "peak_growth": (int, type(None)),
+                              "leftovers": list})
+        late_digests = _strings(p["late"], "late", limit=len(self.slots) or 1)
+        leftovers = _strings(p["leftovers"], "leftovers")
+        if late_digests and self.checked and len(late_digests) == len(self.checked):
+            late = [s.name for s, a, b in zip(self.slots, late_digests, self.checked) if a != b]
+            if late and self.rec["verdict"] == "PASS":
+                after = self._copy()
+                where = region_problems({n: self.bufs[n] for n in late}, {n: after[n] for n in late}, self.zones)
+                self.rec.update(verdict="FAIL", reason="; ".join([f"late write: {', '.join(late)} changed after the "
+                                                                  "call returned (a thread left running?)", *where]))
+        elif not self.job.untouchable and self.checked and not late_digests:
+            raise Malformed("late: no digests")
+        if leftovers:
+            note = "the operator " + "; ".join(leftovers)
+            if self.rec["verdict"] == "PASS":
+                self.rec.update(verdict="FAIL", reason=note)
+            else:
+                self.rec["reason"] = f"{self.rec['reason']}; {note}" if self.rec["reason"] else note
+        if self.rec["memory"] is not None:
+            self.rec["memory"]["harness_estimate_bytes"] = footprint_bytes(self.case, self.info.fenced)
+            self.rec["memory"]["harness_peak_bytes"] = p["peak_growth"]
+        return self._finish()
+
+    def ended_early(self, verdict: str, reason: str) -> Record:
+        """The sandbox died or hung before the row ended: that is its verdict."""
+        self.rec.update(verdict=verdict, reason=reason)
+        return self._finish()
+
+    def _finish(self, verdict: str | None = None, reason: str = "") -> Record:
+        if verdict is not None:
+            self.rec.update(verdict=verdict, reason=reason)
+        self.rec["duration_s"] = time.perf_counter() - self.started
+        self.close()
+        self.done = self.rec = _json_round_trip(self.rec)  # plain JSON data, as every record store expects
+        return self.rec
+
+    def close(self) -> None:
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _timing(value: dict) -> dict:
+    """A timing record from the sandbox: the figures the verdicts read must be numbers."""
+    for key in ("mean_us", "median_us", "min_us"):
+        if not isinstance(value.get(key), _NUMBER):
+            raise Malformed(f"timing.{key} is not a number")
+    if not isinstance(value.get("n", 0), int) or not isinstance(value.get("samples_us", []), list):
+        raise Malformed("timing: n or samples_us of the wrong type")
+    return value
+
+
+def _harness_error(exc: Exception) -> str:
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    return f"harness error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
+
+
+def _leak(growth: int | None, allowed: int, what: str) -> list[str]:
+    if growth is None or growth <= allowed + footprint.LEAK_BYTES:
+        return []
+    return [f"memory leak: {what} left the worker {growth / 2**20:.0f} MiB more resident memory (allowed: "
+            f"{allowed / 2**20:.0f} MiB expected workspace + {footprint.LEAK_BYTES / 2**20:.0f} MiB)"]
+
+
+def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
+             timing_config: Any = None, baselines: Callable[[Case], list] | None = None) -> Record:
+    """One case on a backend open in this process: judge and sandbox in one process, for tests and tools that
+    trust the library (`harness run` keeps them apart: harness.run.runner). Never raises for a case-level problem."""
+    from harness.run import sandbox
+
+    judge = RowJudge(case, BackendInfo.of(backend), use_poison=use_poison, memory_cap=memory_cap,
+                     timing_config=timing_config, baselines=baselines)
+    if judge.done is not None:
+        return judge.done
+
+    def exchange(kind: str, payload: dict) -> Any:
+        return judge.on_called(payload) if kind == "called" else judge.on_timed(payload)
+
+    try:
+        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)))
+        return judge.on_end({**end, "leftovers": []})
+    except Exception as exc:  # noqa: BLE001 - in one process, a harness bug costs the row
+        return judge.ended_early("ERROR", _harness_error(exc))
+
+
+def prepare_call(case: Case, backend: Any) -> Any:
+    """The row's buffers placed on a backend open in this process, planned by the judge without a golden (as
+    `harness ab` plans them): a `sandbox.Prepared` whose `call()` runs the operator once, for benchmarks that
+    time or digest bare calls. The caller closes it."""
+    from harness.run import sandbox
+
+    judge = RowJudge(case, BackendInfo.of(backend), golden=False)
+    if judge.done is not None:
+        raise ValueError(f"{case.name}: {judge.done['reason']}")
+    prepared = sandbox.Prepared(judge.job, backend, judge.view)
+    os.close(judge.fd)  # the mapping outlives its descriptor; it goes with the last view of it
+    judge.fd = -1
+    return prepared
+
+
+def _json_round_trip(payload: dict) -> Any:
+    """`payload` as JSON data (tuples become lists, sets sorted lists, numpy scalars numbers): what the judge
+    receives from a worker, and what a record is when it leaves the judge."""
+    import json
+
+    from harness.run.worker import plain
+
+    return json.loads(json.dumps(payload, default=plain))

@@ -1,0 +1,1027 @@
+"""Runs many cases in isolated worker processes, so one crashing, hanging or hostile operator costs one row, not the
+run, and never the harness's own files.
+
+The operator library is loaded only in workers (harness/run/worker.py), never here: even the backend check runs in a
+probe worker with a time limit. Each worker runs cases sent over its pipe. A worker that dies mid-case (segfault,
+abort, exit, a SIGKILL we did not send) yields CRASH for that row; one that exceeds the per-row limit is killed and
+yields TIMEOUT; one that sends something that is not a well-formed record yields CRASH; either way its whole process
+tree is killed and a fresh worker takes the next row. Death is seen through a pidfd (or waitpid polling on kernels
+before 5.3), never through the pipe, so a child the operator forked holding the pipe open cannot turn a crash into a
+timeout. Each worker is bound to one device (Settings.devices: one worker per device, or `workers` on a single
+device) and every record names its device. Precision rows are spread over all workers; perf rows afterwards, one
+per device at a time, so timing never shares a device with another row. Every finished record goes to `on_record`
+at once. SIGINT/SIGTERM stop dispatching, kill the running rows and raise Interrupted.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import multiprocessing as mp
+import os
+import pickle
+import signal
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from multiprocessing import reduction
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any, Callable, NoReturn
+
+from harness import ops
+from harness.store import job
+from harness.run import proctree, worker
+from harness.backends import BackendUnavailable, fence
+from harness.backends.build import BuildError
+from harness.run.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info, footprint_bytes
+from harness.run.sandbox import BackendInfo
+from harness.store.record import FAILING, VERDICTS, Record
+
+#: How long the backend check may take to load the library, create a handle and destroy it.
+PROBE_LIMIT_S = 120.0
+_CLOSE_LIMIT_S = 5.0
+#: Live worker pids, and the harness's children that are none of ours (left alone when orphans are swept).
+_LIVE: set[int] = set()
+_KEEP: set[int] = set()
+#: A fresh worker's interpreter start-up (imports, under load) is not the first row's time.
+STARTUP_GRACE_S = 30.0
+#: What a worker may say.
+_KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
+#: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
+OUTPUT_HEAD = 16 << 10
+OUTPUT_TAIL = 8 << 10
+
+
+@dataclass
+class Settings:
+    backend: str = "cpu"
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    workers: int = 1
+    timeout_s: float = 600.0
+    poison: bool = True
+    memory_cap: int = DEFAULT_MEMORY_CAP
+    timing: Any = None  # harness.perf.timing.TimingConfig for perf rows; None skips timing
+    baselines: Callable[[Case], list] | None = None
+    hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
+    devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
+    service: Any = None  # what a worker does with each case (harness.run.worker.Rows when None); picklable
+    cpus: list[int] = field(default_factory=list)  # the cores workers are pinned to (timed rows beside); empty: any
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: dispatching stopped and the rows in flight were killed (not recorded). A
+    KeyboardInterrupt, so commands without reports of their own (mutants) end like any Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _Garbage(Exception):
+    """A worker sent something that is not a message of the protocol."""
+
+
+class _Worker:
+    """One worker process and the row it runs (state: the warden's pid and pidfd, the pipe, the captured output,
+    the backend it reported, the row's RowJudge). The worker only runs the operator: every row is planned and
+    judged here, in the harness, from the harness's own copies."""
+
+    def __init__(self, settings: Settings, device: int | None = None):
+        self.tally: dict | None = None    # harness.store.job's counts (set by _run_phase)
+        self.goldens: dict | None = None  # perf rows' goldens kept between rounds (set by _run_phase)
+        self.forked = time.monotonic()
+        self.device = int(settings.backend_options.get("device", 0)) if device is None else device
+        if self.device != settings.backend_options.get("device", 0):
+            settings = replace(settings, backend_options={**settings.backend_options, "device": self.device})
+        self.library = _library_of(settings)
+        if self.library is not None:
+            settings = replace(settings, backend_options={**settings.backend_options, **self.library.options()})
+        self.settings = settings
+        self.conn, child = mp.Pipe()
+        life_r, self.lifeline = os.pipe()
+        self.capture = os.memfd_create("harness-worker-output", os.MFD_CLOEXEC)
+        capture_w = os.open(f"/proc/self/fd/{self.capture}", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        launch = worker.Launch(conn=child.fileno(), lifeline=life_r, capture=capture_w,
+                               keep=(self.library.fd,) if self.library is not None else (),
+                               env=(("PYTHONPATH", _python_path()),))
+        parent = os.getpid()
+        self.pid = _fork()
+        if self.pid == 0:
+            self.conn.close()
+            os.close(self.lifeline)
+            if settings.cpus:
+                os.sched_setaffinity(0, settings.cpus)
+            worker.warden(launch, parent)
+        child.close()
+        os.close(life_r)
+        os.close(capture_w)
+        self.pidfd = _pidfd_open(self.pid)
+        _LIVE.add(self.pid)
+        # the worker runs calls, not verdicts: what only the judge uses (baselines) stays here
+        self.conn.send_bytes(pickle.dumps(replace(settings, baselines=None)))
+        self.case: Case | None = None
+        self.judge: RowJudge | None = None
+        self.ahead: RowJudge | None = None  # the next row, planned while this one was timed
+        self.info: BackendInfo | None = None
+        self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
+        self.load_notes: list[str] = []
+        self.started = False  # the worker's interpreter is up (its start-up is nobody's row time)
+        self.replace = False  # the operator changed something in its process: a fresh worker for the next row
+        self.last = ""
+        self.since = time.monotonic()
+        self.status: int | None = None
+        self.killed = False
+        self.settling = False
+
+    def submit(self, case: Case) -> Record | None:
+        """Hand over a case; the record at once when the row needs no operator call (SKIP, ERROR, refused)."""
+        self.case, self.since, self.last = case, time.monotonic(), case.id
+        if not self.rows:
+            self._send(case)
+            return None
+        return self._start() if self.info is not None else None
+
+    def _judge_for(self, case: Case) -> RowJudge:
+        settings = self.settings
+        return RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
+                        timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
+
+    def plan_ahead(self, case: Case) -> None:
+        """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
+        cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
+        added to the perf phase's."""
+        if self.ahead is None and self.rows and self.info is not None and _footprint(self.case) \
+                + _footprint(case) <= AHEAD_BYTES:
+            self.ahead = self._judge_for(case)
+
+    def _start(self) -> Record | None:
+        case = self.case
+        changed = self.library.changed() if self.library is not None else ""
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None and ahead.case is case:
+            self.judge = ahead
+            ahead.resume()
+        else:
+            if ahead is not None:
+                ahead.close()
+            self.judge = self._judge_for(case)
+        if changed and self.judge.done is None:
+            self.judge.ended_early("ERROR", changed)
+        if self.judge.done is not None:
+            return self._row_done(self.judge.done)
+        self._send(self.judge.job)
+        try:
+            reduction.send_handle(self.conn, self.judge.fd, self.pid)
+        except OSError:
+            pass
+        self.since = time.monotonic()
+        return None
+
+    def _send(self, obj: Any) -> None:
+        try:
+            self.conn.send(obj)
+        except OSError:  # a worker already dead takes the row down with it (its pidfd reports the crash)
+            pass
+
+    def receive(self) -> tuple[str, Any]:
+        """The next message; _Garbage for anything that is not [kind, payload] JSON within the size limit."""
+        try:
+            message = json.loads(self.conn.recv_bytes(worker.MAX_MESSAGE))
+        except (EOFError, OSError, ValueError, RecursionError) as exc:
+            self.exited(0.5)  # the pipe ended because the worker died: then that is the story
+            raise _Garbage(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
+        if not isinstance(message, list) or len(message) != 2:
+            raise _Garbage(f"not a message: {str(message)[:40]!r}")
+        kind, payload = message
+        if kind not in _KINDS:
+            raise _Garbage(f"unknown message {str(kind)[:40]!r}")
+        return kind, payload
+
+    def handle(self, kind: str, payload: Any) -> Record | None:
+        """One message of the row in flight; the row's record when it has ended. _Garbage when the message is
+        not what the protocol allows at this point."""
+        try:
+            return self._handle(kind, payload)
+        except (Malformed, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise _Garbage(f"a malformed {kind!r} message: {str(exc)[:160]}") from None
+
+    def _handle(self, kind: str, payload: Any) -> Record | None:
+        case = self.case
+        if kind == "started":
+            if self.started:
+                raise Malformed("a second 'started'")
+            self.started, self.since = True, time.monotonic()
+            return None
+        if kind == "ready":
+            if self.info is not None or not isinstance(payload, dict):
+                raise Malformed("a second or malformed 'ready'")
+            self.load_notes = [str(x)[:200] for x in payload.get("load_fpenv") or []][:8]
+            self.info = backend_info(payload.get("judge")) if self.rows else BackendInfo()
+            if self.tally is not None:
+                self.tally["worker_starts"] += 1
+                self.tally["worker_start_s"] += time.monotonic() - self.forked
+            return self._start() if self.rows and case is not None else None
+        if kind == "unavailable":
+            rec = case.new_record()
+            rec.update(verdict="ERROR", reason=f"the worker cannot open the backend: {str(payload)[:300]}")
+            return self._row_done(rec, kill=True)
+        if not self.rows:
+            if kind != "record":
+                raise Malformed(f"{kind!r} from a service that answers with records")
+            return self._row_done(_checked(case, payload))
+        if self.judge is None or self.judge.done is not None:
+            raise Malformed(f"{kind!r} with no row in flight")
+        if kind == "called":
+            go = self.judge.on_called(payload)
+            self.replace = self.replace or bool(payload.get("fpenv"))
+            self._send(go)
+            return None
+        if kind == "timed":
+            self.judge.on_timed(payload)
+            self.replace = self.replace or bool(payload.get("fpenv"))
+            return None
+        if kind == "failed":
+            return self._row_done(self.judge.ended_early("ERROR", str(payload)[:500]), kill=True)
+        if kind == "end":
+            rec = self.judge.on_end(payload)
+            self.replace = self.replace or bool(payload.get("leftovers"))
+            return self._row_done(rec)
+        raise Malformed(f"{kind!r} while a row runs")
+
+    def ended(self, verdict: str, reason: str, **extra: Any) -> Record:
+        """The row in flight ends without its worker's last word (crash, hang, garbage)."""
+        if self.judge is not None and self.judge.done is None:
+            rec = self.judge.ended_early(verdict, reason)
+        else:
+            rec = self.case.new_record()
+            rec.update(verdict=verdict, reason=reason)
+        rec.update(extra)
+        return self._row_done(rec)
+
+    def _row_done(self, rec: Record, kill: bool = False) -> Record:
+        output = self.take_output()
+        if output is not None:
+            rec["captured"] = output
+        if self.load_notes:
+            note = ("the library changed the floating-point environment when it was loaded ("
+                    + "; ".join(self.load_notes) + "): built with -ffast-math?")
+            rec["process_notes"] = [note]
+            if rec["verdict"] not in ("PASS", "SKIP"):
+                rec["reason"] = f"{rec['reason']}; {note}" if rec["reason"] else note
+        if self.judge is not None:
+            self.judge.close()
+            if self.tally is not None:
+                job.add_row(self.tally, self.case, self.judge)
+        self.case, self.judge = None, None
+        # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
+        self.replace = self.replace or kill or rec["verdict"] in FAILING
+        return rec
+
+    def take_output(self) -> dict | None:
+        """What the worker wrote to stdout/stderr since the last row (bounded, like pytest's captured output)."""
+        try:
+            size = os.fstat(self.capture).st_size
+            if not size:
+                return None
+            head = os.pread(self.capture, OUTPUT_HEAD, 0)
+            tail = os.pread(self.capture, OUTPUT_TAIL, max(len(head), size - OUTPUT_TAIL)) if size > len(head) else b""
+            os.ftruncate(self.capture, 0)
+        except OSError:
+            return None
+        text = head.decode(errors="replace")
+        if tail:
+            skipped = size - len(head) - len(tail)
+            text += (f"\n[... {skipped} bytes not kept ...]\n" if skipped > 0 else "") + tail.decode(errors="replace")
+        return {"bytes": size, "text": text}
+
+    def waitables(self) -> list:
+        return [self.conn] + [self.pidfd] * (self.pidfd >= 0)
+
+    def exited(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the worker to end; whether it did."""
+        end = time.monotonic() + timeout
+        while not self.dead() and (left := end - time.monotonic()) > 0:
+            if self.pidfd >= 0:
+                wait([self.pidfd], timeout=left)
+            else:
+                time.sleep(min(left, 0.02))
+        return self.dead()
+
+    def dead(self) -> bool:
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = os.waitstatus_to_exitcode(status)
+        return self.status is not None
+
+    def kill(self) -> None:
+        """SIGKILL the worker and everything below it: its warden, the namespace's init (which takes the whole
+        namespace along), its tree, its process group, and processes of a dead worker that re-parented to the
+        harness (a subreaper while it runs cases)."""
+        alive = self.status is None  # once reaped, the pid may belong to someone else
+        self.killed = self.killed or alive
+        tree = proctree.descendants(self.pid) if alive else []
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in tree + [self.pid] * alive:
+            proctree.kill(pid)
+        self.wait()
+        _LIVE.discard(self.pid)
+        for pid in proctree.children(os.getpid()):
+            if pid not in _LIVE and pid not in _KEEP:
+                proctree.kill_descendants(pid)
+                proctree.kill(pid)
+                proctree.reap(pid)
+
+    def wait(self) -> None:
+        if self.status is None:
+            _, status = os.waitpid(self.pid, 0)
+            self.status = os.waitstatus_to_exitcode(status)
+        self.release()
+
+    def release(self) -> None:
+        for fd in (self.pidfd, self.lifeline, self.capture):
+            if fd >= 0:
+                os.close(fd)
+        self.pidfd = self.lifeline = self.capture = -1
+        self.conn.close()
+        fence.forget(self.pid)
+        for judge in (self.judge, self.ahead):
+            if judge is not None:
+                judge.close()
+
+    def close(self) -> None:
+        """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
+        self._send(None)
+        self.exited(_CLOSE_LIMIT_S)
+        self.kill()
+
+    def how_it_died(self) -> str:
+        self.dead()
+        code = self.status
+        if code is None:
+            return "it is still running"
+        if code == -signal.SIGKILL and not self.killed:
+            return ("signal SIGKILL, which the harness did not send: possibly the kernel's out-of-memory killer "
+                    f"({_oom_note()})")
+        if code == worker.BROKEN:
+            return f"exit code {code}: the worker itself failed, e.g. the operator closed or broke its pipe"
+        if code >= 0:
+            return f"exit code {code}"
+        note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
+        return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
+
+
+@dataclass
+class LibraryFile:
+    """The operator library of a run, opened once by the harness: every worker loads it from this descriptor
+    (/proc/self/fd/N), so what ran is the file that was hashed; a change on disk afterwards is noticed."""
+
+    path: str
+    fd: int
+    sha256: str
+    stamp: tuple
+    twin: bool
+
+    @staticmethod
+    def open(path: str, twin: bool) -> "LibraryFile":
+        import hashlib
+
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return LibraryFile(path, fd, digest.hexdigest(), _stamp(fd, path), twin)
+
+    def options(self) -> dict[str, Any]:
+        return {"operator_lib": f"/proc/self/fd/{self.fd}", "twin": self.twin, "library_path": self.path,
+                "library_sha256": self.sha256}
+
+    def changed(self) -> str:
+        """"" while the file on disk holds the bytes hashed at the start (a rebuild by a concurrent run that
+        replaced it with the same bytes is no change); else why the row cannot be evidence."""
+        stamp = _stamp(self.fd, self.path)
+        if stamp == self.stamp:
+            return ""
+        if _sha256_of(self.path) == self.sha256 and _sha256_of(f"/proc/self/fd/{self.fd}") == self.sha256:
+            self.stamp = stamp
+            return ""
+        return (f"the operator library {self.path} changed on disk during the run (sha256 {self.sha256[:16]}... at "
+                "the start): rows after the change are not evidence of the library the report names")
+
+
+def _sha256_of(path: str) -> str:
+    import hashlib
+
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return ""
+
+
+def _stamp(fd: int, path: str) -> tuple:
+    opened = os.fstat(fd)
+    try:
+        now = os.stat(path)
+        on_disk = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns)
+    except OSError:
+        on_disk = None
+    return opened.st_size, opened.st_mtime_ns, on_disk
+
+
+_LIBRARIES: dict[tuple[str, bool], LibraryFile] = {}
+
+
+def _library_of(settings: Settings) -> LibraryFile | None:
+    """The cpu backend's library, opened once per run (the twin is built first); None for other backends and
+    services, which open their own."""
+    if settings.backend != "cpu" or getattr(settings, "service", None) is not None:
+        return None
+    try:
+        fence.library()  # built here: the confined worker may not write the build directory
+    except BuildError:
+        pass  # the worker says why (BackendUnavailable)
+    given = settings.backend_options.get("operator_lib")
+    if given and str(given).startswith("/proc/self/fd/"):
+        return None
+    if given:
+        path, twin = str(Path(given).resolve()), False
+    else:
+        from harness.backends.build import BuildError, build_twin
+
+        try:
+            path, twin = str(build_twin()), True
+        except BuildError:
+            return None  # the worker says why (BackendUnavailable)
+    key = (path, twin)
+    if key not in _LIBRARIES:
+        try:
+            _LIBRARIES[key] = LibraryFile.open(path, twin)
+        except OSError:
+            return None  # the worker says why
+    return _LIBRARIES[key]
+
+
+def library_provenance(settings: Settings) -> dict[str, str]:
+    """The library's path and sha256 as the harness read them (what report.json records)."""
+    lib = _library_of(settings)
+    return {} if lib is None else {"library": lib.path, "library_sha256": lib.sha256}
+
+
+def _python_path() -> str:
+    """The worker imports this harness whatever its working directory (the unprivileged worker starts in /)."""
+    root = str(Path(__file__).resolve().parents[2])
+    rest = os.environ.get("PYTHONPATH", "")
+    return f"{root}:{rest}" if rest else root
+
+
+def _fork() -> int:
+    """os.fork, with the parent's objects frozen in the child: its cyclic garbage (say a sqlite connection of an
+    earlier History, or a test's) must never be collected there, where its finalizer would close the parent's
+    database from the worker, after the worker closed or reused the descriptors (seen: a worker SIGSEGV in
+    libsqlite3 under the pytest plugin). No collection may run between the fork and the freeze either."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        pid = os.fork()
+    except BaseException:
+        if enabled:
+            gc.enable()
+        raise
+    if pid == 0:
+        gc.freeze()
+        gc.enable()
+    elif enabled:
+        gc.enable()
+    return pid
+
+
+def _pidfd_open(pid: int) -> int:
+    """A descriptor that becomes readable when `pid` ends (Linux >= 5.3); -1 where the kernel has none."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return -1
+
+
+def _oom_note() -> str:
+    """What the cgroup says about out-of-memory kills, where it can tell."""
+    try:
+        cgroup = Path("/proc/self/cgroup").read_text().strip().splitlines()[-1].split(":", 2)[2]
+        events = Path(f"/sys/fs/cgroup{cgroup}/memory.events").read_text()
+    except (OSError, IndexError):
+        return "check the kernel log"
+    kills = dict(line.split() for line in events.splitlines() if line.strip()).get("oom_kill", "?")
+    return f"this cgroup has seen {kills} OOM kill(s); check the kernel log"
+
+
+def _checked(case: Case, payload: Any, depth: int = 0) -> Record:
+    """A record from a service's worker (harness ab), rebuilt from this case's own record: only the keys a
+    service may set, each of its type; _Garbage otherwise."""
+    if not isinstance(payload, dict) or payload.get("verdict") not in VERDICTS \
+            or (payload.get("case_name"), payload.get("table"), payload.get("line")) != (case.name, case.table,
+                                                                                         case.line):
+        raise _Garbage("a record that is not this row's")
+    rec = case.new_record()
+    kinds = {"verdict": str, "status": (int, type(None)), "reason": str, "timing": (dict, type(None)),
+             "flops": (int, float), "duration_s": (int, float)}
+    for key, kind in kinds.items():
+        if key in payload:
+            if not isinstance(payload[key], kind) or isinstance(payload[key], bool):
+                raise _Garbage(f"a record whose {key!r} is a {type(payload[key]).__name__}")
+            rec[key] = payload[key]
+    if rec["timing"] is not None:
+        from harness.run.engine import _timing
+
+        try:
+            _timing(rec["timing"])
+        except Malformed as exc:
+            raise _Garbage(str(exc)) from None
+    if "pair" in payload:
+        pair = payload["pair"]
+        if depth or not isinstance(pair, list) or len(pair) != 2:
+            raise _Garbage("a record whose 'pair' is not two records")
+        rec["pair"] = [_checked(case, side, depth + 1) for side in pair]
+    return rec
+
+
+class StopSignals:
+    """SIGINT/SIGTERM/SIGHUP handlers for the length of a run: remember the signal; the loop acts on it (and report
+    writing, which must not be cut in half, simply finishes)."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            try:
+                self._old[signum] = signal.signal(signum, self._note)
+            except ValueError:  # not the main thread: the caller keeps its own handling
+                pass
+        return self
+
+    def _note(self, signum: int, _frame: Any) -> None:
+        self.signum = self.signum or signum
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+
+
+def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
+               on_record: Callable[[Record], None], stop: StopSignals, settle: Case | None = None,
+               on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
+               goldens: dict | None = None, beside: _Beside | None = None) -> None:
+    """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
+    workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
+    over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
+    the row failed (FAIL, ERROR, CRASH, TIMEOUT): then that is its verdict, it leaves the queues and no later
+    worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of
+    each row handed to a worker (the progress display's row being timed). A queue is a deque or a _Claims (rows
+    shared with another judge process); `tally` gets harness.store.job's counts, `goldens` keeps perf rows' goldens
+    between rounds, and the records of a `beside` judge process are passed on while this phase runs."""
+    pool: list[_Worker] = []
+    settling = [settle]
+
+    def emit(w: _Worker, record: Record | None) -> None:
+        if record is None:
+            return
+        record["device"] = w.device
+        if w.settling:
+            w.settling = False
+            if record["verdict"] not in FAILING:
+                return
+            case, settling[0] = settling[0], None
+            for queue in queues.values():
+                while case in queue:
+                    queue.remove(case)
+            record["reason"] += " (while settling a fresh worker before the timed rows)"
+        on_record(record)
+
+    def finish(w: _Worker, record: Record | None) -> None:
+        pool.remove(w)
+        if w.status is None:
+            w.kill()
+        else:
+            w.release()
+        emit(w, record)
+
+    def pending() -> bool:
+        return any(queues.values())
+
+    def feed(w: _Worker, case: Case) -> None:
+        """Hand `case` to `w`; rows that need no call come back at once, and the worker takes the next."""
+        if not w.settling:
+            on_start(case)
+        emit(w, w.submit(case))
+        while w.case is None and queues[w.device] and not w.settling and w.info is not None:
+            case = queues[w.device].popleft()
+            on_start(case)
+            emit(w, w.submit(case))
+
+    try:
+        while (pending() or any(w.case for w in pool)) and not stop.signum:
+            for w in [w for w in pool if w.case is None and (w.dead() or w.replace)]:
+                if not w.replace:  # died after its row was recorded
+                    print(f"\nwarning: the worker that ran {w.last} died after that row finished "
+                          f"({w.how_it_died()}): the operator left something running", file=sys.stderr, flush=True)
+                finish(w, None)
+            for w in pool:
+                if w.case is None and queues[w.device]:
+                    feed(w, queues[w.device].popleft())
+            for device in _free_slots(slots, [w.device for w in pool]):
+                if queues[device]:
+                    w = _Worker(settings, device)
+                    w.tally, w.goldens = tally, goldens
+                    pool.append(w)
+                    w.settling = settling[0] is not None
+                    feed(w, settling[0] if w.settling else queues[device].popleft())
+            busy = [w for w in pool if w.case is not None]
+            ready = wait([x for w in busy for x in w.waitables()] + (beside.waitables() if beside else []),
+                         timeout=0.2)
+            if beside is not None and beside.conn in ready:
+                beside.pump()
+            now = time.monotonic()
+            for w in busy:
+                try:
+                    if w.conn in ready:
+                        emit(w, w.handle(*w.receive()))
+                        if settings.cpus and w.judge is not None and w.judge.stage == "timing" and queues[w.device]:
+                            w.plan_ahead(queues[w.device][0])
+                        if w.replace and w.case is None:
+                            finish(w, None)
+                    elif w.dead():
+                        finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
+                    elif now - w.since > settings.timeout_s + (0.0 if w.started else STARTUP_GRACE_S):
+                        finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
+                                                     f"{settings.timeout_s:g} s; worker killed",
+                                          duration_s=settings.timeout_s))
+                except _Garbage as exc:
+                    if w.case is None:  # garbage after its row ended: the worker goes, the row stays as judged
+                        finish(w, None)
+                    elif w.status is not None:  # the pipe broke because the worker died: that is the story
+                        finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
+                    else:
+                        finish(w, w.ended("CRASH", f"the worker sent protocol garbage ({exc}); the operator wrote "
+                                                   "to descriptors it does not own or changed the worker"))
+    finally:
+        for w in pool:
+            if stop.signum or w.case is not None:
+                w.kill()
+            else:
+                w.close()
+    if stop.signum:
+        raise Interrupted(stop.signum)
+
+
+#: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
+#: buffers are then held at once): the run's peak memory stays that of its largest row.
+AHEAD_BYTES = 1 << 30
+
+
+def _footprint(case: Case | None) -> float:
+    """A row's estimated harness footprint (harness.judge.footprint); infinite for one that cannot be planned."""
+    try:
+        if case is not None and case.args is not None and not case.skip and not case.errors:
+            return footprint_bytes(case)
+    except (ValueError, OverflowError, AttributeError, TypeError):
+        pass
+    return float("inf")
+
+
+def _free_slots(slots: list[int], taken: list[int]) -> list[int]:
+    """The entries of `slots` no live worker holds (a multiset difference, in slot order)."""
+    left = list(taken)
+    free = []
+    for device in slots:
+        if device in left:
+            left.remove(device)
+        else:
+            free.append(device)
+    return free
+
+
+def _devices_of(settings: Settings) -> list[int]:
+    """The devices a run uses: Settings.devices, else the one device of the backend options."""
+    return list(settings.devices) if settings.devices else [int(settings.backend_options.get("device", 0))]
+
+
+def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], None],
+        on_start: Callable[[Case], None] = lambda case: None) -> dict[str, Any]:
+    """Precision phase in parallel over every device, then the perf phase (one row per device at a time, devices in
+    parallel); on the cpu backend with two workers or more on two cores or more, the precision rows run beside
+    the perf phase instead (_beside_allowed). Records are handed out as they finish, each naming its device, and
+    `on_start` hears of each row handed to a worker. Returns the run's tally (harness.store.job). Raises Interrupted
+    (after killing every worker) when SIGINT or SIGTERM arrives."""
+    precision = [c for c in cases if not c.is_perf]
+    perf = [c for c in cases if c.is_perf]
+    devices = _devices_of(settings)
+    slots = devices * max(1, settings.workers) if len(devices) == 1 else devices
+    tally = job.new_tally()
+    with _subreaper(), StopSignals() as stop:
+        if precision and perf and _beside_allowed(settings, devices):
+            _run_beside(precision, perf, settings, devices[0], on_record, stop, on_start, tally)
+            return job.close(tally)
+        if precision:
+            shared = deque(precision)
+            with job.phase(tally, "precision"):
+                _run_phase({d: shared for d in devices}, settings, slots, on_record, stop, on_start=on_start,
+                           tally=tally)
+        if perf:
+            with job.phase(tally, "perf"):
+                _run_perf(perf, settings, devices, on_record, stop, on_start, tally)
+    return job.close(tally)
+
+
+def _beside_allowed(settings: Settings, devices: list[int]) -> bool:
+    """Whether the precision rows may run beside the perf phase: on the cpu backend, where a "device" is emulated
+    in the worker's host threads and what timing must not share is a core, not a device, so a timed worker pinned
+    to cores of its own shares nothing with the precision rows on the others (README "Running": measured); with
+    workers >= 2 (the run may use more than one core) on one device, and at least two cores to split."""
+    return (settings.backend == "cpu" and len(devices) == 1 and settings.workers >= 2 and settings.timing is not None
+            and getattr(settings, "service", None) is None and len(os.sched_getaffinity(0)) >= 2)
+
+
+def _run_beside(precision: list[Case], perf: list[Case], settings: Settings, device: int,
+                on_record: Callable[[Record], None], stop: StopSignals, on_start: Callable[[Case], None],
+                tally: dict) -> None:
+    """The precision rows in a judge process beside this one (_Beside) on the first half of the cores, while this
+    one runs the perf phase with its timed workers pinned to the other half; once the perf phase ends, this
+    process takes precision rows too (from the back of the list, the other judge from the front), and at the end
+    runs any row the other judge took and did not report (it died)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    judge_cpus, timed_cpus = set(cpus[:len(cpus) // 2]), set(cpus[len(cpus) // 2:])
+    bounds = mp.get_context("fork").Array("q", [0, len(precision)])
+    start = last = time.monotonic()
+
+    def precision_record(rec: Record) -> None:  # the precision phase ends with its last record
+        nonlocal last
+        last = time.monotonic()
+        on_record(rec)
+
+    beside = _Beside(_Claims(precision, bounds, front=True), replace(settings, workers=1), device, judge_cpus, stop,
+                     precision_record)
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, judge_cpus)  # this judge too: only the timed worker runs on the timed cores
+    try:
+        with job.phase(tally, "perf"):
+            _run_perf(perf, settings, [device], on_record, stop, on_start, tally, beside, timed_cpus)
+        os.sched_setaffinity(0, mine)  # nothing is timed now: the precision rows left take any core
+        rest = _Claims(precision, bounds, front=False)
+        _run_phase({device: rest}, settings, [device], precision_record, stop, tally=tally, beside=beside)
+        beside.finish(stop)
+    finally:
+        os.sched_setaffinity(0, mine)
+        beside.kill()
+        tally["intervals"]["precision"] = (start, last)
+    for key in ("worker_starts", "worker_start_s", "goldens", "golden_s"):
+        tally[key] += beside.tally.get(key, 0)
+    if stop.signum:
+        raise Interrupted(stop.signum)
+    lost = [c for c in precision[:bounds[0]] if (c.table, c.line) not in beside.reported]
+    if lost:
+        _run_phase({device: deque(lost)}, settings, [device], on_record, stop, tally=tally)
+
+
+class _Claims:
+    """Precision rows shared by two judge processes (a queue for _run_phase): one takes them from the front, the
+    other from the back, each row once. Truth claims the next row, so a true queue always has one to pop."""
+
+    def __init__(self, cases: list[Case], bounds: Any, front: bool):
+        self.cases, self.bounds, self.front = cases, bounds, front
+        self.held: Case | None = None
+
+    def __bool__(self) -> bool:
+        if self.held is None:
+            with self.bounds.get_lock():
+                low, high = self.bounds[0], self.bounds[1]
+                if low < high:
+                    index = low if self.front else high - 1
+                    self.bounds[0 if self.front else 1] = low + 1 if self.front else high - 1
+                    self.held = self.cases[index]
+        return self.held is not None
+
+    def popleft(self) -> Case:
+        if not self:
+            raise IndexError("no rows left")
+        case, self.held = self.held, None
+        return case
+
+
+class _Beside:
+    """A judge process beside this one, forked from it (trusted: it runs the harness's own code and never loads
+    the operator library) and pinned to `cpus` with its worker: it runs the precision rows it claims and sends
+    each record over a pipe, as JSON; `pump` hands them to `on_record` here, the one process that writes files."""
+
+    def __init__(self, claims: _Claims, settings: Settings, device: int, cpus: set[int], stop: StopSignals,
+                 on_record: Callable[[Record], None]):
+        self.on_record, self.reported, self.tally, self.eof = on_record, set(), {}, False
+        self.conn, child = mp.Pipe(duplex=False)
+        self.pid = _fork()
+        if self.pid == 0:
+            self.conn.close()
+            _beside_main(claims, settings, device, cpus, stop, child)
+        child.close()
+        _KEEP.add(self.pid)
+
+    def waitables(self) -> list:
+        return [] if self.eof else [self.conn]
+
+    def pump(self) -> None:
+        """One message of the other judge: a record (passed on), or its tally at its end."""
+        try:
+            kind, payload = json.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            self.eof = True
+            return
+        if kind == "record":
+            self.reported.add((payload["table"], payload["line"]))
+            self.on_record(payload)
+        else:
+            self.tally = payload
+
+    def finish(self, stop: StopSignals) -> None:
+        """Every record it has left to send, until it ends (or a signal stops the run)."""
+        while not self.eof and not stop.signum:
+            if wait([self.conn], timeout=0.2):
+                self.pump()
+
+    def kill(self) -> None:
+        """End it and everything below it (at once when the run was interrupted; after finish() it has ended)."""
+        proctree.kill_descendants(self.pid)
+        proctree.kill(self.pid)
+        proctree.reap(self.pid)
+        self.conn.close()
+        _KEEP.discard(self.pid)
+
+
+def _beside_main(claims: _Claims, settings: Settings, device: int, cpus: set[int], stop: StopSignals,
+                 conn: Any) -> NoReturn:
+    """The body of the judge process beside: its rows on one worker, on `cpus`; never returns (os._exit, so
+    nothing of the parent's, its buffered output or its database, is flushed or closed twice)."""
+    code = 1
+    try:
+        os.sched_setaffinity(0, cpus)
+        _LIVE.clear()
+        _KEEP.clear()
+        proctree.set_subreaper(True)
+        tally = job.new_tally()
+
+        def send(rec: Record) -> None:
+            conn.send_bytes(json.dumps(["record", rec], default=worker.plain).encode())
+
+        try:
+            _run_phase({device: claims}, settings, [device], send, stop, tally=tally)
+        except Interrupted:  # Ctrl-C reached this process too: the parent ends the run
+            os._exit(1)
+        conn.send_bytes(json.dumps(["tally", {k: tally[k] for k in ("worker_starts", "worker_start_s", "goldens",
+                                                                     "golden_s")}]).encode())
+        code = 0
+    except BaseException:  # noqa: BLE001 - the parent runs what this process took and did not report
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Record], None]) -> None:
+    """Each case once, in order, on one isolated worker, perf rows included and not in rounds: for callers that
+    time nothing here (the pytest plugin runs one item at a time)."""
+    device = _devices_of(settings)[0]
+    with _subreaper(), StopSignals() as stop:
+        _run_phase({device: deque(cases)}, settings, [device], on_record, stop)
+
+
+@contextmanager
+def _subreaper() -> Iterator[None]:
+    """While workers run, orphans of a dead worker re-parent to the harness, where _Worker.kill finds them, and
+    the harness is not dumpable."""
+    _KEEP.update(proctree.children(os.getpid()))
+    was = proctree.set_subreaper(True)
+    dumpable = proctree.set_dumpable(False)  # a worker of our uid cannot open our /proc/<pid>/fd or mem
+    try:
+        yield
+    finally:
+        proctree.set_dumpable(dumpable)
+        proctree.set_subreaper(was)
+        _KEEP.clear()
+
+
+def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_record: Callable[[Record], None],
+              stop: StopSignals, on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
+              beside: _Beside | None = None, cpus: set[int] | None = None) -> None:
+    """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
+    order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
+    (harness.perf.timing.more_rounds: three rounds while a round fits the row's cap, one when a single round does
+    not). Its record goes out after its last round, rounds merged and judged once
+    (harness.perf.verdict.merge_round_records); a row that fails, crashes or is not timed leaves at once. Each row keeps
+    one device for all its rounds (rows dealt over the devices in table order), and each device runs one row at a
+    time: rows never share a device, and the precision phase has ended before, or runs `beside` on other cores
+    than `cpus`, which the timed workers are pinned to. Each row's golden is computed once and kept for its later
+    rounds (the judge plans every round's buffers from the row's seed: the same inputs)."""
+    from harness.perf.verdict import merge_round_records, round_decides
+    from harness.perf.timing import more_rounds
+
+    config = settings.timing
+    rounds = config.rounds if config is not None else 1
+    per_round = replace(settings, timing=config.per_round()) if config is not None else settings
+    if cpus:
+        per_round = replace(per_round, cpus=sorted(cpus))
+    goldens: dict = {}
+    by_id = {c.id: c for c in perf}
+    taken: dict[str, list[Record]] = {c.id: [] for c in perf}
+
+    def finish(key: str) -> None:
+        goldens.pop(key, None)
+        on_record(merge_round_records(taken.pop(key), by_id[key], config, settings.baselines, settings.hardware))
+
+    home = {c.id: devices[i % len(devices)] for i, c in enumerate(perf)}
+
+    def collect(rec: Record) -> None:
+        key = f"{Path(rec['table']).name}::{rec['case_name']}"
+        if key not in taken:  # a row already finished (its settling pass did not end)
+            return
+        taken[key].append(rec)
+        if round_decides(rec):
+            finish(key)
+    todo = list(perf)
+    for r in range(rounds):
+        if not todo:
+            break
+        # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin: the
+        # first row of a round ran ~20 % slow); each round's worker opens with the cheapest row once, untimed.
+        settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
+                                          ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
+        queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
+        _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
+                   goldens=goldens, beside=beside)
+        for case in [c for c in todo if c.id in taken]:
+            spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
+            if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
+                finish(case.id)
+        todo = [c for c in todo if c.id in taken]
+
+
+def check_backend(settings: Settings) -> dict[str, Any]:
+    """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
+    crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
+    if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
+        ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
+    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
+    with _subreaper():
+        return _probe(settings, limit)
+
+
+def ensure_twin() -> None:
+    """Build the CPU twin if it is missing or stale (here, or on each Ray host before its first row)."""
+    from harness.backends.build import BuildError, build_twin
+
+    try:
+        build_twin()
+    except BuildError as exc:
+        raise BackendUnavailable(f"cpu backend: {exc}") from exc
+
+
+def _probe(settings: Settings, limit: float) -> dict[str, Any]:
+    w = _Worker(settings)
+    stage = "loading the library and creating a handle"
+    try:
+        deadline = time.monotonic() + limit + STARTUP_GRACE_S
+        w.conn.send(None)  # after "ready": close the backend (aclblasDestroy) and report "closed"
+        info: dict = {}
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise BackendUnavailable(f"{settings.backend} backend: the operator library did not finish "
+                                         f"{stage} within {limit:g} s")
+            if w.conn not in wait(w.waitables(), timeout=min(left, 0.2)):
+                if w.dead():
+                    raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
+                                             f"worker while {stage} ({w.how_it_died()})")
+                continue
+            try:
+                kind, payload = w.receive()
+            except _Garbage as exc:
+                why = w.how_it_died() if w.status is not None else f"protocol garbage: {exc}"
+                raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
+                                         f"worker while {stage} ({why})") from None
+            if kind == "started":
+                deadline = time.monotonic() + limit
+            elif kind == "unavailable":
+                raise BackendUnavailable(str(payload)[:500])
+            elif kind == "ready":
+                info = dict(payload) if isinstance(payload, dict) else {}
+                info.pop("judge", None)
+                info.update(library_provenance(settings))  # as the harness read the file, not as the worker says
+                stage = "destroying its handle (aclblasDestroy)"
+            elif kind == "closed":
+                return info
+    finally:
+        w.kill()

@@ -1,0 +1,259 @@
+"""The operator's side of a row: all that runs in the process that loads the operator library.
+
+The judge (harness/run/engine.py, in a process that never loads operator code) plans the row's buffers and writes them,
+guards included, into shared memory it created (a `RowJob` says where each buffer lies). The sandbox copies them
+into backend memory (guard-page mappings on `cpu`, device memory elsewhere), calls the operator, copies every
+buffer back into the shared memory and answers with a small fixed message of measurements (status, memory, the
+const scalars' bytes, the floating-point environment). It never judges: whatever the operator does to this process,
+the golden, the checks and the verdict are computed elsewhere from the judge's own copies.
+
+Perf rows are timed here (the call must run where it is timed) with a digest of every buffer after each sample, so
+the judge can tell whether any timed call left other bytes than the one it checked.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import mmap
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from harness.judge import footprint
+from harness.run import fpenv
+from harness import ops
+
+#: After a call that left threads running, the end-of-row digest waits for them to end, in steps of SETTLE_S, up to
+#: SETTLE_MAX_S (a thread pool of the library's own never ends: then the digest is taken after SETTLE_MAX_S).
+SETTLE_S = 0.05
+SETTLE_MAX_S = 0.5
+#: The bytes of one "untouchable" buffer: rows expected to be rejected whose real buffers would not fit get
+#: pointers into this much inaccessible memory each (any access is a SIGSEGV: CRASH).
+UNTOUCHABLE_BYTES = 1 << 16
+DIGEST_BYTES = 16
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One buffer in the row's shared memory: `size` bytes at `offset`, data `nbytes` after `front` guard bytes."""
+
+    name: str
+    offset: int
+    size: int
+    front: int
+    nbytes: int
+    null: bool = False
+    output: bool = False
+    points_to: tuple[str | None, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """What the judge sends for one row (pickled: it comes from the trusted side)."""
+
+    case: Any
+    slots: tuple[Slot, ...]
+    size: int
+    timing: Any = None          # harness.perf.timing.TimingConfig when the row is to be timed after a passing first call
+    accumulates: bool = False   # the call reads C (beta != 0): the timed loop's C is not the checked one
+    untouchable: bool = False   # the buffers are inaccessible memory: the row must be rejected before any access
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What the judge knows of the sandbox's backend (its "ready" message, validated): how buffers are guarded,
+    which API it calls, and why an operator cannot run there (e.g. the library lacks its symbol)."""
+
+    name: str = "cpu"
+    api: str = "aclblas"
+    fenced: bool = False
+    granule: int = 1
+    hardware: str = ""
+    unsupported: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def of(backend: Any) -> "BackendInfo":
+        """The description of an open backend (in the process that opened it)."""
+        info = backend.describe()
+        return BackendInfo(name=backend.name, api=backend.api, fenced=bool(getattr(backend, "fenced", False)),
+                           granule=int(getattr(backend, "guard_granule", 1)),
+                           hardware=str(info.get("hardware") or info.get("device", "")),
+                           unsupported={op: why for op in ops.names() if (why := ops.unsupported(ops.get(op),
+                                                                                                  backend))})
+
+
+def digest(parts: list[memoryview | bytes]) -> str:
+    h = hashlib.blake2b(digest_size=DIGEST_BYTES)
+    for part in parts:
+        h.update(part)
+    return h.hexdigest()
+
+
+def timed_parts(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
+    """The bytes a timed sample must leave as the judge expects them: every buffer whole, except that when the
+    call accumulates into C only C's guard zones are compared (C changes from call to call by design)."""
+    parts = []
+    for s in slots:
+        view = raw(s)
+        if s.output and accumulates:
+            parts += [view[:s.front], view[s.front + s.nbytes:]]
+        else:
+            parts.append(view)
+    return parts
+
+
+class Prepared:
+    """The row's buffers in backend memory (state: their addresses); `call()` runs the operator once on them."""
+
+    def __init__(self, job: RowJob, backend: Any, view: memoryview):
+        self.job, self.backend, self.view = job, backend, memoryview(view)
+        self.addrs: dict[str, int] = {}
+        self._untouchable = (0, 0)
+        self.pristine: dict[str, bytes] = {}
+        try:
+            self._place()
+        except BaseException:
+            self.close()  # the shared memory must not stay exported by a half-made row
+            raise
+
+    def _place(self) -> None:
+        job, backend = self.job, self.backend
+        self.spec = ops.get(job.case.op)
+        self.scalars = self.spec.scalars(job.case.args)
+        by_name = {s.name: s for s in job.slots}
+        if job.untouchable:
+            size = UNTOUCHABLE_BYTES * max(1, len(job.slots))
+            base = _inaccessible(size)
+            self._untouchable = (base, size)
+            self.ptrs = {s.name: 0 if s.null else base + i * UNTOUCHABLE_BYTES for i, s in enumerate(job.slots)}
+            return
+        # pointer arrays last: their entries are the device addresses of the matrices allocated before them
+        for s in sorted(job.slots, key=lambda s: s.points_to is not None):
+            if s.points_to is not None:
+                table = np.array([0 if t is None or by_name[t].null else self.addrs[t] + by_name[t].front
+                                  for t in s.points_to], dtype=np.uint64)
+                self.raw(s)[s.front:s.front + s.nbytes] = table.view(np.uint8).tobytes()
+            self.addrs[s.name] = backend.alloc(s.size, s.name, (s.front, s.nbytes))
+            backend.upload(self.addrs[s.name], np.frombuffer(self.view, np.uint8, s.size, s.offset))
+        self.ptrs = {s.name: 0 if s.null else self.addrs[s.name] + s.front for s in job.slots}
+        self.pristine = {s.name: bytes(self.raw(s)) for s in job.slots if s.output and job.accumulates}
+
+    def raw(self, slot: Slot) -> memoryview:
+        return self.view[slot.offset:slot.offset + slot.size]
+
+    def call(self) -> int:
+        handle = 0 if self.job.case.args.handle_null else self.backend.handle
+        return ops.call(self.spec, self.backend, self.job.case.args, self.ptrs, handle, self.scalars)
+
+    def device_bytes(self, slot: Slot) -> memoryview:
+        """A buffer's bytes as the operator left them: read in place on the cpu backend, downloaded elsewhere."""
+        addr = self.addrs[slot.name]
+        if getattr(self.backend, "name", "") == "cpu":
+            return memoryview((ctypes.c_char * slot.size).from_address(addr)).cast("B")
+        return memoryview(self.backend.download(addr, slot.size))
+
+    def download(self) -> None:
+        """Every buffer back into the shared memory, where the judge copies it."""
+        for s in self.job.slots:
+            if s.name in self.addrs:
+                self.raw(s)[:] = self.device_bytes(s)
+
+    def restore_outputs(self) -> None:
+        for name, data in self.pristine.items():
+            self.backend.upload(self.addrs[name], np.frombuffer(data, np.uint8))
+
+    def timed_digest(self) -> str:
+        return digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
+
+    def close(self) -> None:
+        for addr in self.addrs.values():
+            self.backend.free(addr)
+        self.addrs.clear()
+        self.view.release()
+        base, size = self._untouchable
+        if base:
+            _LIBC.munmap(ctypes.c_void_p(base), ctypes.c_size_t(size))
+            self._untouchable = (0, 0)
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mmap.restype = ctypes.c_void_p
+_LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+_LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+
+def _inaccessible(size: int) -> int:
+    """The address of `size` bytes of PROT_NONE memory (Python's mmap cannot give the address of what it may not
+    read)."""
+    addr = _LIBC.mmap(None, size, 0, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)  # PROT_NONE
+    if addr in (None, ctypes.c_void_p(-1).value):
+        raise MemoryError("cannot map inaccessible memory for a rejected row")
+    return int(addr)
+
+
+def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str, dict], Any]) -> dict:
+    """Run one row: the first call ("called"), then, if the judge says so, the timed loop ("timed"). Returns the
+    end-of-row measurements (late-write digests, threads still running, peak memory) for the "end" message."""
+    start_peak = footprint.reset_peak()
+    prepared = Prepared(job, backend, view)
+    try:
+        backend.reset_peaks()
+        threads_before = footprint.threads()
+        env_before = fpenv.read()
+        before = footprint.resident()
+        status = prepared.call()
+        backend.synchronize()
+        after = footprint.resident()
+        changed_env = fpenv.changes(env_before)
+        prepared.download()
+        message = backend.last_message() if hasattr(backend, "last_message") else ""
+        go = exchange("called", {
+            "status": int(status),
+            "growth": None if before is None or after is None else after - before,
+            "memory": backend.memory(),
+            "scalars": {k: bytes(v).hex() for k, v in prepared.scalars.items() if v is not None},
+            "pointers": {k: int(v) for k, v in prepared.ptrs.items()},
+            "message": str(message)[:500],
+            "fpenv": changed_env,
+        })
+        if go and job.timing is not None and not job.untouchable:
+            _timed(job, backend, prepared, exchange)
+        backend.synchronize()  # device work still queued is not late; work outside the stream is
+        settle_until = time.monotonic() + SETTLE_MAX_S
+        while footprint.threads() > threads_before and time.monotonic() < settle_until:
+            time.sleep(SETTLE_S)  # threads the call left: give their late writes time to land before the digest
+        threads_left = max(0, footprint.threads() - threads_before)
+        prepared.download()  # the bytes as the row ends: the judge compares their digests with what it checked
+        late = [digest([prepared.raw(s)]) for s in job.slots if s.name in prepared.addrs]
+    finally:
+        prepared.close()
+    peak = footprint.peak()
+    return {"late": late, "threads_left": threads_left,
+            "peak_growth": None if peak is None or start_peak is None else peak - start_peak}
+
+
+def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any]) -> None:
+    from harness.perf import stats, timing  # noqa: F401 - stats (scipy) before `before`: its import is not a leak
+
+    digests: list[str] = []
+    env_before = fpenv.read()
+    env_changes: list[str] = []
+
+    def after_sample() -> None:
+        digests.append(prepared.timed_digest())
+        if not env_changes:
+            env_changes.extend(fpenv.changes(env_before))
+
+    before = footprint.resident()
+    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample)
+    after = footprint.resident()
+    recheck = None
+    if job.accumulates:
+        prepared.restore_outputs()
+        recheck = int(prepared.call())
+        backend.synchronize()
+    prepared.download()
+    exchange("timed", {"timing": record, "digests": digests, "recheck_status": recheck, "fpenv": env_changes,
+                       "growth": None if before is None or after is None else after - before})
