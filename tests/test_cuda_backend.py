@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import golden
-import harness
+import harness.perf
 from harness import abi, ops
 from harness.run import runner
 from harness.backends import BackendUnavailable, cuda, open_backend
@@ -417,7 +417,7 @@ def measured(monkeypatch, tmp_path):
     monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: cases)
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
     monkeypatch.setitem(sys.modules, "harness.perf.baselines", writer)
-    monkeypatch.setattr(harness, "baselines", writer, raising=False)
+    monkeypatch.setattr(harness.perf, "baselines", writer, raising=False)
     return SimpleNamespace(outcome=outcome, written=written, timed=timed)
 
 

@@ -75,7 +75,7 @@ def test_plugin_never_loads_the_library_into_pytests_process(tmp_path, toy_lib):
     """The plugin's path (runner.run_in_order) in a fresh process that then looks at its own mappings."""
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)])
     libs = mapped_after(f"""
-from harness import runner
+from harness.run import runner
 from harness.run.engine import load_table
 records = []
 runner.run_in_order(load_table({str(table)!r}), runner.Settings(backend_options={{"operator_lib": {str(toy_lib)!r}}}),

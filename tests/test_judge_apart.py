@@ -253,7 +253,7 @@ def test_the_confined_worker_cannot_write_outside_its_note_directory(tmp_path):
     notes, target = tmp_path / "notes", tmp_path / "harness-file"
     notes.mkdir()
     target.write_text("harness\n")
-    code = ("import sys\nfrom harness import confine\nconfine.apply([sys.argv[1]])\n"
+    code = ("import sys\nfrom harness.run import confine\nconfine.apply([sys.argv[1]])\n"
             "open(sys.argv[1] + '/note', 'w').write('ok')\n"
             "try:\n    open(sys.argv[2], 'a').write('forged')\nexcept PermissionError:\n    print('refused')\n")
     out = subprocess.run([sys.executable, "-c", code, str(notes), str(target)], capture_output=True, text=True,
