@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: Far above what the rows need and far below the 1.5 GB a leak through the items would show.
-PEAK_LIMIT_MB = 400
+#: Far above what the rows need and far below the 1.5 GB a leak through the items would show. Measured here: 151 MB
+#: (pytest) and 90-122 MB (its children, a fresh twin build included); one loaded CI replica saw 408 MB for a child
+#: it did not name, so the limit leaves room for that and still fails on the leak it is for.
+PEAK_LIMIT_MB = 600
 
 MEASURE = """
 import resource, sys, pytest
