@@ -81,3 +81,22 @@ def test_bad_define_name(tmp_path):
 def test_no_sources(tmp_path):
     with pytest.raises(BuildError, match="no CPU twin sources"):
         build_twin(source_dir=tmp_path, cache_dir=tmp_path / "cache")
+
+
+def test_object_cache_recompiles_only_the_units_a_change_reaches(tmp_path):
+    """One unit reads a define and a header, the other neither: a define or a header change recompiles the first
+    only, and the library runs the new code (a stale object reused would still return the old value)."""
+    ops = tiny_operators(tmp_path, '#include "knob.h"\nextern "C" int twin_probe() { return KNOB; }\n')
+    (ops / "cpu_twin" / "knob.h").write_text("#ifndef KNOB\n#define KNOB 42\n#endif\n")
+    (ops / "cpu_twin" / "other.cpp").write_text('extern "C" int twin_other() { return 7; }\n')
+    objects = tmp_path / "objects"
+
+    def probe(defines: dict) -> int:
+        lib = build_twin(defines, source_dir=ops, cache_dir=tmp_path / "cache", object_cache_dir=objects)
+        return ctypes.CDLL(str(lib)).twin_probe()
+
+    assert probe({}) == 42 and len(list(objects.glob("*.o"))) == 2
+    assert probe({"KNOB": 43}) == 43 and len(list(objects.glob("*.o"))) == 3
+    (ops / "cpu_twin" / "knob.h").write_text("#ifndef KNOB\n#define KNOB 44\n#endif\n")
+    assert probe({}) == 44 and len(list(objects.glob("*.o"))) == 4
+    assert probe({"UNUSED_NAME": 1}) == 44 and len(list(objects.glob("*.o"))) == 4, "a define no unit reads"

@@ -121,9 +121,67 @@ def _finish(cache_dir: Path, target: Path, compile_into) -> Path:
     return target
 
 
+#: Compiled translation units, by the sha256 of what the compiler sees (object_key): a variant that patches one
+#: kernel recompiles that kernel only, wherever its copy of the tree lies.
+OBJECT_CACHE_DIR = REPO_ROOT / "build" / "objects"
+
+
+def object_key(cmd: list[str]) -> str | None:
+    """The key of the object `cmd` (a compile command without `-o`) makes: its preprocessed source without line
+    markers (every header, define and __FILE__ resolved, the tree's location left out), its flags other than the
+    preprocessor's (-I, -D: what they change is in that text), the compiler version and the host CPU (-march=native). None when it does not preprocess: compiling it
+    then reports the error."""
+    try:
+        proc = subprocess.run([*cmd, "-E", "-P"], capture_output=True)
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    h = hashlib.sha256(proc.stdout)
+    for part in (*(a for a in cmd[1:] if not a.startswith(("-I", "-D")) and not a.endswith((".cpp", ".c"))),
+                 compiler_version(cmd[0]), _host_cpu()):
+        h.update(b"\0" + part.encode())
+    return h.hexdigest()
+
+
+def _compile_objects(jobs: list[tuple[list[str], Path]], what: str, cache_dir: Path | None = None) -> None:
+    """Compile each (command without `-o`, object path), two at a time (the CI machines have two cores), taking
+    objects already in the object cache; first failure wins."""
+    cache_dir = Path(cache_dir) if cache_dir is not None else OBJECT_CACHE_DIR
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    running: list[tuple[subprocess.Popen, Path, Path | None]] = []
+
+    def finish_one() -> None:
+        proc, obj, cached = running.pop(0)
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            for other, _, _ in running:
+                other.kill()
+            raise BuildError(f"building {what} failed ({CXX} exit {proc.returncode}):\n"
+                             f"{_first_errors(err)}")
+        if cached is not None:  # published whole or not at all: concurrent builders may race for the same key
+            tmp = cached.with_name(f".{cached.name}.{os.getpid()}.{id(proc)}")
+            shutil.copyfile(obj, tmp)
+            os.replace(tmp, cached)
+
+    for cmd, obj in jobs:
+        key = object_key(cmd)
+        cached = cache_dir / f"{key}.o" if key else None
+        if cached is not None and cached.exists():
+            shutil.copyfile(cached, obj)
+            continue
+        while len(running) >= 2:
+            finish_one()
+        running.append((subprocess.Popen([*cmd, "-o", str(obj)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         text=True), obj, cached))
+    while running:
+        finish_one()
+
+
 def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None = None,
-               cache_dir: Path | None = None) -> Path:
-    """Path of the twin library for these defines, compiling it on a cache miss.
+               cache_dir: Path | None = None, object_cache_dir: Path | None = None) -> Path:
+    """Path of the twin library for these defines, compiling it on a cache miss (one translation unit at a time,
+    two at once; a define that changes only some units, such as one TWIN_MUTANT, recompiles only those).
 
     `source_dir` is an `operators/` directory (default: this checkout's), so `harness ab` can build another
     revision; `cache_dir` defaults to `<repo>/build/twin`. Raises BuildError with one clear message.
@@ -140,10 +198,14 @@ def build_twin(defines: Mapping[str, str | int] = {}, *, source_dir: Path | None
     def compile_into(tmp: Path) -> Path:
         out = tmp / LIB_NAME
         includes = [f"-I{source_dir / d}" for d in ("include", "host", "cpu_twin")]
-        cmd = [CXX, *FLAGS, *includes, *_define_flags(defines), *map(str, cpp), "-o", str(out)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        compile_flags = [f for f in FLAGS if f != "-shared"]
+        jobs = [([CXX, *compile_flags, *includes, *_define_flags(defines), "-c", str(src)], tmp / f"{src.stem}.o")
+                for src in cpp]
+        _compile_objects(jobs, "the CPU twin", object_cache_dir)
+        proc = subprocess.run([CXX, *FLAGS, *(str(obj) for _, obj in jobs), "-o", str(out)], capture_output=True,
+                              text=True)
         if proc.returncode != 0:
-            raise BuildError(f"building the CPU twin failed ({CXX} exit {proc.returncode}):\n"
+            raise BuildError(f"linking the CPU twin failed ({CXX} exit {proc.returncode}):\n"
                              f"{_first_errors(proc.stderr)}")
         return out
 
@@ -202,26 +264,11 @@ def _apply_patches(root: Path, patches: tuple[Patch, ...]) -> None:
         path.write_text(text.replace(old, new))
 
 
-def _compile_objects(jobs: list[list[str]]) -> None:
-    """Run the compile commands two at a time (the CI machines have two cores); first failure wins."""
-    running: list[subprocess.Popen] = []
-    for cmd in jobs + [None]:  # type: ignore[list-item]
-        while running and (cmd is None or len(running) >= 2):
-            proc = running.pop(0)
-            _, err = proc.communicate()
-            if proc.returncode != 0:
-                for other in running:
-                    other.kill()
-                raise BuildError(f"building the ascend-cpu library failed ({CXX} exit {proc.returncode}):\n"
-                                 f"{_first_errors(err)}")
-        if cmd is not None:
-            running.append(subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True))
-
-
 def build_ascend_cpu(patches: tuple[Patch, ...] = (), *, source_dir: Path | None = None,
-                     cache_dir: Path | None = None) -> Path:
+                     cache_dir: Path | None = None, object_cache_dir: Path | None = None) -> Path:
     """Path of the ascend-cpu library (the Ascend kernels on the CPU emulator) with `patches` applied, compiling it
-    on a cache miss. Raises BuildError with one clear message."""
+    on a cache miss (the translation units a patch leaves alone come from the object cache). Raises BuildError
+    with one clear message."""
     source_dir = Path(source_dir) if source_dir is not None else OPERATORS_DIR
     cache_dir = Path(cache_dir) if cache_dir is not None else ASCEND_CACHE_DIR
     if not (source_dir / "ascend_cpu" / "emu").is_dir():
@@ -248,10 +295,9 @@ def build_ascend_cpu(patches: tuple[Patch, ...] = (), *, source_dir: Path | None
                 cpp.write_text(rewrite_launches(cpp.read_text()))
             obj = cpp.with_suffix(".o")
             is_host = "ascend_cpu" not in cpp.parts
-            jobs.append([CXX, *ASCEND_FLAGS, *include_flags, *(renames if is_host else []), "-c", str(cpp),
-                         "-o", str(obj)])
+            jobs.append(([CXX, *ASCEND_FLAGS, *include_flags, *(renames if is_host else []), "-c", str(cpp)], obj))
             objects.append(str(obj))
-        _compile_objects(jobs)
+        _compile_objects(jobs, "the ascend-cpu library", object_cache_dir)
         out = tmp / ASCEND_LIB_NAME
         proc = subprocess.run([CXX, *ASCEND_LINK_FLAGS, *objects, "-o", str(out)], capture_output=True, text=True)
         if proc.returncode != 0:
