@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from harness.run import devices
-
-#: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
-DEFAULT_ROUNDS = 10
+from harness.settings import DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, TIMEOUT_S
 
 
 def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str], float]:
@@ -75,10 +73,10 @@ def add_baselines_option(p: argparse.ArgumentParser) -> None:
 def add_backend_options(p: argparse.ArgumentParser) -> None:
     from harness.backends import NAMES
 
-    p.add_argument("--backend", default="cpu", choices=NAMES,
+    p.add_argument("--backend", default=DEFAULTS["backend"], choices=NAMES,
                    help="where the operator runs: cpu (the C++ twin), ascend-cpu (the Ascend C kernels emulated), "
                         "npu (CANN + Ascend NPU), cuda (the cuBLAS peer)")
-    p.add_argument("--device", type=devices.parse, default="0",
+    p.add_argument("--device", type=devices.parse, default=DEFAULTS["device"],
                    help="device ids: 3, a list 0,2,5, a range 0-7 or all; one worker per device (cpu: emulated "
                         "devices, `all` = HARNESS_CPU_DEVICES, default 4)")
     p.add_argument("--operator-lib", metavar="PATH",
@@ -101,7 +99,7 @@ def timing_scopes(text: str) -> tuple[str, ...]:
 
 
 def add_timing_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
+    p.add_argument("--timing-mode", default=DEFAULTS["timing_mode"], choices=("sync", "steady"),
                    help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls "
                         "(= --timing-scope steady)")
     p.add_argument("--timing-scope", type=timing_scopes, default=None, metavar="SCOPE[,SCOPE]",
@@ -109,33 +107,31 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
                         "enqueued), call (host wall time through stream sync), steady (back-to-back calls, one "
                         "sync), msprof; several run one after the other, the first is the row's figure (default: "
                         "device, or steady with --timing-mode steady)")
-    p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls before a perf row's samples")
-    p.add_argument("--min-samples", type=number(int, 2), default=50,
+    p.add_argument("--warmup", type=non_negative_int, default=DEFAULTS["warmup"],
+                   help="untimed calls before a perf row's samples")
+    p.add_argument("--min-samples", type=number(int, 2), default=DEFAULTS["min_samples"],
                    help="samples a perf row needs at least (2 or more: a spread needs two)")
     p.add_argument("--max-time", type=positive_float, default=None,
-                   help="time cap in seconds for one perf row's samples (default 0.4 on cpu and ascend-cpu, 10 on "
-                        "devices); "
-                        "warm-up gets a quarter of it")
+                   help="time cap in seconds for one perf row's samples (default "
+                        f"{_on(MAX_TIME_S)}, {DEFAULT_MAX_TIME_S:g} on devices); warm-up gets a quarter of it")
     p.add_argument("--rounds", type=positive_int, default=None,
                    help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
                         f"out over them (default {DEFAULT_ROUNDS})")
 
 
-def backend_options(args: argparse.Namespace) -> dict:
-    options: dict = {"device": devices.resolve(args.device, args.backend)[0]}
-    if args.operator_lib:
-        options["operator_lib"] = args.operator_lib
-    return options
+def add_timeout_option(p: argparse.ArgumentParser, default: float | None = None) -> None:
+    """--timeout; left unset it is the backend's (harness.settings.default_timeout_s), as in every shell."""
+    shown = f"{default:g}" if default is not None else f"{DEFAULT_TIMEOUT_S:g}, {_on(TIMEOUT_S)}"
+    p.add_argument("--timeout", type=positive_float, default=default,
+                   help=f"per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default {shown})")
 
 
-def timing_config(args: argparse.Namespace):
-    from harness.perf.timing import TimingConfig
-
-    cap = args.max_time if args.max_time is not None else (0.4 if args.backend in ("cpu", "ascend-cpu") else 10.0)
-    return TimingConfig(mode=args.timing_mode, scopes=getattr(args, "timing_scope", None) or (),
-                        warmup=args.warmup, min_samples=args.min_samples,
-                        max_time_s=cap, warmup_max_time_s=cap / 4,
-                        rounds=args.rounds if getattr(args, "rounds", None) is not None else DEFAULT_ROUNDS)
+def _on(values: dict[str, float]) -> str:
+    """Per-backend defaults in words: `0.4 on cpu and ascend-cpu`."""
+    by_value: dict[float, list[str]] = {}
+    for backend, value in values.items():
+        by_value.setdefault(value, []).append(backend)
+    return ", ".join(f"{value:g} on {' and '.join(names)}" for value, names in by_value.items())
 
 
 def default_tables() -> list[str]:

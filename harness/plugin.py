@@ -25,10 +25,15 @@ from pathlib import Path
 import pytest
 
 from harness.run.engine import Case, load_table
+from harness.settings import Settings, default_timeout_s, from_options
 
 #: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"
 TIMING_PROPERTY = "harness_timing"
+#: This pytest process's run settings (harness.settings), built from its options at configure time, and what the
+#: backend check said: None when the backend is usable, else why not.
+SETTINGS = pytest.StashKey[Settings]()
+UNAVAILABLE = pytest.StashKey["str | None"]()
 #: The perf table's timing columns (the timing record's keys, in us).
 TIMING_COLUMNS = (("min", "min_us"), ("max", "max_us"), ("mean", "mean_us"), ("stddev", "stdev_us"),
                   ("median", "median_us"))
@@ -39,8 +44,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-backend", default="cpu", help="backend for case-table items (cpu, npu, cuda)")
     group.addoption("--harness-operator-lib", default=None, help="library exporting the ops-blas C ABI")
     group.addoption("--harness-no-poison", action="store_true", help="do not poison never-read regions")
-    group.addoption("--harness-timeout", type=float, default=600.0,
-                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
+    group.addoption("--harness-timeout", type=float, default=None,
+                    help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: "
+                         f"`harness run`'s, {default_timeout_s('cpu'):g} on cpu, "
+                         f"{default_timeout_s('ascend-cpu'):g} on ascend-cpu)")
     group.addoption("--harness-report-dir", default=None, metavar="DIR",
                     help="record the rows as a harness run: results.jsonl, history and reports in DIR/<run_id>/")
     group.addoption("--harness-history", default="reports/history.sqlite", help="SQLite run history (with "
@@ -110,46 +117,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = (str(item.path), item.case.line, report.longrepr[2])
 
 
-def _settings(config: pytest.Config):
+def _settings(config: pytest.Config) -> Settings:
     """The run settings of this pytest process, its backend checked once in a probe worker (harness.run.runner). A
     backend whose runtime this machine lacks skips every item with the reason; an operator library given with
     --harness-operator-lib that cannot be loaded, created or destroyed fails every item: it is the thing under
     test, and a broken one must not read as a green session."""
-    cached = getattr(config, "_harness_settings", None)
-    if cached is None:
+    settings = config.stash[SETTINGS]
+    if UNAVAILABLE not in config.stash:
         from harness.run import runner
         from harness.backends import BackendUnavailable
 
-        options = {}
-        if config.getoption("harness_operator_lib"):
-            options["operator_lib"] = config.getoption("harness_operator_lib")
-        cached = runner.Settings(backend=config.getoption("harness_backend"), backend_options=options,
-                                 poison=not config.getoption("harness_no_poison"),
-                                 timeout_s=config.getoption("harness_timeout"),
-                                 timing=_timing(config) if config.getoption("harness_timing") else None)
         try:
-            runner.check_backend(cached)
+            runner.check_backend(settings)
+            config.stash[UNAVAILABLE] = None
         except BackendUnavailable as exc:
-            cached = str(exc)
-        config._harness_settings = cached
-    if isinstance(cached, str):
-        if config.getoption("harness_operator_lib"):
-            raise CaseFailed(cached)
-        pytest.skip(cached)
-    return cached
+            config.stash[UNAVAILABLE] = str(exc)
+    unavailable = config.stash[UNAVAILABLE]
+    if unavailable is not None:
+        if settings.operator_lib:
+            raise CaseFailed(unavailable)
+        pytest.skip(unavailable)
+    return settings
 
 
-def _timing(config: pytest.Config):
-    """`harness run`'s timing defaults for this backend, in one round (an item is one process's row)."""
-    import argparse
-
-    from harness.options import add_timing_options, timing_config
-
-    parser = argparse.ArgumentParser()
-    add_timing_options(parser)
-    args = parser.parse_args([])
-    args.backend, args.rounds = config.getoption("harness_backend"), 1
-    return timing_config(args)
+def settings_of(config: pytest.Config) -> Settings:
+    """`harness run`'s settings for the same options (harness.settings.from_options: the backend's timeout and
+    timing defaults), timed rows in one round (an item is one process's row)."""
+    option = config.getoption
+    return from_options({"backend": option("harness_backend"), "operator_lib": option("harness_operator_lib"),
+                         "no_poison": option("harness_no_poison"), "timeout": option("harness_timeout"),
+                         "select": option("keyword") or None, "rounds": 1,
+                         "workers": int(getattr(config.option, "numprocesses", 0) or 1)},
+                        timed=bool(option("harness_timing")))
 
 
 def timing_summary(record: dict) -> dict:
@@ -190,6 +189,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.stash[SETTINGS] = settings_of(config)
     if config.getoption("harness_report_dir") and not hasattr(config, "workerinput"):  # xdist workers only run
         config.pluginmanager.register(Recorder(config), "harness-recorder")
 
@@ -225,10 +225,8 @@ class Recorder:
             from harness.store.session import Session, new_meta, new_settings
 
             option = self.config.getoption
-            settings = new_settings(select=option("keyword") or None, poison=not option("harness_no_poison"),
-                                    timing={}, gates=ops.gates(),
-                                    workers=int(getattr(self.config.option, "numprocesses", 0) or 1))
-            meta = new_meta("pytest", option("harness_backend"), _tables(self.config), settings,
+            settings = self.config.stash[SETTINGS]
+            meta = new_meta("pytest", settings.backend, _tables(self.config), new_settings(settings, gates=ops.gates()),
                             {"library": option("harness_operator_lib")}, {"name": "", "detected": "", "override": None})
             self.session = Session(History(option("harness_history")),
                                    Path(option("harness_report_dir")) / meta["run_id"], meta)

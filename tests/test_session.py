@@ -12,12 +12,14 @@ import pytest
 from harness.store import codec
 from harness.exitcodes import Exit
 from harness.store.history import History
+from harness.settings import Settings
 from harness.store.record import new_record
 from harness.store.session import RESULTS, Session, load_meta, new_settings, why
 
 
 def make(tmp_path, *, accept_disputed: bool = False, cases=(), backend: str = "cpu", **meta) -> Session:
-    settings = new_settings(gates={"csymm": "mere_mare"}, timing={"mode": "sync"}, accept_disputed=accept_disputed)
+    settings = new_settings(Settings(accept_disputed=accept_disputed), gates={"csymm": "mere_mare"},
+                            timing={"mode": "sync"})
     raw = {"run_id": "r1", "backend": backend, "settings": settings, "inputs": [{"path": "t.csv", "sha256": "0"}],
            **meta}
     return Session(History(tmp_path / "h.sqlite"), tmp_path / "out", load_meta(raw), list(cases))

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 from harness.exitcodes import Exit
-from harness.options import (add_history_option, add_select_option, default_tables, non_negative_int, number,
-                             positive_float, positive_int, probability)
+from harness.options import (add_history_option, add_select_option, add_timeout_option, default_tables,
+                             non_negative_int, number, positive_float, positive_int, probability)
 from harness.perf.compare import MIN_EFFECT
+from harness.settings import from_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,8 +37,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", type=number(int, 2), default=50, help="samples per side at least")
     p.add_argument("--max-samples", type=positive_int, default=1000, help="samples per side at most")
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
-    p.add_argument("--timeout", type=positive_float, default=600.0,
-                   help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
+    add_timeout_option(p)
     p.set_defaults(func=run)
 
 
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         a, b = run_ab(args.rev_a, args.rev_b, tables, args.select, defines_a, defines_b, config,
                       History(args.history), Path(top.stdout.strip()), Path(args.report_dir),
-                      progress=lambda line: print(line, flush=True), timeout_s=args.timeout)
+                      progress=lambda line: print(line, flush=True), settings=from_options(args, timed=False))
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return Exit.ENV

@@ -23,8 +23,9 @@ from harness.run import engine
 from harness import ops
 from harness.backends import BackendUnavailable
 from harness.exitcodes import Exit
-from harness.options import (add_backend_options, add_history_option, add_select_option, add_timing_options,
-                             backend_options, positive_float, timing_config)
+from harness.options import (add_backend_options, add_history_option, add_select_option, add_timeout_option,
+                             add_timing_options)
+from harness.settings import from_options
 from harness.store.session import Session, new_meta, new_settings
 
 
@@ -35,8 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_backend_options(p)
     add_select_option(p)
     p.add_argument("--out", help="output CSV (default: <table dir>/baselines/<op>_gpu_baseline.csv)")
-    p.add_argument("--timeout", type=positive_float, default=600.0,
-                   help="per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default: 600)")
+    add_timeout_option(p)
     add_timing_options(p)
     add_history_option(p)
     p.add_argument("--report-dir", default="reports", help="the run's reports land in REPORT_DIR/<run_id>/")
@@ -80,12 +80,14 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
         return Exit.INSUFFICIENT
-    settings = runner.Settings(backend=args.backend, backend_options=backend_options(args),
-                               timing=timing_config(args), timeout_s=args.timeout)
     try:
+        settings = from_options(args, timed=True)
         info = runner.check_backend(settings)
     except BackendUnavailable as exc:
         print(str(exc), file=sys.stderr)
+        return Exit.ENV
+    except ValueError as exc:  # option values that pass one by one but not together (--device all, none found)
+        print(f"harness baseline: {exc}", file=sys.stderr)
         return Exit.ENV
     return _recorded(args, table, cases, settings, info)
 
@@ -95,9 +97,8 @@ def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any,
     from harness.perf import verdict as perf
     from harness.store.history import History
 
-    meta = new_meta("baseline", args.backend, [str(table)], new_settings(
-        select=args.select, timeout_s=args.timeout, timing=settings.timing.as_dict(), gates=ops.gates()), info,
-        perf.hardware_identity(info, None))
+    meta = new_meta("baseline", args.backend, [str(table)], new_settings(settings, gates=ops.gates()), info,
+                    perf.hardware_identity(info, None))
     session = Session(History(args.history), Path(args.report_dir) / meta["run_id"], meta, cases)
     try:
         with session.recording():

@@ -15,7 +15,8 @@ from pathlib import Path
 from tabulate import tabulate
 
 from harness.exitcodes import Exit
-from harness.options import add_history_option, add_select_option, default_tables, positive_float, positive_int
+from harness.options import add_history_option, add_select_option, add_timeout_option, default_tables, positive_int
+from harness.settings import from_options
 from harness.store.session import why
 
 
@@ -27,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--every", type=positive_int, default=10,
                    help="rows used: every TC_L0 row plus every EVERY-th other precision row (1 = all)")
     p.add_argument("-n", "--workers", type=positive_int, default=2, help="parallel workers for the rows")
-    p.add_argument("--timeout", type=positive_float, default=60.0, help="per-row limit in seconds")
+    add_timeout_option(p, default=60.0)  # short: a mutant that hangs costs each row this long
     add_history_option(p)
     p.add_argument("--report-dir", default="reports", help="each library's reports land in REPORT_DIR/<run_id>/")
     p.set_defaults(func=run)
@@ -55,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
               else "harness mutants: no case tables", file=sys.stderr)
         return Exit.ENV
     cases = sample(load_cases(tables, args.select), args.every)
-    where = Recording(History(args.history), Path(args.report_dir), tables, args.select, args.workers, args.timeout)
+    where = Recording(History(args.history), Path(args.report_dir), tables, from_options(args, timed=False))
     try:
         clean = recorded_verdicts(cases, str(build_twin()), {"name": "clean", "description": "the twin as written"},
                                   where)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from harness.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, default_tables, positive_float, probability
+from harness.settings import from_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -96,7 +97,7 @@ def _find(args: argparse.Namespace, history) -> int:
 
     def regressed(base: str, head: str) -> bool:
         a, b = run_ab(base, head, tables, args.select, {}, {}, TimingConfig(), history, Path(top.stdout.strip()),
-                      Path(args.report_dir), timeout_s=600.0)
+                      Path(args.report_dir), settings=from_options(args, timed=False))
         df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect, interleaved=True)
         worse = bool((df["verdict"] == "REGRESSION").any()) if not df.empty else False
         print(f"ab {base[:12]} -> {head[:12]}: {'REGRESSION' if worse else 'not slower'} "

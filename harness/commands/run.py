@@ -13,19 +13,21 @@ import argparse
 import os
 import sqlite3
 import sys
+from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
 
-from harness.run import devices, shard
+from harness.run import shard
 from harness import ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.tables.cases import TableError
 from harness.run.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
 from harness.exitcodes import Exit
-from harness.options import (add_backend_options, add_baselines_option, add_history_option, add_select_option, add_timing_options,
-                             backend_options, default_tables, non_negative_int, positive_float, positive_int,
-                             timing_config)
+from harness.options import (add_backend_options, add_baselines_option, add_history_option, add_select_option,
+                             add_timeout_option, add_timing_options, default_tables, non_negative_int, positive_float,
+                             positive_int)
+from harness.settings import from_options
 from harness.progress import Progress
 from harness.store.session import Session, new_meta, new_settings, why
 
@@ -41,8 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_select_option(p)
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
     add_history_option(p)
-    p.add_argument("--timeout", type=positive_float, default=None,
-                   help="per-row limit in seconds (TIMEOUT beyond it; default 600, 3600 on ascend-cpu)")
+    add_timeout_option(p)
     p.add_argument("--no-poison", action="store_true",
                    help="do not poison never-read regions (byte parity with the C++ frame's inputs)")
     p.add_argument("--accept-disputed", action="store_true",
@@ -111,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
     from harness.run import runner
     from harness.run.cluster import ClusterUnavailable
 
-    if args.timeout is None:  # the emulator takes minutes per 4096^2 call
-        args.timeout = 3600.0 if args.backend == "ascend-cpu" else 600.0
     tables = args.csv or default_tables()
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)
@@ -127,11 +126,7 @@ def run(args: argparse.Namespace) -> int:
         return msprof.run(args, [c for c in every if matches(args.select, c.name)] if args.select else every,
                           baselines_for)
     try:
-        settings = runner.Settings(backend=args.backend, backend_options=backend_options(args), workers=args.workers,
-                                   timeout_s=args.timeout, poison=not args.no_poison,
-                                   memory_cap=int(args.memory_cap * 2**30), timing=timing_config(args),
-                                   baselines=partial(baselines_for, extra=tuple(args.baselines)),
-                                   devices=devices.resolve(args.device, args.backend))
+        settings = from_options(args, timed=True, baselines=partial(baselines_for, extra=tuple(args.baselines)))
     except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -170,12 +165,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness run: {exc}", file=sys.stderr)
         return Exit.ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
-    settings.hardware = hardware["name"]
-    meta = new_meta("run", args.backend, tables, new_settings(
-        select=args.select, workers=args.workers, timeout_s=args.timeout, poison=not args.no_poison,
-        timing=settings.timing.as_dict(), accept_disputed=args.accept_disputed,
-        gates=ops.gates(), devices=settings.devices, cluster=args.cluster,
-        shard=shard.label(args.shard) if args.shard else None), backend_info, hardware)
+    settings = replace(settings, hardware=hardware["name"])
+    meta = new_meta("run", args.backend, tables, new_settings(settings, gates=ops.gates()), backend_info, hardware)
     session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing))
     try:
         session.start()

@@ -19,7 +19,8 @@ from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.run.engine import Case
 from harness.store.record import Record
-from harness.run.runner import Settings, check_backend, run
+from harness.run.runner import check_backend, run
+from harness.settings import Settings
 from harness.store.session import Session, new_meta, new_settings
 
 #: DISPUTED counts: the official gate failed, which is what acceptance sees.
@@ -48,35 +49,32 @@ def sample(cases: list[Case], every: int) -> list[Case]:
 
 @dataclass(frozen=True)
 class Recording:
-    """What every library's session shares: where it is recorded and what the rows were chosen by."""
+    """What every library's session shares: where it is recorded, and the settings each library runs under."""
 
     history: Any
     report_dir: Path
     tables: list[str]
-    select: str | None
-    workers: int
-    timeout_s: float
+    settings: Settings
 
 
 def session_for(cases: list[Case], operator_lib: str, mutant: dict[str, str], where: Recording) -> Session:
     """The session of one library's rows; its run id ends with the mutant's name ("clean" for the twin as written).
     A library the probe refuses still runs (its rows say why), as it did before runs were recorded."""
-    settings = Settings(backend_options={"operator_lib": operator_lib}, timeout_s=where.timeout_s)
+    settings = where.settings.with_library(operator_lib)
     try:
         info = check_backend(settings)
     except BackendUnavailable:
         info = {"library": operator_lib}
-    meta = new_meta("mutants", "cpu", where.tables, new_settings(
-        select=where.select, workers=where.workers, timeout_s=where.timeout_s, timing={}, gates=ops.gates(),
-        mutant=mutant), info, perf.hardware_identity(info, None))
+    meta = new_meta("mutants", settings.backend, where.tables, new_settings(settings, gates=ops.gates(), mutant=mutant),
+                    info, perf.hardware_identity(info, None))
     meta["run_id"] = f"{meta['run_id']}-{mutant['name']}"
     return Session(where.history, where.report_dir / meta["run_id"], meta, cases)
 
 
-def verdicts(cases: list[Case], operator_lib: str, workers: int, timeout_s: float,
+def verdicts(cases: list[Case], settings: Settings,
              on_record: Callable[[Record], None] = lambda rec: None) -> dict[str, str]:
-    """case id -> verdict for one library over the given cases (isolated workers, so a crashing mutant is fine);
-    each record also goes to `on_record` (the library's session)."""
+    """case id -> verdict for the library of `settings` over the given cases (isolated workers, so a crashing
+    mutant is fine); each record also goes to `on_record` (the library's session)."""
     out: dict[str, str] = {}
     by_key = {(c.table, c.name): c.id for c in cases}
 
@@ -84,8 +82,7 @@ def verdicts(cases: list[Case], operator_lib: str, workers: int, timeout_s: floa
         on_record(rec)
         out[by_key[(rec["table"], rec["case_name"])]] = rec["verdict"]
 
-    run(cases, Settings(backend_options={"operator_lib": operator_lib}, workers=workers, timeout_s=timeout_s),
-        keep)
+    run(cases, settings, keep)
     return out
 
 
@@ -97,4 +94,4 @@ def recorded_verdicts(cases: list[Case], operator_lib: str, mutant: dict[str, st
     """verdicts() of one library, recorded as its own session."""
     session = session_for(cases, operator_lib, mutant, where)
     with session.recording():
-        return verdicts(cases, operator_lib, where.workers, where.timeout_s, session.record)
+        return verdicts(cases, where.settings.with_library(operator_lib), session.record)

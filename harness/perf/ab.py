@@ -17,11 +17,12 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from harness.backends import Timer
+from harness.settings import Settings, from_options
 from harness.store.session import RunMeta, Session, new_meta, new_settings
 from harness.perf.timing import RunningCI, Sampler, TimingConfig, timing_record
 
@@ -93,7 +94,7 @@ class Side:
     records: list[dict] = field(default_factory=list)
 
 
-def _open_side(side: Side, repo: Path, workdir: Path) -> None:
+def _open_side(side: Side, repo: Path, workdir: Path, settings: Settings) -> None:
     from harness.run import runner
     from harness.backends import BackendUnavailable
     from harness.backends.build import build_twin
@@ -106,22 +107,22 @@ def _open_side(side: Side, repo: Path, workdir: Path) -> None:
     source = export_operators(commit, workdir / side.label, repo)
     try:
         side.lib = str(build_twin(side.defines, source_dir=source))
-        side.info = runner.check_backend(runner.Settings(backend_options={"operator_lib": side.lib}))
+        side.info = runner.check_backend(settings.with_library(side.lib))
     except BackendUnavailable as exc:
         raise AbError(f"side {side.label} ({side.rev}): {exc}") from exc
     except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
         raise AbError(f"side {side.label} ({side.rev}): building the CPU twin failed: {exc}") from exc
 
 
-def _meta(side: Side, other: Side, tables: list[str], select: str | None, config: TimingConfig) -> RunMeta:
+def _meta(side: Side, other: Side, tables: list[str], settings: Settings, config: TimingConfig) -> RunMeta:
     """The same meta shape as `harness run`'s, with the revision under test as the commit."""
     from harness import ops
 
-    settings = new_settings(select=select, timing=config.as_dict(), gates=ops.gates(),
+    recorded = new_settings(settings, timing=config.as_dict(), gates=ops.gates(),
                             ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines})
     info = {**side.info, "library": side.lib}
     name = str(info.get("hardware") or info.get("device") or "")
-    return new_meta("ab", "cpu", tables, settings, info, {"name": name, "detected": name, "override": None},
+    return new_meta("ab", settings.backend, tables, recorded, info, {"name": name, "detected": name, "override": None},
                     git={"commit": side.commit, "dirty": False, "branch": side.rev}, run_id=side.run_id)
 
 
@@ -205,22 +206,25 @@ def split_pair(rec: dict) -> tuple[dict, dict]:
 
 def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, defines_a: dict[str, str],
            defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path, report_dir: Path,
-           progress: Callable[[str], None] = lambda line: None, timeout_s: float = 600.0) -> tuple[Side, Side]:
+           progress: Callable[[str], None] = lambda line: None, settings: Settings | None = None
+           ) -> tuple[Side, Side]:
     """Build, time every perf row of `tables` on both sides in one isolated worker, record both runs (one session
-    each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with records."""
+    each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with records.
+    `settings`: the cpu run's (harness.settings.from_options; default: no options given), rows chosen by `select`."""
     from harness.store import provenance
     from harness.run import runner
     from harness.run.engine import load_cases
 
+    settings = replace(settings or from_options({}, timed=False), select=select)
     a, b = Side("A", rev_a, dict(defines_a)), Side("B", rev_b, dict(defines_b))
     with tempfile.TemporaryDirectory(prefix="harness-ab-") as tmp:
         for side in (a, b):
-            _open_side(side, repo, Path(tmp))
+            _open_side(side, repo, Path(tmp), settings)
             progress(f"side {side.label}: {side.rev} = {side.commit[:12]}, twin {side.lib}")
         cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]
         for side in (a, b):
             side.run_id = f"{provenance.new_run_id(side.commit)}-ab{side.label}"
-        sessions = [Session(history, report_dir / s.run_id, _meta(s, o, tables, select, config), cases)
+        sessions = [Session(history, report_dir / s.run_id, _meta(s, o, tables, settings, config), cases)
                     for s, o in ((a, b), (b, a))]
         for session in sessions:
             session.start()
@@ -231,8 +235,7 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
             progress(f"[{len(sessions[0].records)}/{len(cases)}] {rec['case_name']}")
         interrupted_by = 0
         try:
-            runner.run(cases, runner.Settings(service=PairService((a.lib, b.lib), config), timeout_s=timeout_s),
-                       on_record)
+            runner.run(cases, replace(settings, service=PairService((a.lib, b.lib), config)), on_record)
         except runner.Interrupted as exc:
             interrupted_by = exc.signum
             raise

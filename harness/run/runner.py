@@ -26,7 +26,7 @@ import traceback
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from multiprocessing import reduction
 from multiprocessing.connection import wait
 from pathlib import Path
@@ -37,8 +37,9 @@ from harness.store import job
 from harness.run import proctree, worker
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case, Malformed, RowJudge, backend_info, footprint_bytes
+from harness.run.engine import Case, Malformed, RowJudge, backend_info, footprint_bytes
 from harness.run.sandbox import BackendInfo
+from harness.settings import Settings
 from harness.store.record import FAILING, VERDICTS, Record
 
 #: How long the backend check may take to load the library, create a handle and destroy it.
@@ -54,22 +55,6 @@ _KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "time
 #: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
 OUTPUT_HEAD = 16 << 10
 OUTPUT_TAIL = 8 << 10
-
-
-@dataclass
-class Settings:
-    backend: str = "cpu"
-    backend_options: dict[str, Any] = field(default_factory=dict)
-    workers: int = 1
-    timeout_s: float = 600.0
-    poison: bool = True
-    memory_cap: int = DEFAULT_MEMORY_CAP
-    timing: Any = None  # harness.perf.timing.TimingConfig for perf rows; None skips timing
-    baselines: Callable[[Case], list] | None = None
-    hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
-    devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
-    service: Any = None  # what a worker does with each case (harness.run.worker.Rows when None); picklable
-    cpus: list[int] = field(default_factory=list)  # the cores workers are pinned to (timed rows beside); empty: any
 
 
 class Interrupted(KeyboardInterrupt):

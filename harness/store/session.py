@@ -18,13 +18,16 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TextIO, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, TextIO, TypedDict
 
 from harness.store import codec, provenance
 from harness.store import job
 from harness.exitcodes import Exit, interrupted
 from harness.progress import Progress
 from harness.store.record import Record, accept_disputed, outcome, summarize
+
+if TYPE_CHECKING:
+    from harness.settings import Settings
 
 RESULTS = "results.jsonl"
 META = "run.json"
@@ -92,13 +95,21 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
         golden_blas=golden.blas_info(), hardware=hardware, interrupted=False, job=None)
 
 
-def new_settings(*, gates: dict[str, str], timing: dict[str, Any], select: str | None = None, workers: int = 1,
-                 timeout_s: float | None = None, poison: bool = True, accept_disputed: bool = False,
-                 ab: dict[str, Any] | None = None, devices: list[int] | None = None, cluster: str | None = None,
-                 shard: str | None = None, mutant: dict[str, Any] | None = None) -> RunSettings:
-    return RunSettings(select=select, workers=workers, timeout_s=timeout_s, poison=poison, timing=timing,
-                       accept_disputed=accept_disputed, gates=gates, ab=ab, devices=list(devices or []),
-                       cluster=cluster, shard=shard, mutant=mutant)
+def new_settings(settings: Settings | None = None, *, gates: dict[str, str], timing: dict[str, Any] | None = None,
+                 ab: dict[str, Any] | None = None, mutant: dict[str, Any] | None = None) -> RunSettings:
+    """The meta's view of the settings a run's workers were given (harness.settings), so the record says what
+    the run did; `timing` for a shell that times rows itself (ab), else the settings' own. Without settings: the
+    neutral values (a key older runs lack)."""
+    if settings is None:
+        return RunSettings(select=None, workers=1, timeout_s=None, poison=True, timing=timing or {},
+                           accept_disputed=False, gates=gates, ab=ab, devices=[], cluster=None, shard=None,
+                           mutant=mutant)
+    if timing is None:
+        timing = settings.timing.as_dict() if settings.timing is not None else {}
+    return RunSettings(select=settings.select, workers=settings.workers, timeout_s=settings.timeout_s,
+                       poison=settings.poison, timing=timing, accept_disputed=settings.accept_disputed,
+                       gates=gates, ab=ab, devices=list(settings.devices), cluster=settings.cluster,
+                       shard=settings.shard, mutant=mutant)
 
 
 def load_meta(raw: dict[str, Any]) -> RunMeta:

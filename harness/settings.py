@@ -1,0 +1,106 @@
+"""One run's settings, from the command line (or pytest's options) to the worker.
+
+`harness run`, `ab`, `baseline`, `mutants` and the pytest plugin each parse their own options, but every one of
+them turns what was parsed into a `Settings` through `from_options`, the one place that knows the per-backend
+defaults (the per-row timeout, the perf rows' time cap), so the same option means the same thing whichever shell
+was used. The runner and its workers run on the object as it is (a worker gets a pickled copy), and a session
+records a view of it (harness.store.session.new_settings), so what a report says the run was asked to do is what
+the workers were given.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from harness.run import devices as device_ids
+from harness.run.engine import DEFAULT_MEMORY_CAP, Case
+
+if TYPE_CHECKING:
+    from harness.perf.timing import TimingConfig
+
+#: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
+DEFAULT_ROUNDS = 10
+#: The option values a shell that lacks an option runs with (argparse shows the same ones: harness.options).
+DEFAULTS: dict[str, Any] = {
+    "backend": "cpu", "device": "0", "operator_lib": None, "workers": 1, "timeout": None, "no_poison": False,
+    "memory_cap": None, "select": None, "accept_disputed": False, "cluster": None, "shard": None, "hardware": None,
+    "timing_mode": "sync", "timing_scope": None, "warmup": 10, "min_samples": 50, "max_time": None, "rounds": None,
+}
+#: The per-row limit, by backend: the emulator takes minutes per 4096^2 call.
+TIMEOUT_S = {"ascend-cpu": 3600.0}
+DEFAULT_TIMEOUT_S = 600.0
+#: A perf row's time cap, by backend: the host backends' calls are short, a device's first calls are not.
+MAX_TIME_S = {"cpu": 0.4, "ascend-cpu": 0.4}
+DEFAULT_MAX_TIME_S = 10.0
+
+
+def default_timeout_s(backend: str) -> float:
+    """The per-row limit a run on `backend` gets when none is given."""
+    return TIMEOUT_S.get(backend, DEFAULT_TIMEOUT_S)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a run needs, from the worker's backend to what its meta records (frozen: a change is a copy, so the
+    settings a session recorded are the ones its workers ran with)."""
+
+    backend: str = "cpu"
+    backend_options: dict[str, Any] = field(default_factory=dict)  # open_backend's keywords: device, operator_lib
+    workers: int = 1
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    poison: bool = True
+    memory_cap: int = DEFAULT_MEMORY_CAP
+    timing: TimingConfig | None = None  # for perf rows; None skips timing
+    baselines: Callable[[Case], list] | None = None
+    hardware: str = ""  # what perf verdicts judge against baselines: the runtime's name, or --hardware
+    devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
+    service: Any = None  # what a worker does with each case (harness.run.worker.Rows when None); picklable
+    cpus: list[int] = field(default_factory=list)  # the cores workers are pinned to (timed rows beside); empty: any
+    # what only the run's record uses: the rows chosen, and how the run was spread and judged
+    select: str | None = None
+    accept_disputed: bool = False
+    cluster: str | None = None
+    shard: str | None = None  # "i/N"
+
+    @property
+    def operator_lib(self) -> str | None:
+        return self.backend_options.get("operator_lib")
+
+    def with_library(self, operator_lib: str) -> Settings:
+        """The same settings on another operator library (ab's sides, mutants' builds)."""
+        return replace(self, backend_options={**self.backend_options, "operator_lib": operator_lib})
+
+
+def from_options(options: argparse.Namespace | Mapping[str, Any], *, timed: bool, **given: Any) -> Settings:
+    """The settings of a run from parsed options (an argparse namespace, or a mapping of the same names for the
+    pytest plugin); an option a shell lacks takes DEFAULTS, a timeout or time cap left unset the backend's.
+    `timed`: perf rows are timed (timing options read); `given`: fields a shell sets itself (ab's worker service).
+    Raises ValueError for values that pass one by one but not together (a device the backend lacks)."""
+    values = dict(options) if isinstance(options, Mapping) else vars(options)
+    opt = {key: values[key] if values.get(key) is not None else default for key, default in DEFAULTS.items()}
+    backend = opt["backend"]
+    ids = device_ids.resolve(opt["device"], backend)
+    backend_options: dict[str, Any] = {"device": ids[0]}
+    if opt["operator_lib"]:
+        backend_options["operator_lib"] = opt["operator_lib"]
+    built = Settings(
+        backend=backend, backend_options=backend_options, workers=opt["workers"],
+        timeout_s=opt["timeout"] if opt["timeout"] is not None else default_timeout_s(backend),
+        poison=not opt["no_poison"],
+        memory_cap=int(opt["memory_cap"] * 2**30) if opt["memory_cap"] is not None else DEFAULT_MEMORY_CAP,
+        timing=timing_config(opt) if timed else None, hardware=opt["hardware"] or "",
+        devices=ids if values.get("device") is not None else [], select=opt["select"],
+        accept_disputed=bool(opt["accept_disputed"]), cluster=opt["cluster"],
+        shard=f"{opt['shard'][0]}/{opt['shard'][1]}" if opt["shard"] else None)
+    return replace(built, **given)
+
+
+def timing_config(opt: Mapping[str, Any]) -> TimingConfig:
+    """The perf rows' timing from the timing options (every DEFAULTS key present); the cap defaults by backend."""
+    from harness.perf.timing import TimingConfig
+
+    cap = opt["max_time"] if opt["max_time"] is not None else MAX_TIME_S.get(opt["backend"], DEFAULT_MAX_TIME_S)
+    return TimingConfig(mode=opt["timing_mode"], scopes=opt["timing_scope"] or (), warmup=opt["warmup"],
+                        min_samples=opt["min_samples"], max_time_s=cap, warmup_max_time_s=cap / 4,
+                        rounds=opt["rounds"] if opt["rounds"] is not None else DEFAULT_ROUNDS)
