@@ -199,7 +199,7 @@ def test_a_settling_row_that_crashes_or_hangs_is_its_verdict_and_the_run_ends(tm
     table = write_csymm_table(tmp_path / "csymm_test.csv", rows)
     started = time.monotonic()
     proc = harness(["run", str(table), "--operator-lib", str(judge_lib), "--report-dir", "r", "--history",
-                    "h.sqlite", "--timeout", "20", "--rounds", "2", "--max-time", "0.3"], tmp_path)
+                    "h.sqlite", "--timeout", "10", "--rounds", "2", "--max-time", "0.3"], tmp_path)
     out, err = proc.communicate(timeout=300)
     assert time.monotonic() - started < 200
     cases = _cases(tmp_path)
