@@ -118,19 +118,6 @@ def test_slow_row_stops_at_time_cap_below_min_samples_and_is_not_converged():
     assert t["converged"] is False             # never converged below min_samples, even with zero spread
 
 
-def test_untimed_calls_just_before_are_spent_from_the_warm_up_cap():
-    """The sandbox's checked first call warms the process: its seconds come off the warm-up's time cap, so a row
-    whose one call outlasts the cap pays no further whole call to warm up (control: the same row without them)."""
-    cfg = TimingConfig(warmup=10, min_samples=50, max_time_s=3.0, warmup_max_time_s=1.0)
-    cold = FakeDevice(itertools.repeat(2.0))
-    assert measure(cold.call, cold.timer, cfg, clock=cold.clock)["warmup"] == 1   # the cap always lets one in
-    warmed = FakeDevice(itertools.repeat(2.0))
-    t = measure(warmed.call, warmed.timer, cfg, clock=warmed.clock, warmed_s=2.0)
-    assert t["warmup"] == 0 and t["n"] == 2 and warmed.calls == 2
-    partly = FakeDevice(itertools.repeat(0.25))  # 0.5 s of the 1 s cap spent: two of the four warm-ups are left
-    assert measure(partly.call, partly.timer, cfg, clock=partly.clock, warmed_s=0.5)["warmup"] == 2
-
-
 def test_a_single_sample_longer_than_the_cap_is_still_reported():
     dev = FakeDevice(itertools.repeat(5.0))
     t = measure(dev.call, dev.timer, TimingConfig(warmup=0, max_time_s=1.0), clock=dev.clock)

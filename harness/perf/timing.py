@@ -348,15 +348,11 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,
             clock: Callable[[], float] = time.monotonic, scope: str | None = None,
-            after_sample: Callable[[], None] | None = None, probe: SchedProbe | None = None,
-            warmed_s: float = 0.0) -> dict:
+            after_sample: Callable[[], None] | None = None, probe: SchedProbe | None = None) -> dict:
     """Warm up, then sample until the CI target (converged), `max_samples` or the time cap; `scope` (default
     the config's first) is what `timer_factory`'s timers measure. `after_sample` runs after each sample, outside
     the timed region (the sandbox's digest of the buffers, checked by the judge). `probe` (a SchedProbe by
     default) tells which samples the scheduler disturbed (`disturbed_at`); they stay in the samples.
-    `warmed_s`: seconds of untimed calls of the same call the process ran just before (the sandbox's checked first
-    call), spent from the warm-up's time cap: a row whose one call outlasts that cap gets no further warm-up call
-    (it would cost a whole call to warm what that call already warmed).
 
     A row that hits the cap before `min_samples` keeps what it took and reports converged False; convergence is
     only ever declared at or above `min_samples`. stop_reason: "ci_target" | "max_samples" | "time_cap".
@@ -364,7 +360,7 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     scope = scope or config.scopes[0]
     timer = timer_factory()
     sampler = Sampler(call, timer, config, scope)
-    warmup_done = sampler.warm(config.warmup, config.warmup_max_time_s - warmed_s, clock)
+    warmup_done = sampler.warm(config.warmup, config.warmup_max_time_s, clock)
     running = RunningCI()
     samples: list[float] = []
     disturbed_at: list[int] = []
@@ -399,13 +395,11 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
 
 def measure_scopes(call: Callable[[], object], backend: object, config: TimingConfig, *,
                    clock: Callable[[], float] = time.monotonic,
-                   after_sample: Callable[[], None] | None = None, warmed_s: float = 0.0) -> dict:
+                   after_sample: Callable[[], None] | None = None) -> dict:
     """Each of the config's scopes on `backend`, one after the other, each with its own warm-up, samples and
-    time cap: the first is the row's timing, the others go to its `scopes`. `warmed_s` (measure) counts for the
-    first scope, the one right after those calls."""
-    records = [measure(call, timer_factory(backend, s), config, clock=clock, scope=s, after_sample=after_sample,
-                       warmed_s=warmed_s if i == 0 else 0.0)
-               for i, s in enumerate(config.scopes)]
+    time cap: the first is the row's timing, the others go to its `scopes`."""
+    records = [measure(call, timer_factory(backend, s), config, clock=clock, scope=s, after_sample=after_sample)
+               for s in config.scopes]
     if len(records) > 1:
         records[0]["scopes"] = {r["scope"]: r for r in records[1:]}
     return records[0]

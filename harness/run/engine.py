@@ -263,7 +263,7 @@ class RowJudge:
         self.view: mmap.mmap | None = None
         self.golden: Golden | None = None
         self.checked: list[str] = []  # per-buffer digests of the bytes last judged
-        self.reference = ""           # what every timed sample must leave (sandbox.timed_digest_of), "" = the result
+        self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
         try:
@@ -376,7 +376,7 @@ class RowJudge:
     # -- messages ------------------------------------------------------------------------------------------------
     def on_called(self, payload: Any) -> bool:
         """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
-        from harness.run.sandbox import buffer_digests, timed_digest_of
+        from harness.run.sandbox import digest
 
         self._advance("job", "called")
         p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
@@ -409,15 +409,16 @@ class RowJudge:
             rec.update(verdict=judgement.verdict, reason=judgement.reason)
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
-        go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
-        if not go:  # a timed row's end is checked against the bytes after its timed calls (on_timed), not these
-            self.checked = buffer_digests(self.slots, lambda s: memoryview(after[s.name]))
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
         self.check_s = time.perf_counter() - self.started
+        go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.stage = "timing" if go else "called"
         if go and self.job.accumulates:
+            from harness.run.sandbox import timed_parts
+
             pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
                         self.slots}
-            self.reference = timed_digest_of(self.slots, True, lambda s: pristine[s.name])
+            self.reference = digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
         return go
 
     def _advance(self, expected: str, to: str) -> None:
@@ -463,7 +464,7 @@ class RowJudge:
 
     def on_timed(self, payload: Any) -> None:
         """The timed loop's figures, a digest after each sample, and the buffers after it: judged again."""
-        from harness.run.sandbox import buffer_digests, timed_digest_of
+        from harness.run.sandbox import digest, timed_parts
 
         self._advance("timing", "timed")
         p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
@@ -481,13 +482,12 @@ class RowJudge:
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
                             + "; ".join(_strings(p["fpenv"], "fpenv")))
-        self.checked = buffer_digests(self.slots, lambda s: memoryview(after[s.name]))
         if self.job.accumulates:
             reference = self.reference
             if p["recheck_status"] != case.expected_status:
                 problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
         else:
-            reference = timed_digest_of(self.slots, False, lambda s: memoryview(after[s.name]), self.checked)
+            reference = digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
         bad = [i for i, d in enumerate(digests) if d != reference]
         if bad:
             problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "
@@ -499,6 +499,7 @@ class RowJudge:
             judgement = self.golden.judge(self.output(after))
             if not judgement.passed:
                 rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
 
     def on_end(self, payload: Any) -> Record:
         """The end of the row: bytes that changed after the last check (late writes), what the operator left

@@ -85,27 +85,10 @@ class BackendInfo:
 
 
 def digest(parts: list[memoryview | bytes]) -> str:
-    """A digest of the parts' bytes in order: SHA-256 (the CPU's SHA extensions hash it about twice as fast as
-    BLAKE2b here, and a perf row's buffers are hashed after every sample), cut to DIGEST_BYTES."""
-    h = hashlib.sha256()
+    h = hashlib.blake2b(digest_size=DIGEST_BYTES)
     for part in parts:
         h.update(part)
-    return h.hexdigest()[:2 * DIGEST_BYTES]
-
-
-def buffer_digests(slots: tuple[Slot, ...], raw: Callable[[Slot], memoryview]) -> list[str]:
-    """One digest per buffer (what the end-of-row late-write check compares)."""
-    return [digest([raw(s)]) for s in slots]
-
-
-def timed_digest_of(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview],
-                    per_buffer: list[str] | None = None) -> str:
-    """What a timed sample must leave, as one digest: of timed_parts when the call accumulates into C, else of
-    the buffers' own digests (`per_buffer` when the caller has them), so the judge gets the reference and the
-    late-write digests from one pass over the bytes."""
-    if accumulates:
-        return digest(timed_parts(slots, True, raw))
-    return digest([d.encode() for d in (per_buffer if per_buffer is not None else buffer_digests(slots, raw))])
+    return h.hexdigest()
 
 
 def timed_parts(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
@@ -182,7 +165,7 @@ class Prepared:
             self.backend.upload(self.addrs[name], np.frombuffer(data, np.uint8))
 
     def timed_digest(self) -> str:
-        return timed_digest_of(self.job.slots, self.job.accumulates, self.device_bytes)
+        return digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
 
     def close(self) -> None:
         for addr in self.addrs.values():
@@ -220,10 +203,8 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
         threads_before = footprint.threads()
         env_before = fpenv.read()
         before = footprint.resident()
-        called = time.monotonic()
         status = prepared.call()
         backend.synchronize()
-        first_call_s = time.monotonic() - called
         after = footprint.resident()
         changed_env = fpenv.changes(env_before)
         prepared.download()
@@ -238,9 +219,7 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
             "fpenv": changed_env,
         })
         if go and job.timing is not None and not job.untouchable:
-            # on the cpu backend the first call is the same host work as every later one, so it warms them up;
-            # a device's first call (kernel load, first launch) is not a warm-up of its later calls
-            _timed(job, backend, prepared, exchange, first_call_s if getattr(backend, "name", "") == "cpu" else 0.0)
+            _timed(job, backend, prepared, exchange)
         backend.synchronize()  # device work still queued is not late; work outside the stream is
         settle_until = time.monotonic() + SETTLE_MAX_S
         while footprint.threads() > threads_before and time.monotonic() < settle_until:
@@ -255,10 +234,7 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
             "peak_growth": None if peak is None or start_peak is None else peak - start_peak}
 
 
-def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any],
-           first_call_s: float = 0.0) -> None:
-    """The timed loop after the checked first call, which is this process's first untimed call on these buffers:
-    its `first_call_s` is spent from the warm-up's time cap (harness.perf.timing.measure's `warmed_s`)."""
+def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any]) -> None:
     from harness.perf import stats, timing  # noqa: F401 - stats (scipy) before `before`: its import is not a leak
 
     digests: list[str] = []
@@ -271,8 +247,7 @@ def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[st
             env_changes.extend(fpenv.changes(env_before))
 
     before = footprint.resident()
-    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample,
-                                   warmed_s=first_call_s)
+    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample)
     after = footprint.resident()
     recheck = None
     if job.accumulates:
