@@ -14,10 +14,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from harness.run import devices as device_ids
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case
 
 if TYPE_CHECKING:
     from harness.perf.timing import TimingConfig
+    from harness.tables.case import Case
+
+#: Rows whose estimated harness footprint (harness.judge.footprint) exceeds this are refused before anything is
+#: allocated. Here, not in the engine, so that the options (every command's parser) need not import the engine.
+DEFAULT_MEMORY_CAP = 8 << 30
 
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
 DEFAULT_ROUNDS = 10

@@ -129,8 +129,8 @@ OBJECT_CACHE_DIR = REPO_ROOT / "build" / "objects"
 def object_key(cmd: list[str]) -> str | None:
     """The key of the object `cmd` (a compile command without `-o`) makes: its preprocessed source without line
     markers (every header, define and __FILE__ resolved, the tree's location left out), its flags other than the
-    preprocessor's (-I, -D: what they change is in that text), the compiler version and the host CPU (-march=native). None when it does not preprocess: compiling it
-    then reports the error."""
+    preprocessor's (-I, -D: what they change is in that text), the compiler version and the host CPU
+    (-march=native). None when it does not preprocess: compiling it then reports the error."""
     try:
         proc = subprocess.run([*cmd, "-E", "-P"], capture_output=True)
     except OSError:

@@ -25,9 +25,8 @@ from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_
 from harness.tables.case import Case
 from harness.store.record import Record
 from harness.run.sandbox import BackendInfo
+from harness.settings import DEFAULT_MEMORY_CAP
 
-#: Rows whose estimated harness footprint (harness.judge.footprint) exceeds this are refused before anything is allocated.
-DEFAULT_MEMORY_CAP = 8 << 30
 #: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (every row's golden
 #: is kept until its last round, which is known only at the end of a round): a larger one is computed again.
 KEPT_GOLDENS_BYTES = 256 << 20
