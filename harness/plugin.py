@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.run.engine import Case, load_table
 from harness.settings import Settings, default_timeout_s, from_options
+
+if TYPE_CHECKING:  # the engine (numpy, scipy, the reports) loads only in a session that collects a table
+    from harness.run.engine import Case
 
 #: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"
@@ -64,6 +67,8 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path):
 
 class CaseTable(pytest.File):
     def collect(self):
+        from harness.run.engine import load_table
+
         for case in load_table(self.path):
             yield CaseItem.from_parent(self, name=case.name, case=case)
 
@@ -165,20 +170,21 @@ def timing_summary(record: dict) -> dict:
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     """The perf table of the rows this session timed (--harness-timing), on the controller under xdist."""
+    timed = [(report.nodeid, json.loads(value))
+             for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]
+             for name, value in getattr(report, "user_properties", [])
+             if name == TIMING_PROPERTY and report.when == "call"]
+    if not timed:
+        return  # and the reports (matplotlib, pandas: ~0.7 s) are never imported by a session that timed nothing
     from tabulate import tabulate
 
     from harness.reports.markdown import fmt
 
     rows = []
-    for report in [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])]:
-        for name, value in getattr(report, "user_properties", []):
-            if name == TIMING_PROPERTY and report.when == "call":
-                t = json.loads(value)
-                ci = t["ci95_us"] or [None, None]
-                rows.append([report.nodeid, t["op"], fmt(t["n"]), *[fmt(t[key]) for _, key in TIMING_COLUMNS],
-                             f"[{fmt(ci[0])}, {fmt(ci[1])}]" if None not in ci else "—", fmt(t["gflops"])])
-    if not rows:
-        return
+    for nodeid, t in timed:
+        ci = t["ci95_us"] or [None, None]
+        rows.append([nodeid, t["op"], fmt(t["n"]), *[fmt(t[key]) for _, key in TIMING_COLUMNS],
+                     f"[{fmt(ci[0])}, {fmt(ci[1])}]" if None not in ci else "—", fmt(t["gflops"])])
     workers = int(getattr(config.option, "numprocesses", 0) or 0)
     shared = f"; {workers} xdist workers shared the CPU while timing" if workers > 1 else ""
     terminalreporter.write_sep("-", f"harness perf: {len(rows)} timed rows (us; one round, not judged against "

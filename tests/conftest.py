@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,6 +19,14 @@ from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: Plugins of the machine's Python that the project does not use. The suite starts pytest inside pytest (the plugin's
+#: tests: about fifty processes with their xdist workers) and, where these are installed, each of those processes
+#: spent ~1 s of CPU loading them (Hypothesis's alone imports 1.2 s of modules): ~50 s of CPU in CI.
+UNUSED_PLUGINS = ("hypothesispytest", "benchmark")
+_ADDOPTS = os.environ.get("PYTEST_ADDOPTS", "")
+os.environ["PYTEST_ADDOPTS"] = " ".join([_ADDOPTS, *(f"-p no:{name}" for name in UNUSED_PLUGINS
+                                                     if f"no:{name}" not in _ADDOPTS)]).strip()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

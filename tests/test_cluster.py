@@ -20,7 +20,7 @@ from tables import csymm_row, write_csymm_table
 ray = pytest.importorskip("ray", reason="requires Ray (pip install '.[cluster]')")
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = [str(ROOT / "cases" / "csymm_test.csv"), str(ROOT / "cases" / "sgemm_strided_batched_test.csv")]
-SAMPLE = " or ".join(f"TC_L0_000{i}" for i in range(1, 7)) + " or TC_L1_0010 or TC_PF_0010 or TC_PF_0011"
+SAMPLE = " or ".join(f"TC_L0_000{i}" for i in range(1, 4)) + " or TC_PF_0010"
 FAST = ["--rounds", "2", "--min-samples", "4", "--max-time", "0.05"]
 #: With `pytest -n 2 --dist loadgroup` (.ci/run) every test of this module runs on one xdist worker: one cluster.
 pytestmark = pytest.mark.xdist_group("ray_cluster")
@@ -61,13 +61,13 @@ def test_cluster_run_equals_a_single_host_run_row_for_row(cluster, tmp_path):
                       "--report-dir", str(tmp_path / "ray"), "--history", str(tmp_path / "h.sqlite"))
     assert remote.returncode == 0, remote.stderr
     single, spread = _report(tmp_path / "local"), _report(tmp_path / "ray")
-    assert len(single["cases"]) == 18 and _verdicts(spread) == _verdicts(single)
+    assert len(single["cases"]) == 8 and _verdicts(spread) == _verdicts(single)
     assert [c["line"] for c in spread["cases"]] == [c["line"] for c in single["cases"]]
     assert len({c["host"] for c in spread["cases"]}) == 2, "the rows did not spread over both hosts"
     assert {c["device"] for c in spread["cases"]} <= {0, 1}
     assert all("host" not in c for c in single["cases"])
     runs = json.loads(_harness("runs", "--history", str(tmp_path / "h.sqlite"), "--json").stdout)
-    assert [r["summary"]["total"] for r in runs] == [18, 18], "one history run per harness run"
+    assert [r["summary"]["total"] for r in runs] == [8, 8], "one history run per harness run"
 
 
 def test_a_hostile_operator_costs_only_its_row_on_a_ray_worker(cluster, tmp_path, hostile_proc_lib):
@@ -100,7 +100,7 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_row(cluster, tmp_path, 
     """Perf rows of 0.1-1 s each keep both nodes busy; one node is killed once a few rows finished. Every row that was
     in results.jsonl before the kill is in the report unchanged and the run ends as one run; the dead node's
     in-flight rows are re-run on the other node (--retries 1) or recorded as ERROR naming the lost host."""
-    select = " or ".join(f"TC_PF_00{i}" for i in range(10, 22))
+    select = " or ".join(f"TC_PF_00{i}" for i in range(10, 16))
     out = tmp_path / "r"
     proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", *TABLES, "-k", select, "--rounds", "1",
                              "--min-samples", "1000", "--max-time", "1.0", "--retries", str(retries),
@@ -111,7 +111,7 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_row(cluster, tmp_path, 
     while len(_finished(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
     before = _finished(out)
-    assert 3 <= len(before) < 24, f"{len(before)} rows finished before the kill: not mid-run {proc.communicate()}"
+    assert 3 <= len(before) < 12, f"{len(before)} rows finished before the kill: not mid-run {proc.communicate()}"
     victim = cluster.workers.pop(0)
     cluster.remove_node(victim, allow_graceful=False)
     stdout, stderr = proc.communicate(timeout=600)
@@ -119,7 +119,7 @@ def test_killing_a_worker_node_mid_run_loses_no_finished_row(cluster, tmp_path, 
     cluster.wait_for_nodes()
     report = _report(out)
     after = {(c["case_name"], Path(c["table"]).name): c for c in report["cases"]}
-    assert len(after) == 24, "a row went missing"
+    assert len(after) == 12, "a row went missing"
     for key, rec in before.items():
         assert after[key]["verdict"] == rec["verdict"] and after[key]["host"] == rec["host"]
     if retries:

@@ -14,6 +14,7 @@ not found is an error, so a control cannot silently stop testing anything.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -62,7 +63,12 @@ def twin_sources(source_dir: Path) -> list[Path]:
 
 
 def compiler_version(cxx: str | None = None) -> str:
-    cxx = cxx or CXX
+    """The compiler's first `--version` line (part of every build key); asked once per process and compiler."""
+    return _compiler_version(cxx or CXX)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_version(cxx: str) -> str:
     try:
         out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
     except (FileNotFoundError, PermissionError):

@@ -128,6 +128,7 @@ def _special(m: re.Match) -> float | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)  # a table repeats its few distinct numbers in thousands of cells
 def stof_prefix(text: str) -> tuple[float, int]:
     """`std::stof(text, &pos)`: the float32 value and how many characters were read.
 
@@ -147,6 +148,7 @@ def stof_prefix(text: str) -> tuple[float, int]:
     return (-value if m.group("sign") == "-" else value), m.end()
 
 
+@functools.lru_cache(maxsize=4096)
 def stod_prefix(text: str) -> tuple[float, int]:
     """`std::stod(text, &pos)`: as stof_prefix, in double precision."""
     m = _match_number(text)
@@ -167,8 +169,12 @@ def stod_prefix(text: str) -> tuple[float, int]:
 
 def _load_powf():
     """`std::pow(float, float)` is libm's powf; call that very function so non-integer exponents round alike."""
-    name = ctypes.util.find_library("m")
-    powf = getattr(ctypes.CDLL(name), "powf", None) if name else None
+    try:  # glibc's soname: find_library would run `ldconfig -p` in every process that reads a table
+        libm = ctypes.CDLL("libm.so.6")
+    except OSError:
+        name = ctypes.util.find_library("m")
+        libm = ctypes.CDLL(name) if name else None
+    powf = getattr(libm, "powf", None)
     if powf is None:
         return lambda x, y: float(np.power(F32(x), F32(y)))
     powf.restype, powf.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
