@@ -94,9 +94,9 @@ class CaseItem(pytest.Item):
         if record.get("timing"):
             self.user_properties.append((TIMING_PROPERTY, json.dumps(timing_summary(record))))
         if self.config.getoption("harness_report_dir"):
-            from harness.reports.json_csv import strict
+            from harness.store.codec import dumps
 
-            self.user_properties.append((RECORD_PROPERTY, json.dumps(strict(record), allow_nan=False)))
+            self.user_properties.append((RECORD_PROPERTY, dumps(record)))
         if record["verdict"] == "SKIP":
             pytest.skip(record["reason"])
         if record["verdict"] != "PASS":
@@ -158,7 +158,7 @@ def settings_of(config: pytest.Config) -> Settings:
 
 def timing_summary(record: dict) -> dict:
     """What the perf table shows of a timed row (small: it rides on the test report)."""
-    from harness.reports.json_csv import strict
+    from harness.store.codec import strict
 
     timing = record["timing"]
     samples = timing.get("samples_us") or []

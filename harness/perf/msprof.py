@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import json
 import shlex
 import shutil
 import subprocess
@@ -25,6 +24,8 @@ from pathlib import Path
 from harness import ops
 from harness.perf import verdict as perf
 from harness.exitcodes import Exit
+from harness.store import stored
+from harness.store.codec import dumps
 from harness.perf.timing import RunningCI, TimingConfig, timing_record
 
 NAME, DURATION, START, TYPE = "Op Name", "Task Duration(us)", "Task Start Time(us)", "Task Type"
@@ -152,11 +153,13 @@ def run(args: argparse.Namespace, cases: list, baselines_for) -> int:
             with (row / "msprof.log").open("w") as log:
                 subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
             try:
-                report = json.loads(next((row / "run").glob("*/report.json")).read_text())
+                meta, nested, _ = stored.read_path(next((row / "run").glob("*/report.json")))
             except StopIteration:
                 raise MsprofError(f"msprof: the nested run of {case.name} wrote no report (see {row / 'msprof.log'})")
-            [rec] = [r for r in report["cases"] if r["case_name"] == case.name]
-            records.append(judged(rec, case, config, baselines_for(case), report["hardware"]["name"],
+            except stored.BadRun as exc:
+                raise MsprofError(f"msprof: the nested run of {case.name}: {exc}")
+            [rec] = [r for r in nested if r["case_name"] == case.name]
+            records.append(judged(rec, case, config, baselines_for(case), meta["hardware"]["name"],
                                   row / "profile"))
             timing = records[-1].get("timing") or {}
             print(f"{case.name}: {records[-1]['verdict']}"
@@ -166,7 +169,7 @@ def run(args: argparse.Namespace, cases: list, baselines_for) -> int:
     except MsprofError as exc:
         print(str(exc), file=sys.stderr)
         return Exit.ENV
-    (out / "msprof.json").write_text(json.dumps({"cases": records}, indent=1))
+    (out / "msprof.json").write_text(dumps({"cases": records}, indent=1), encoding="utf-8")
     print(f"msprof rows: {out / 'msprof.json'}")
     if any(r["verdict"] != "PASS" or any(b["verdict"] == "FAIL" for b in r.get("baseline") or [])
            for r in records):

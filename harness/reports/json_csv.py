@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.store.codec import strict
+from harness.store.codec import dumps, strict
 from harness.store.record import Record, exit_code, summarize
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
@@ -64,7 +64,7 @@ def report_document(meta: dict[str, Any], records: list[Record]) -> dict[str, An
 def write_json(path: Path, meta: dict[str, Any], records: list[Record]) -> Path:
     """Write report.json; atomic, because the runner rewrites it as results arrive and a reader (or a run killed
     mid-write) must never see half a file."""
-    write_atomic(Path(path), json.dumps(report_document(meta, records), allow_nan=False, ensure_ascii=False))
+    write_atomic(Path(path), dumps(report_document(meta, records)))
     return Path(path)
 
 
