@@ -186,6 +186,8 @@ def fmt(value: Any) -> str:
         return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):  # a run holds tuples where its stored copy has lists: one spelling for both
+        return "[" + ", ".join(map(fmt, value)) + "]"
     return str(value)
 
 
@@ -477,7 +479,7 @@ def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str,
     where the rest are."""
     if len(rows) <= most:
         return rows, ""
-    shown = rows[keep]
+    shown = rows[keep.loc[rows.index]]  # in rows' order: the perf table sorts the rows, not `keep`
     first = f"，此处列前 {most} 行" if len(shown) > most else ""
     return shown.head(most), f"共 {len(rows)} 个{what}；此处只列{kept}（{len(shown)} 行{first}），全部数据见 results.csv。"
 
