@@ -31,7 +31,8 @@ DEFAULT_WORK_DIR = REPO / ".asc-check"
 
 #: The macros asc-tools' CPU-debug build sets for ascend950pr_9599 (dav-3510).
 DEFINES = ("__CCE_KT_TEST__=1", "ASCENDC_CPU_DEBUG=1", "__CCE_AICORE__=310", "__DAV_C310__",
-           "__NPU_ARCH__=3510", "ASCENDC_DUMP=0", "__disable_kernel_type_autoinfer__=")
+           "__NPU_ARCH__=3510", "ASCENDC_DUMP=0", "__disable_kernel_type_autoinfer__=",
+           "ENABLE_CV_COMM_VIA_SSBUF=true")
 STD = "-std=c++17"
 #: Bumped whenever the stand-in format changes, so cached stand-ins are regenerated.
 STANDIN_VERSION = "1"
