@@ -152,6 +152,14 @@ def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int
     return products * panels + 8 * m * n
 
 
+def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
+    """GM bytes the on-chip Csymm moves by copies (what the emulator's cube_gm_bytes counts: tensor copies, Fixpipe,
+    DataCopyPad): C written once (Fixpipe L0C -> GM when beta == 0, else DataCopyPad after the epilogue) and read
+    once when beta != 0. The panels are built from A and B by SIMT reads and reach L1 over the UB -> L1 channel,
+    never through GM."""
+    return 8 * m * n * (1 if beta_zero else 2)
+
+
 def csymm_split_gm_bytes(m: int, n: int, left: bool) -> int:
     """The split HF32's lo operands in the built design's workspace, lo(L) (n x 2k) and lo(R) (R's size), each
     written by prepare and read by the cube."""
