@@ -380,34 +380,37 @@ inline void CheckUbCopy(const LocalTensor<T>& ub, const DataCopyExtParams& p, ui
 }
 }  // namespace detail
 
+namespace detail {
+/* One DataCopyPad between GM and UB, GM -> UB (MTE2) or UB -> GM (MTE3): blockCount blocks of blockLen bytes. */
+template <typename T>
+inline void PadCopy(const GlobalTensor<T>& gm, const LocalTensor<T>& ub, const DataCopyExtParams& p, bool toGm)
+{
+    const char* what = toGm ? "DataCopyPad UB->GM" : "DataCopyPad GM->UB";
+    const uint32_t gmGap = toGm ? p.dstStride : p.srcStride;
+    const uint32_t ubGap = toGm ? p.srcStride : p.dstStride;
+    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
+    CheckGmCopy(gm, p, gmGap, toGm, what);
+    CheckUbCopy(ub, p, ubGap, toGm ? ascend_cpu::Pipe::MTE3 : ascend_cpu::Pipe::MTE2, !toGm, what);
+    const uint64_t pitch = UbPitch(p, ubGap);
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        uint8_t* g = reinterpret_cast<uint8_t*>(gm.Data()) + static_cast<uint64_t>(i) * (p.blockLen + gmGap);
+        uint8_t* u = reinterpret_cast<uint8_t*>(ub.Data()) + i * pitch;
+        std::memcpy(toGm ? g : u, toGm ? u : g, p.blockLen);
+    }
+}
+}  // namespace detail
+
 template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                         const DataCopyPadExtParams<T>&)
 {
-    const char* what = "DataCopyPad GM->UB";
-    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
-    detail::CheckGmCopy(src, p, p.srcStride, false, what);
-    detail::CheckUbCopy(dst, p, p.dstStride, ascend_cpu::Pipe::MTE2, true, what);
-    const uint64_t pitch = detail::UbPitch(p, p.dstStride);
-    for (uint32_t i = 0; i < p.blockCount; ++i) {
-        std::memcpy(reinterpret_cast<uint8_t*>(dst.Data()) + i * pitch,
-                    reinterpret_cast<const uint8_t*>(src.Data()) + static_cast<uint64_t>(i) * (p.blockLen + p.srcStride),
-                    p.blockLen);
-    }
+    detail::PadCopy(src, dst, p, false);
 }
 
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p)
 {
-    const char* what = "DataCopyPad UB->GM";
-    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
-    detail::CheckGmCopy(dst, p, p.dstStride, true, what);
-    detail::CheckUbCopy(src, p, p.srcStride, ascend_cpu::Pipe::MTE3, false, what);
-    const uint64_t pitch = detail::UbPitch(p, p.srcStride);
-    for (uint32_t i = 0; i < p.blockCount; ++i) {
-        std::memcpy(reinterpret_cast<uint8_t*>(dst.Data()) + static_cast<uint64_t>(i) * (p.blockLen + p.dstStride),
-                    reinterpret_cast<const uint8_t*>(src.Data()) + i * pitch, p.blockLen);
-    }
+    detail::PadCopy(dst, src, p, true);
 }
 
 /* DataCopy UB -> L1 (asc-devkit DataCopy（UBToL1连续数据搬运）.md): an AIV copies count elements of its UB into its
