@@ -63,11 +63,15 @@ def _nan_row(table: str):
                       and c.expected_status == abi.Status.SUCCESS)
 
 
+def _gemm_row_filter(c) -> bool:
+    return (c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS
+            and 33 <= min(c.args.m, c.args.n, getattr(c.args, "k", None) or c.args.ka)
+            and c.args.m * c.args.n <= 128 * 128)
+
+
 def _gemm_row(table: str):
     """A small row that reaches the cube with more than one L0 K step (depth > 32) on both operator designs."""
-    return _first_row(table, lambda c: c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS
-                      and 33 <= min(c.args.m, c.args.n, getattr(c.args, "k", None) or c.args.ka)
-                      and c.args.m * c.args.n <= 128 * 128)
+    return _first_row(table, _gemm_row_filter)
 
 
 def _inf_row(table: str):
@@ -156,37 +160,22 @@ def test_core_count_query_failure_is_an_error_not_one_core(device):
     assert run_case(case, device)["verdict"] == "PASS"
 
 
-def _pad(x: int, q: int) -> int:
-    return (x + q - 1) // q * q
-
-
-def _embedded_workspace_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """The workspace of the one-GEMM design, counted independently of the C++: the embedded operand (2k rows of
-    2 x padded columns), on RIGHT also A expanded (n rows of 2 x padded k), and P unless beta == 0; from a real K
-    (2k) of 64 on, the split HF32's lo operands: lo(L) (n rows of 2 x padded k) and lo(R) (R's size)."""
-    k = m if left else n
-    right = _pad(2 * k * 2 * _pad(k if left else m, 8), 128)
-    left_ws = 0 if left else _pad(n * 2 * _pad(k, 8), 128)
-    p = 0 if beta_zero else _pad(n * 2 * _pad(m, 8), 128)
-    lo = _pad(n * 2 * _pad(k, 8), 128) + right if 2 * k >= 64 else 0
-    return (left_ws + right + p + lo) * 4
-
-
 def _beta_zero(case) -> bool:
     return case.args.beta == 0
 
 
 @pytest.mark.parametrize("beta_zero", [True, False], ids=["beta0", "beta"])
 @pytest.mark.parametrize("side", ["LEFT", "RIGHT"])
-def test_csymm_reports_the_workspace_the_ascend_code_requests(device, side, beta_zero):
+def test_csymm_asks_for_no_workspace(device, side, beta_zero):
+    # the on-chip design: the panels go UB -> L1 and the result L0C -> UB, nothing through a GM workspace (the
+    # GM-workspace design asked for 41.9 / 50.3 MB at 1024^2 LEFT / RIGHT)
     case = _first_row("csymm_test.csv", lambda c: c.name.startswith(("TC_L0_", "TC_L1_"))
                       and c.expected_status == abi.Status.SUCCESS and c.args.side == getattr(abi, f"SIDE_{side}")
                       and _beta_zero(c) == beta_zero and c.args.m != c.args.n
                       and c.args.alpha != 0)
     record = run_case(case, device)
     assert record["verdict"] == "PASS", record["reason"]
-    expected = _embedded_workspace_bytes(case.args.m, case.args.n, side == "LEFT", beta_zero)
-    assert record["memory"]["workspace_bytes"] == expected
+    assert record["memory"]["workspace_bytes"] == 0
 
 
 def test_launches_per_csymm_call(device):
@@ -197,16 +186,16 @@ def test_launches_per_csymm_call(device):
         device.reset_stats()
         assert run_case(case, device)["verdict"] == "PASS"
         stats = device.stats()
-        # one mixed launch: prepare, SyncAll, gemm (or its fallback), and the epilogue after a second SyncAll only
-        # when beta != 0 (Fixpipe writes C); before it was 3 / 4 launches
+        # one mixed launch: the NaN scan, SyncAll, the panels UB -> L1 and the cube GEMM (or the fallback), the
+        # epilogue L0C -> UB only when beta != 0 (else Fixpipe writes C); before it was 3 / 4 launches
         assert stats["launches"] == 1, case.id
         k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
         # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it
         products = 3 if 2 * k >= cost_model.CSYMM_SPLIT_MIN_REAL_K else 1
         assert stats["cube_macs"] == products * 4 * case.args.m * case.args.n * k
-        # what the cost model charges the cube: each tile's K panels once, the product once
-        left = case.args.side == abi.SIDE_LEFT
-        assert stats["cube_gm_bytes"] == cost_model.csymm_cube_gm_bytes(case.args.m, case.args.n, left), case.id
+        # no GM workspace: the copies move C only (written once, read once when beta != 0); the panels reach L1
+        # from UB
+        assert stats["cube_gm_bytes"] == cost_model.csymm_copy_gm_bytes(case.args.m, case.args.n, beta_zero), case.id
 
 
 def _sgemm_fast(c) -> bool:
@@ -256,6 +245,21 @@ def test_fused_sgemm_without_its_cross_core_flags_fails(control):
         backend.close()
     assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
     assert expected in record["reason"] and "sgemm_strided_batched_fused_" in record["reason"], record["reason"]
+
+
+@pytest.mark.slow  # each builds a kernel variant
+@pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait"])
+def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
+    # the panels UB -> L1 (cube waits for READY on PIPE_MTE1) and the result L0C -> UB (AIVs wait on PIPE_V): each
+    # handshake dropped is an L1 race, a deadlock or a UB race of the fused launch; the epilogue needs beta != 0
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        record = run_case(_first_row("csymm_test.csv", lambda c: _gemm_row_filter(c) and not _beta_zero(c)), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
+    assert expected in record["reason"] and "csymm_fused" in record["reason"], record["reason"]
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

@@ -25,6 +25,22 @@ SCENARIOS = {
     "aiv-only-flag": ["emu_selftest_aiv_only", "starts no cross-core scheduler"],
     "missing-dcci": ["emu_selftest_mix", "AIC block 0", "needs DataCacheCleanAndInvalid"],
     "dcci": [],
+    # UB -> L1 hand-over and Fixpipe L0C -> UB (the on-chip Csymm design): the synchronised twins pass, each bug
+    # is named
+    "ub-to-l1": [],
+    "ub-to-l1-no-flag": ["emu_selftest_mix", "L1 race on bytes [0, 0x_)", "AIC block 0's L1",
+                         "AIC block 0 (Copy L1->L0A, read on PIPE_MTE1)", "AIV block 0 (DataCopy UB->L1, write on PIPE_MTE3)",
+                         "no cross-core flag ordering them"],
+    "ub-to-l1-wait-pipe": ["emu_selftest_mix", "L1 race on bytes", "pipe error",
+                           "received AIV block 0's cross-core flag on another pipe than PIPE_MTE1"],
+    "ub-to-l1-set-pipe": ["emu_selftest_mix", "AIV block 0", "CrossCoreSetFlag<2, PIPE_V>(3): pipe error",
+                          "DataCopy UB->L1 it publishes was issued on PIPE_MTE3"],
+    "ub-to-l1-never-set": ["emu_selftest_mix", "deadlock: every live core",
+                           "AIC block 0 waits for CrossCoreWaitFlag<2, PIPE_MTE1>(3)"],
+    "ub-to-l1-odd": ["emu_selftest_mix", "AIV block 0", "DataCopy UB->L1: 10 elements are 40 bytes, not a multiple of 32"],
+    "l0c-to-ub": [],
+    "l0c-to-ub-no-wait": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
+                          "AIC block 0 (Fixpipe L0C->UB, write on PIPE_FIX)", "AIV block 0 (SIMT on UB, write on PIPE_V)"],
 }
 
 

@@ -66,19 +66,35 @@ def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
 @pytest.mark.parametrize("left", [True, False])
 def test_csymm_designs(left):
     m = n = 1024
-    built, one, three_m, before = cm.csymm_designs(m, n, left, True, 36)
-    assert built.built and not one.built and not three_m.built and not before.built
-    assert one.built_products and not three_m.built_products  # 3M's precision is not the built kernel's
+    built, workspace, three_m, before = cm.csymm_designs(m, n, left, True, 36)
+    assert built.built and not workspace.built and not three_m.built and not before.built
+    assert built.built_products and workspace.built_products and not three_m.built_products  # 3M: not measured
     assert built.launches == 2 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 2  # memset + mixed
+    assert workspace.launches == 2
     assert before.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[3].launches == 5  # + epilogue
-    assert cm.cube_macs(built) == cm.cube_macs(one) == 4 * m * n * m  # one real GEMM n x 2m x 2k
+    assert cm.cube_macs(built) == cm.cube_macs(workspace) == 4 * m * n * m  # one real GEMM n x 2m x 2k
     assert cm.cube_macs(three_m) == 3 * m * n * m
-    assert one.launches == three_m.launches == 1
-    assert one.unique_gm_bytes < built.unique_gm_bytes
-    # the split's lo operands go through GM only in the built design (prepare writes them, the cube reads them)
-    assert built.split_gm_bytes == 2 * 4 * (n * 2 * m + (2 * m * 2 * m if left else 2 * m * 2 * n))
-    assert one.split_gm_bytes == 0
-    assert cm.floor(built, 36, "hf32x3")["memory_us"] > cm.floor(built, 36, "fp32")["memory_us"]
+    assert three_m.launches == 1
+    # on chip: A's triangle and B read once, C written (and read when beta != 0), nothing through a workspace
+    k = m if left else n
+    assert built.unique_gm_bytes == 4 * k * (k + 1) + 16 * m * n
+    assert cm.csymm_designs(m, n, left, False, 36)[0].unique_gm_bytes == 4 * k * (k + 1) + 24 * m * n
+    assert built.unique_gm_bytes < workspace.unique_gm_bytes
+    # the split's lo operands went through GM only in the workspace design (prepare wrote them, the cube read them)
+    assert workspace.split_gm_bytes == 2 * 4 * (n * 2 * m + (2 * m * 2 * m if left else 2 * m * 2 * n))
+    assert built.split_gm_bytes == 0
+    assert cm.floor(built, 36, "hf32x3")["memory_us"] == cm.floor(built, 36, "fp32")["memory_us"]
+    assert cm.floor(workspace, 36, "hf32x3")["memory_us"] > cm.floor(workspace, 36, "fp32")["memory_us"]
+
+
+def test_on_chip_csymm_floors():
+    # 36 cube cores, split HF32: 256^2 14.4 -> 11.8 us (the memory floor was above the cube's), 1024^2 stays
+    # cube-bound at ~126 us while its memory floor drops from 70.8 to 13.1 us
+    small = [cm.floor(d, 36, "hf32x3") for d in cm.csymm_designs(256, 256, True, True, 36)[:2]]
+    assert small[0]["floor_us"] == pytest.approx(11.8, abs=0.1) and small[1]["floor_us"] == pytest.approx(14.4, abs=0.1)
+    big = [cm.floor(d, 36, "hf32x3") for d in cm.csymm_designs(1024, 1024, True, True, 36)[:2]]
+    assert big[0]["floor_us"] == pytest.approx(big[1]["floor_us"]) == pytest.approx(126.0, abs=0.5)
+    assert big[0]["memory_us"] == pytest.approx(13.1, abs=0.05) and big[1]["memory_us"] == pytest.approx(70.8, abs=0.1)
 
 
 def test_plan_csymm_blocks_shrink_for_small_shapes():

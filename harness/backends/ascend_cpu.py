@@ -37,14 +37,19 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "l0-over-capacity": ((
         (_CUBE_SIZES, "constexpr uint32_t CUBE_L0_BYTES = 64 * 1024;", "constexpr uint32_t CUBE_L0_BYTES = 128 * 1024;"),
     ), "exceed its capacity"),
-    # The chunk's L1 panels are never signalled to MTE1: the wait for them can never be satisfied.
+    # The chunk's L1 panels are never signalled to MTE1 (Sgemm's GM -> L1 path), nor the L0A/L0B step to the cube
+    # (both kernels; Csymm's panels come UB -> L1): the waits for them can never be satisfied.
     "wait-never-set": ((
         (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+        (_CUBE_GEMM, "            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(buf);\n", ""),
     ), "can never be satisfied"),
-    # No MTE2 -> MTE1 handshake at all: L1 -> L0 copies read panels the GM -> L1 copy may still be writing.
+    # No MTE2 -> MTE1 and MTE1 -> M handshakes at all: L1 -> L0 copies read panels the GM -> L1 copy may still be
+    # writing, Mmad reads L0A/L0B the L1 -> L0 copy may still be writing.
     "missing-sync": ((
         (_CUBE_GEMM, "        AscendC::SetFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n"
                      "        AscendC::WaitFlag<AscendC::HardEvent::MTE2_MTE1>(buf);\n", ""),
+        (_CUBE_GEMM, "            AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(buf);\n"
+                     "            AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(buf);\n", ""),
     ), "without signalling it first"),
     # The asc-devkit PipeBarrier<PIPE_M> rule dropped (issue 13, point 3).
     "no-pipe-barrier": ((
@@ -70,13 +75,30 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "saturation-unset": ((
         (_CUBE_GEMM, "    AscendC::AscendCUtils::SetOverflow(1);\n", ""),
     ), "never set CTRL[48]"),
-    # Two cube cores deal every Csymm tile (block b starts at tile b / 2): each tile is computed and written twice,
-    # with the same values, so the sequential emulator passed it; concurrent cores write the same C bytes unordered.
+    # Two AI cores deal every Csymm tile (AI core b starts at tile b / 2; its AIVs follow it): each tile is computed
+    # and written twice, with the same values, so the sequential emulator passed it; concurrent cores write the same
+    # C bytes unordered.
     "tile-dealt-twice": ((
-        (_CSYMM_KERNEL, "for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum())",
-         "for (uint32_t tile = AscendC::GetBlockIdx() / 2; tile < t.tileCount; "
-         "tile += (AscendC::GetBlockNum() + 1) / 2)"),
+        (_CSYMM_KERNEL, "__aicore__ inline uint32_t FirstTile() { return AiCore(); }\n"
+                        "__aicore__ inline uint32_t TileStep() { return static_cast<uint32_t>(AscendC::GetBlockNum()); }",
+         "__aicore__ inline uint32_t FirstTile() { return AiCore() / 2; }\n"
+         "__aicore__ inline uint32_t TileStep() { return static_cast<uint32_t>((AscendC::GetBlockNum() + 1) / 2); }"),
     ), "GM race on bytes"),
+    # Csymm's cube no longer waits for its AIVs' panels: its L1 -> L0 copies read the L1 half the AIVs are still
+    # filling over the UB -> L1 channel.
+    "handover-no-wait": ((
+        (_CSYMM_KERNEL, "            AscendC::CrossCoreWaitFlag<2, PIPE_MTE1>(CS_PANEL_READY + half);  // both AIVs' "
+                        "pieces are in L1\n", ""),
+    ), "L1 race on bytes"),
+    # Csymm's AIVs never report a chunk's panels ready: the cube waits for them, they wait for the L1 half back.
+    "handover-never-ready": ((
+        (_CSYMM_KERNEL, "            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(CS_PANEL_READY + half);\n", ""),
+    ), "deadlock: every live core of the launch waits"),
+    # Csymm's AIVs no longer wait for the cube's result: the beta epilogue reads the UB the cube's Fixpipe writes.
+    "epilogue-no-wait": ((
+        (_CSYMM_KERNEL, "    AscendC::CrossCoreWaitFlag<2, PIPE_V>(CS_RESULT_READY);  // the AIC's Fixpipe wrote P into "
+                        "this UB\n", ""),
+    ), "UB race on bytes"),
     # The fused Sgemm epilogue's vector cores no longer wait for the cube's tile: they read a workspace slot the
     # cube core is writing (a missing cross-core barrier).
     "fused-no-wait": ((
@@ -93,17 +115,17 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     ), "outside every tensor passed to the kernel"),
     # Csymm's cube in HF32 mode without the lo products: one HF32 product, the precision split HF32 exists to avoid.
     "hf32-one-product": ((
-        (_CSYMM_KERNEL, "    if (t.split != 0) {  // hi*hi", "    if (false) {  // hi*hi"),
+        (_CSYMM_KERNEL, "    if (ft.gemm.split != 0) {  // hi*hi", "    if (false) {  // hi*hi"),
         (_CUBE_GEMM, "    AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);\n    AscendC::AscendCUtils",
          "    AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);\n    AscendC::AscendCUtils"),
     ), "matched"),
     # The first design's order: all of K for the real parts (Ar*Br) into L0C, then all of K for the imaginary parts
-    # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the embedded operands'
-    # K positions grouped by part instead of interleaved per element. Only the RIGHT side, whose operands are both
-    # built by prepare, keeps a correct product under the reordering.
+    # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the engine's real K
+    # positions grouped by part instead of interleaved per element. The vector cores build both panels with the same
+    # order, so the product stays correct and only its accumulation order (its precision) changes.
     "old-plane-order": ((
-        (_CSYMM_KERNEL, "auto kPos = [](uint64_t p, uint64_t d) { return 2 * p + d; };",
-         "auto kPos = [&t](uint64_t p, uint64_t d) { return d * t.k + p; };"),
+        (_CSYMM_KERNEL, "{ return k == 0 ? 0 : q / 2; }", "{ return k == 0 ? 0 : q % k; }"),
+        (_CSYMM_KERNEL, "{ return k == 0 ? 0 : q % 2; }", "{ return k == 0 ? 0 : q / k; }"),
     ), "matched"),
 }
 

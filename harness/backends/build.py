@@ -226,7 +226,9 @@ ASCEND_CACHE_DIR = REPO_ROOT / "build" / "ascend-cpu"
 ASCEND_LIB_NAME = "libaclblas_ascend_cpu.so"
 #: -fno-gnu-unique and -Bsymbolic: a test process loads several variants (negative controls) side by side, and
 #: each must run its own inline functions and variables, not the first loaded library's.
-ASCEND_FLAGS = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-fno-gnu-unique")
+#: ENABLE_CV_COMM_VIA_SSBUF=true: UB -> L1 copies over the hardware channel (asc-devkit DataCopy（UBToL1连续数据搬运）.md),
+#: as operators/ascend/CMakeLists.txt and the typecheck (harness/kernels/kernel_check.py) define it.
+ASCEND_FLAGS = ("-std=c++17", "-O3", "-march=native", "-fPIC", "-fno-gnu-unique", "-DENABLE_CV_COMM_VIA_SSBUF=true")
 ASCEND_LINK_FLAGS = ("-shared", "-fPIC", "-Wl,-Bsymbolic")
 #: The Ascend host sources' operator symbols, renamed so the emulator's entry points wrap them (emu_runtime.cpp).
 _RENAMES = ("aclblasCsymm", "aclblasSgemmStridedBatched")

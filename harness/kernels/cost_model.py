@@ -145,22 +145,30 @@ def csymm_precision(m: int, n: int, left: bool) -> str:
 
 
 def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int:
-    """GM bytes of the cube in the one-GEMM design: every output tile reads its K panels once per product (the L
+    """GM bytes of the cube in the GM-workspace design (before the on-chip one): every output tile reads its K panels once per product (the L
     rows and the R columns of its region; split HF32 has three products), and Fixpipe writes the product once."""
     products = PRECISIONS[csymm_precision(m, n, left)][1]
     panels = sum(4 * k * (rows + cols) for rows, cols, k in csymm_tiles(m, n, left, cube_cores))
     return products * panels + 8 * m * n
 
 
+def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
+    """GM bytes the on-chip Csymm moves by copies (what the emulator's cube_gm_bytes counts: tensor copies, Fixpipe,
+    DataCopyPad): C written once (Fixpipe L0C -> GM when beta == 0, else DataCopyPad after the epilogue) and read
+    once when beta != 0. The panels are built from A and B by SIMT reads and reach L1 over the UB -> L1 channel,
+    never through GM."""
+    return 8 * m * n * (1 if beta_zero else 2)
+
+
 def csymm_split_gm_bytes(m: int, n: int, left: bool) -> int:
-    """The split HF32's lo operands in the built design's workspace, lo(L) (n x 2k) and lo(R) (R's size), each
+    """The split HF32's lo operands in the GM-workspace design (before the on-chip one), lo(L) (n x 2k) and lo(R) (R's size), each
     written by prepare and read by the cube."""
     k = m if left else n
     return 2 * (8 * n * k + (16 * k * k if left else 16 * m * n))
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """The built design at fp32: A's stored triangle read once, B read by prepare (and again by the cube on LEFT,
+    """The GM-workspace design (before the on-chip one) at fp32: A's stored triangle read once, B read by prepare (and again by the cube on LEFT,
     where it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0
     also P written and read and C read."""
     k = m if left else n
@@ -170,29 +178,35 @@ def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
 
 
 def csymm_on_chip_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """One mixed AIC/AIV launch, operands mirrored and embedded in UB and handed to L1 (no GM workspace): A's
-    stored triangle and B read once, C written (and read when beta != 0)."""
+    """The built design (one mixed AIC/AIV launch, operands mirrored and embedded in UB and handed to L1, no GM
+    workspace): A's stored triangle and B read once, C written (and read when beta != 0). The kernel's SIMT reads
+    fetch A's and B's panel elements once per tile and K chunk; the repeats are L2 hits the floor does not
+    charge."""
     k = m if left else n
     return 4 * k * (k + 1) + 8 * m * n + 8 * m * n + (0 if beta_zero else 8 * m * n)
 
 
 def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
-    """Built: the NaN flag's memset and one mixed launch (prepare, SyncAll, gemm or its fallback, SyncAll and the
-    epilogue when beta != 0) on a GM workspace. One launch on chip: the same with the operands embedded in UB and
-    handed to L1. 3M: three real products (Ar*Br, Ai*Bi, (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in
-    one launch; its imaginary part subtracts finished sums. Before: the built kernels as four launches (prepare,
-    gemm, gemm_nan, + epilogue when beta != 0) after the memset."""
+    """Built: the NaN flag's memset and one mixed launch on chip (csymm_kernel.cpp: the NaN scan, SyncAll, the
+    AIVs' panels UB -> L1 and the cube's GEMM under cross-core flags, the beta epilogue L0C -> UB; no GM
+    workspace, so the split's lo operands cost no GM bytes): A's stored triangle and B read once, C written (and
+    read when beta != 0), 4k(k+1) + 16mn (+ 8mn) bytes. Workspace: the design before it, the same launch with the
+    embedded operands, the lo operands and P through a GM workspace. 3M: three real products (Ar*Br, Ai*Bi,
+    (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in one launch; its imaginary part subtracts finished
+    sums. Before: the kernels as four launches (prepare, gemm, gemm_nan, + epilogue when beta != 0) after the
+    memset."""
     tiles = (csymm_tiles(m, n, left, cube_cores),)
     gm_bytes = csymm_unique_gm_bytes(m, n, left, beta_zero)
     split_bytes = csymm_split_gm_bytes(m, n, left)
-    built = Design("built: one mixed launch on a GM workspace", 2, tiles, gm_bytes, True, True, split_bytes)
-    one = Design("one launch: mixed AIC/AIV, operands embedded on chip", 1, tiles,
-                 csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, True)
+    on_chip = csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero)
+    built = Design("built: one mixed launch on chip (panels UB -> L1, epilogue L0C -> UB)", 2, tiles, on_chip, True,
+                   True)
+    workspace = Design("before: one mixed launch on a GM workspace", 2, tiles, gm_bytes, False, True, split_bytes)
     three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
-                     csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero), False, False)
+                     on_chip, False, False)
     before = Design("before: prepare, gemm, gemm_nan (+ epilogue) on a GM workspace", 4 if beta_zero else 5, tiles,
                     gm_bytes, False, True, split_bytes)
-    return [built, one, three_m, before]
+    return [built, workspace, three_m, before]
 
 
 # ---- SgemmStridedBatched ---------------------------------------------------------------------------------------

@@ -93,21 +93,27 @@ void MergeStats(const LaunchStats& s)
 
 LocalBuffer::~LocalBuffer()
 {
-    if (p_ != nullptr) {
-        munmap(p_, bytes_);
+    if (p_.load() != nullptr) {
+        munmap(p_.load(), bytes_);
     }
 }
 
 uint8_t* LocalBuffer::data()
 {
-    if (p_ == nullptr) {
+    uint8_t* p = p_.load(std::memory_order_acquire);
+    if (p == nullptr) {
         void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {
             Raise("cannot map " + std::to_string(bytes_) + " bytes of emulated local memory");
         }
-        p_ = static_cast<uint8_t*>(m);
+        uint8_t* fresh = static_cast<uint8_t*>(m);
+        if (p_.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) {
+            p = fresh;
+        } else {
+            munmap(fresh, bytes_);  // another core of the AI core mapped it first; p holds its mapping
+        }
     }
-    return p_;
+    return p;
 }
 
 void CheckLocal(Buf b, uint64_t off, uint64_t bytes, const char* what)
@@ -237,6 +243,7 @@ void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event)
         f.vis[q] = c.visible[Idx(src)][q];
     }
     f.vis[Idx(src)] = c.seq[Idx(src)];
+    std::memcpy(f.xclk, c.xclk[Idx(src)], sizeof(f.xclk));
 }
 
 void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event)
@@ -252,6 +259,9 @@ void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event)
     for (int q = 0; q < kPipes; ++q) {
         c.visible[Idx(dst)][q] = std::max(c.visible[Idx(dst)][q], f.vis[q]);
     }
+    for (int g = 0; g < 3; ++g) {
+        c.xclk[Idx(dst)][g] = std::max(c.xclk[Idx(dst)][g], f.xclk[g]);
+    }
 }
 
 void Barrier(Pipe p)
@@ -262,10 +272,17 @@ void Barrier(Pipe p)
         return;
     }
     if (p == Pipe::COUNT) {  // PIPE_ALL: every pipe waits for every other
+        uint32_t all[3] = {};
+        for (int a = 0; a < kPipes; ++a) {
+            for (int g = 0; g < 3; ++g) {
+                all[g] = std::max(all[g], c.xclk[a][g]);
+            }
+        }
         for (int a = 0; a < kPipes; ++a) {
             for (int q = 0; q < kPipes; ++q) {
                 c.visible[a][q] = c.seq[q];
             }
+            std::memcpy(c.xclk[a], all, sizeof(all));
         }
         c.mBarrierSeq = c.seq[Idx(Pipe::M)];
     }

@@ -17,6 +17,7 @@
 #define ASCEND_CPU_EMU_CORE_H
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <functional>
@@ -58,7 +59,8 @@ public:
     uint8_t* data();
 
 private:
-    uint8_t* p_ = nullptr;
+    /* Atomic: a core of the same AI core may copy into this buffer (UB -> L1, L0C -> UB) first. */
+    std::atomic<uint8_t*> p_{nullptr};
     uint32_t bytes_ = 0;
 };
 
@@ -71,6 +73,7 @@ struct Core {
     struct Pending {
         bool set = false;
         uint64_t vis[kPipes] = {};
+        uint32_t xclk[3] = {};
     };
     Pending flags[kPipes][kPipes][kEventIds];
     struct Access {
@@ -82,6 +85,15 @@ struct Core {
         const char* what;
     };
     std::array<std::vector<Access>, kBufs> accesses;
+    /* Cross-core pipe clocks for the buffers one AI core's cores share (UB -> L1 copies, Fixpipe L0C -> UB):
+     * xclk[p][g] = how many releases of group member g (0 the AIC, 1 + s the AIV of sub-block s) pipe p of this
+     * core has seen. On the 950PR a CrossCoreWaitFlag blocks only its own pipe (asc-devkit CrossCoreWaitFlag(ISASI),
+     * pipe), so a wait on the wrong pipe leaves the reading pipe's clock behind (emu_launch.h SharedAccess). */
+    uint32_t xclk[kPipes][3] = {};
+    /* seq[p] of this core's last copy into another core's buffer (UB -> L1, L0C -> UB) on pipe p that no
+     * CrossCoreSetFlag has published yet: a set must be on that pipe, or on one the pipe signalled to. */
+    uint64_t unpublished[kPipes] = {};
+    const char* unpublishedWhat[kPipes] = {};
     uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
     uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
     bool hf32 = false;

@@ -2,6 +2,7 @@
 #include "emu_launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -85,6 +86,17 @@ struct SyncBarrier {
     std::map<uint64_t, Clock> released;
 };
 
+/* One access to a shared local buffer: bytes [lo, hi) by `slot` on `pipe`, at its release count `clock`. */
+struct SharedAccessRecord {
+    uint32_t lo;
+    uint32_t hi;
+    uint32_t slot;
+    uint32_t clock;
+    Pipe pipe;
+    bool write;
+    const char* what;
+};
+
 /* Thrown in a waiting core when another core's fault ended the launch: only the cause is reported. */
 struct Aborted {};
 
@@ -117,6 +129,12 @@ struct LaunchState {
     std::mutex shadowMu;
     std::vector<Access> reads;
     std::vector<Access> writes;
+    /* Every core of the launch by slot, made before any thread starts, kept until the launch ends: the cores of an
+     * AI core copy into each other's L1 and UB. */
+    std::vector<std::unique_ptr<Core>> cores;
+    /* Accesses to the buffers an AI core's cores share, by owner slot: [0] the AIC's L1, [1] an AIV's UB. */
+    std::vector<std::vector<SharedAccessRecord>> shared[2];
+    std::unique_ptr<std::mutex[]> sharedMu;  // by owner slot: only the cores of one AI core contend
 };
 
 LaunchState* g_launch = nullptr;  // the running launch: kernels on the stream run one after another
@@ -128,6 +146,29 @@ bool HasSubBlocks(const LaunchState& l) { return l.declared == Declared::MIX_AIC
 uint32_t AivSlot(const LaunchState& l, uint32_t group, uint32_t sub)
 {
     return HasSubBlocks(l) ? l.numBlocks + 2 * group + sub : group;
+}
+
+/* A slot's place in its AI core for the cross-core pipe clocks: 0 the AIC, 1 + s the AIV of sub-block s. */
+uint32_t GroupMember(const LaunchState& l, uint32_t slot)
+{
+    return slot < l.numBlocks ? 0 : 1 + (slot - l.numBlocks) % 2;
+}
+
+/* Under the caller's thread: pipe `pipe` of core c (S: every pipe, it stalls issue) has seen `release`. */
+void JoinPipeClocks(const LaunchState& l, Core& c, Pipe pipe, const Clock& release)
+{
+    if (!HasSubBlocks(l)) {
+        return;
+    }
+    const uint32_t members[3] = {c.group, AivSlot(l, c.group, 0), AivSlot(l, c.group, 1)};
+    for (int q = 0; q < kPipes; ++q) {
+        if (pipe != Pipe::S && pipe != Pipe::COUNT && q != static_cast<int>(pipe)) {
+            continue;
+        }
+        for (int g = 0; g < 3; ++g) {
+            c.xclk[q][g] = std::max(c.xclk[q][g], release[members[g]]);
+        }
+    }
 }
 
 std::string SlotName(const LaunchState& l, uint32_t slot)
@@ -284,10 +325,7 @@ void EndCore(const Core& c)
 
 void RunCore(LaunchState* l, uint32_t slot, bool aivSubBlock, uint32_t group, uint32_t sub)
 {
-    auto core = std::make_unique<Core>();
-    for (int b = 0; b < kBufs; ++b) {
-        core->mem[b].Init(kCapacity[b]);
-    }
+    Core* core = l->cores[slot].get();
     core->device = true;
     core->slot = slot;
     core->group = group;
@@ -300,7 +338,7 @@ void RunCore(LaunchState* l, uint32_t slot, bool aivSubBlock, uint32_t group, ui
         core->aivPerAic = 2;
     }
     LaunchStats stats;
-    BindThread(core.get(), &stats);
+    BindThread(core, &stats);
     std::string fault;
     uint32_t faultSlot = slot;
     bool aborted = false;
@@ -319,7 +357,6 @@ void RunCore(LaunchState* l, uint32_t slot, bool aivSubBlock, uint32_t group, ui
         fault = CoreName(*core) + ": " + e.what();
     }
     BindThread(nullptr, nullptr);
-    core.reset();
     MergeStats(stats);
     std::lock_guard<std::mutex> lock(l->mu);
     if (!fault.empty() && !aborted) {
@@ -378,6 +415,16 @@ void RunLaunch(const char* kernel, uint32_t numBlocks, const std::function<void(
         l.clocks[s][s] = 1;
     }
     l.counters.resize(Slots(l));
+    l.cores.resize(Slots(l));
+    for (auto& core : l.cores) {
+        core = std::make_unique<Core>();
+        for (int b = 0; b < kBufs; ++b) {
+            core->mem[b].Init(kCapacity[b]);
+        }
+    }
+    l.shared[0].resize(Slots(l));
+    l.shared[1].resize(Slots(l));
+    l.sharedMu = std::make_unique<std::mutex[]>(Slots(l));
     l.barriers[0].acc = l.barriers[1].acc = Clock(Slots(l), 0);
     g_launch = &l;
     {
@@ -454,6 +501,18 @@ void CrossCoreSet(int mode, Pipe pipe, uint32_t id)
         Raise(call + ": mode " + std::to_string(mode) + " needs a KERNEL_TYPE_MIX_AIC_1_2 kernel" +
               (mode == 1 ? ", on an AIV" : ""));
     }
+    /* The set waits for its own pipe's earlier instructions only (asc-devkit CrossCoreSetFlag(ISASI), pipe): a copy
+     * into another core's buffer on another pipe, not signalled to this one, is not published by it. */
+    for (int q = 0; q < kPipes; ++q) {
+        if (q != static_cast<int>(pipe) && c.unpublished[q] > c.visible[static_cast<int>(pipe)][q]) {
+            Raise(call + ": pipe error: the set is on PIPE_" + PipeName(pipe) + " but the " + c.unpublishedWhat[q] +
+                  " it publishes was issued on PIPE_" + PipeName(static_cast<Pipe>(q)) + " (the set waits only for "
+                  "its own pipe's earlier instructions: asc-devkit CrossCoreSetFlag(ISASI), pipe)");
+        }
+    }
+    for (int q = 0; q < kPipes; ++q) {
+        c.unpublished[q] = 0;
+    }
     std::lock_guard<std::mutex> lock(l.mu);
     const Clock release = l.clocks[c.slot];
     ++l.clocks[c.slot][c.slot];
@@ -489,6 +548,7 @@ void CrossCoreWait(int mode, Pipe pipe, uint32_t id)
     auto& q = l.counters[c.slot][id];
     WaitUntil(l, lk, c, call, [&q]() { return !q.empty(); });
     JoinInto(l.clocks[c.slot], q.front());
+    JoinPipeClocks(l, c, pipe, q.front());
     q.pop_front();
 }
 
@@ -518,6 +578,7 @@ void SyncAllCores(bool aivOnly)
     WaitUntil(l, lk, c, std::string("SyncAll<") + (aivOnly ? "true" : "false") + "> (" + std::to_string(parts) +
                             " cores take part)", [&b, gen]() { return b.generation > gen; });
     JoinInto(l.clocks[c.slot], b.released[gen]);
+    JoinPipeClocks(l, c, Pipe::COUNT, b.released[gen]);
 }
 
 void GmAccess(const void* base, uint64_t runs, uint64_t runBytes, uint64_t strideBytes, bool write, const char* what)
@@ -569,6 +630,78 @@ void GmAccess(const void* base, uint64_t runs, uint64_t runBytes, uint64_t strid
                         " in the same launch with no cross-core synchronisation between them (a missing "
                         "CrossCoreSetFlag/CrossCoreWaitFlag or SyncAll barrier)",
                     x.slot};
+}
+
+Core& SharedCore(uint32_t slot, const char* what)
+{
+    LaunchState& l = Current(what);
+    if (!HasSubBlocks(l) || slot >= Slots(l)) {
+        Raise(std::string(what) + " needs a KERNEL_TYPE_MIX_AIC_1_2 kernel: only the cube and vector cores of one AI "
+              "core share the UB <-> L1 / L0C -> UB paths");
+    }
+    return *l.cores[slot];
+}
+
+uint32_t AicSlotOf(const Core& c) { return c.group; }
+
+uint32_t AivSlotOf(const Core& c, uint32_t sub) { return AivSlot(*g_launch, c.group, sub); }
+
+bool SharedUsed(Buf b, uint32_t owner)
+{
+    const Core& c = Cur();
+    if (g_launch == nullptr || !c.device || !HasSubBlocks(*g_launch)) {
+        return false;
+    }
+    (void)b;
+    (void)owner;
+    return true;
+}
+
+void SharedAccess(Buf b, uint32_t owner, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what)
+{
+    Core& c = Cur();
+    LaunchState& l = Current(what);
+    const int which = b == Buf::L1 ? 0 : 1;
+    const uint32_t mine = l.clocks[c.slot][c.slot];
+    std::lock_guard<std::mutex> lock(l.sharedMu[owner]);
+    auto& list = l.shared[which][owner];
+    for (const SharedAccessRecord& r : list) {
+        if (r.slot == c.slot || r.hi <= lo || hi <= r.lo || (!r.write && !write)) {
+            continue;
+        }
+        if (c.xclk[static_cast<int>(p)][GroupMember(l, r.slot)] >= r.clock) {
+            continue;
+        }
+        /* Named in slot order, so either core's detection gives the same text. */
+        const bool curFirst = c.slot < r.slot;
+        const uint64_t olo = std::max<uint64_t>(lo, r.lo);
+        const uint64_t ohi = std::min<uint64_t>(hi, r.hi);
+        auto side = [&l](uint32_t slot, const char* w, bool wr, Pipe pp) {
+            return SlotName(l, slot) + " (" + w + ", " + (wr ? "write" : "read") + " on PIPE_" + PipeName(pp) + ")";
+        };
+        const std::string mineSide = side(c.slot, what, write, p);
+        const std::string theirs = side(r.slot, r.what, r.write, r.pipe);
+        char range[64];
+        std::snprintf(range, sizeof(range), "[%#llx, %#llx)", static_cast<unsigned long long>(olo),
+                      static_cast<unsigned long long>(ohi));
+        std::string msg = std::string(BufName(b)) + " race on bytes " + range + " of " + SlotName(l, owner) + "'s " +
+                          BufName(b) + ": " + (curFirst ? mineSide + " and " + theirs : theirs + " and " + mineSide);
+        if (l.clocks[c.slot][r.slot] >= r.clock) {
+            msg += ": pipe error: " + SlotName(l, c.slot) + " received " + SlotName(l, r.slot) + "'s cross-core "
+                   "flag on another pipe than PIPE_" + PipeName(p) + " (on the 950PR a CrossCoreWaitFlag blocks only "
+                   "its own pipe's later instructions: asc-devkit CrossCoreWaitFlag(ISASI), pipe)";
+        } else {
+            msg += " in the same launch with no cross-core flag ordering them (a missing CrossCoreSetFlag/"
+                   "CrossCoreWaitFlag handshake)";
+        }
+        throw RaceFault{msg, std::min(c.slot, r.slot)};
+    }
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const SharedAccessRecord& a) {
+                                  return lo <= a.lo && a.hi <= hi && (write || (a.slot == c.slot && !a.write));
+                              }),
+               list.end());
+    list.push_back({static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), c.slot, mine, p, write, what});
 }
 
 }  // namespace ascend_cpu

@@ -53,6 +53,21 @@ void SyncAllCores(bool aivOnly);
  * when a launch thread makes it (a no-op on the host). */
 void GmAccess(const void* base, uint64_t runs, uint64_t runBytes, uint64_t strideBytes, bool write, const char* what);
 
+/* The buffers the cores of one AI core share in a KERNEL_TYPE_MIX_AIC_1_2 launch (asc-devkit DataCopy（UBToL1连续数据
+ * 搬运）.md, Fixpipe（L0C到UB数据搬运）.md): the AIVs copy UB -> their AIC's L1, the AIC copies L0C -> its AIVs' UB.
+ * SharedCore(slot) is that core (its buffers); AicSlotOf / AivSlotOf name the calling core's AIC and AIVs. */
+Core& SharedCore(uint32_t slot, const char* what);
+uint32_t AicSlotOf(const Core& c);
+uint32_t AivSlotOf(const Core& c, uint32_t sub);
+/* Race check of shared local buffers, as GmAccess does for GM but per pipe: pipe p of the calling core reads or
+ * writes bytes [lo, hi) of buffer b of core `owner`; an earlier conflicting access by another core of the AI core
+ * must have been released to pipe p (CrossCoreSetFlag there, CrossCoreWaitFlag on p or PIPE_S, SyncAll, or a local
+ * flag from a pipe that had it). Otherwise a Fault names the byte range, both cores, pipes and calls; when the
+ * core did receive the flag but on another pipe, a pipe error. */
+void SharedAccess(Buf b, uint32_t owner, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what);
+/* Whether accesses to buffer b of `owner` are race-checked: in every KERNEL_TYPE_MIX_AIC_1_2 launch. */
+bool SharedUsed(Buf b, uint32_t owner);
+
 /* Binds the calling thread to a core and its counters (nullptr: the host's). */
 void BindThread(Core* core, LaunchStats* stats);
 void MergeStats(const LaunchStats& s);

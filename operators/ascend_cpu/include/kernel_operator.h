@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "emu_core.h"
 #include "emu_launch.h"
@@ -20,6 +21,7 @@
 #define __global__
 #define __cube__
 #define __gm__
+#define __ubuf__
 using GM_ADDR = uint8_t*;
 
 enum KernelTypeTag {
@@ -165,19 +167,65 @@ struct Int {
 
 // ---- vector queue API (Sgemm epilogue): functional, with UB capacity and GM bounds checks --------------------
 
-enum class TPosition { GM, VECIN, VECOUT, VECCALC };
+enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, B1, C1, A2, B2, CO1, CO2 };
 
+namespace detail {
+inline ascend_cpu::Buf BufOfPosition(TPosition pos)
+{
+    switch (pos) {
+    case TPosition::A1: case TPosition::B1: case TPosition::C1: return ascend_cpu::Buf::L1;
+    case TPosition::A2: return ascend_cpu::Buf::L0A;
+    case TPosition::B2: return ascend_cpu::Buf::L0B;
+    case TPosition::CO1: return ascend_cpu::Buf::L0C;
+    default: return ascend_cpu::Buf::UB;
+    }
+}
+}  // namespace detail
+
+/* A local tensor: `count` elements at byte offset `off` of the buffer its TPosition names (VECIN/VECOUT/VECCALC:
+ * UB, A1/B1/C1: L1, CO1: L0C). On an AIV of a mixed kernel an L1 tensor is its AIC's L1 (UB -> L1 copies). */
 template <typename T>
 class LocalTensor {
 public:
     LocalTensor() = default;
     LocalTensor(uint32_t off, uint32_t count) : off_(off), count_(count) {}
-    T* Data() const { return reinterpret_cast<T*>(ascend_cpu::Cur().mem[static_cast<int>(ascend_cpu::Buf::UB)].data() + off_); }
+    LocalTensor(TPosition pos, uint32_t off, uint32_t count)
+        : off_(off), count_(count), buf_(detail::BufOfPosition(pos)) {}
+    T* Data() const { return reinterpret_cast<T*>(ascend_cpu::Cur().mem[static_cast<int>(buf_)].data() + off_); }
     uint32_t Count() const { return count_; }
+    uint32_t Offset() const { return off_; }
+    ascend_cpu::Buf Buffer() const { return buf_; }
+    LocalTensor operator[](uint32_t elems) const
+    {
+        LocalTensor t = *this;
+        t.off_ += elems * sizeof(T);
+        t.count_ = elems <= count_ ? count_ - elems : 0;
+        return t;
+    }
+    /* The UB address SIMT threads work on (asc_vf_call): the emulator counts the call as PIPE_V writing the whole
+     * tensor, checked against the other pipes (intra-core flags) and against the AIC's Fixpipe into this UB
+     * (cross-core flags). */
+    __ubuf__ T* GetPhyAddr() const
+    {
+        using ascend_cpu::Buf;
+        using ascend_cpu::Pipe;
+        if (buf_ != Buf::UB) {
+            ascend_cpu::Raise("LocalTensor::GetPhyAddr for SIMT: the tensor is not in UB");
+        }
+        const uint64_t bytes = static_cast<uint64_t>(count_) * sizeof(T);
+        ascend_cpu::CheckLocal(Buf::UB, off_, bytes, "LocalTensor::GetPhyAddr (SIMT on UB)");
+        ascend_cpu::Touch(Buf::UB, off_, off_ + bytes, Pipe::V, true, "SIMT on UB");
+        ascend_cpu::Core& c = ascend_cpu::Cur();
+        if (ascend_cpu::SharedUsed(Buf::UB, c.slot)) {
+            ascend_cpu::SharedAccess(Buf::UB, c.slot, off_, off_ + bytes, Pipe::V, true, "SIMT on UB");
+        }
+        return Data();
+    }
 
 private:
     uint32_t off_ = 0;
     uint32_t count_ = 0;
+    ascend_cpu::Buf buf_ = ascend_cpu::Buf::UB;
 };
 
 template <typename T>
@@ -295,16 +343,60 @@ struct DataCopyPadExtParams {
 };
 
 namespace detail {
+/* GM side of a DataCopyPad: blockCount runs of blockLen bytes, gapBytes apart (asc-devkit DataCopyPad: the GM
+ * stride is in bytes, the UB one in 32-byte blocks, each UB block padded to 32 bytes). */
 template <typename T>
-inline void CheckGmCopy(const GlobalTensor<T>& gm, uint32_t bytes, bool write, const char* what)
+inline void CheckGmCopy(const GlobalTensor<T>& gm, const DataCopyExtParams& p, uint64_t gapBytes, bool write,
+                        const char* what)
 {
-    if (bytes > gm.Count() * sizeof(T)) {
-        ascend_cpu::Raise(std::string(what) + ": " + std::to_string(bytes) + " bytes past the GlobalTensor's " +
+    const uint64_t span = p.blockCount == 0 ? 0
+                        : static_cast<uint64_t>(p.blockCount - 1) * (p.blockLen + gapBytes) + p.blockLen;
+    if (span > gm.Count() * sizeof(T)) {
+        ascend_cpu::Raise(std::string(what) + ": " + std::to_string(span) + " bytes past the GlobalTensor's " +
                           std::to_string(gm.Count() * sizeof(T)) + " set by SetGlobalBuffer");
     }
-    ascend_cpu::CheckGm(gm.Data(), reinterpret_cast<const uint8_t*>(gm.Data()) + bytes, what);
-    ascend_cpu::GmAccess(gm.Data(), 1, bytes, bytes, write, what);
-    ascend_cpu::Stats().gmBytes += bytes;
+    ascend_cpu::CheckGm(gm.Data(), reinterpret_cast<const uint8_t*>(gm.Data()) + span, what);
+    ascend_cpu::GmAccess(gm.Data(), p.blockCount, p.blockLen, p.blockLen + gapBytes, write, what);
+    ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(p.blockLen) * p.blockCount;
+}
+
+/* UB side: block i at i * (RoundUp(blockLen, 32) + 32 * gapBlocks); bounds, 32-byte start and the shared-UB race
+ * check (the AIC's Fixpipe may write this UB). */
+inline uint64_t UbPitch(const DataCopyExtParams& p, uint32_t gapBlocks)
+{
+    return (static_cast<uint64_t>(p.blockLen) + 31) / 32 * 32 + 32ull * gapBlocks;
+}
+
+template <typename T>
+inline void CheckUbCopy(const LocalTensor<T>& ub, const DataCopyExtParams& p, uint32_t gapBlocks, ascend_cpu::Pipe pipe,
+                        bool write, const char* what)
+{
+    const uint64_t bytes = p.blockCount == 0 ? 0 : (p.blockCount - 1) * UbPitch(p, gapBlocks) + p.blockLen;
+    ascend_cpu::CheckLocal(ascend_cpu::Buf::UB, ub.Offset(), bytes, what);
+    ascend_cpu::Core& c = ascend_cpu::Cur();
+    if (bytes != 0 && ascend_cpu::SharedUsed(ascend_cpu::Buf::UB, c.slot)) {
+        ascend_cpu::SharedAccess(ascend_cpu::Buf::UB, c.slot, ub.Offset(), ub.Offset() + bytes, pipe, write, what);
+    }
+}
+}  // namespace detail
+
+namespace detail {
+/* One DataCopyPad between GM and UB, GM -> UB (MTE2) or UB -> GM (MTE3): blockCount blocks of blockLen bytes. */
+template <typename T>
+inline void PadCopy(const GlobalTensor<T>& gm, const LocalTensor<T>& ub, const DataCopyExtParams& p, bool toGm)
+{
+    const char* what = toGm ? "DataCopyPad UB->GM" : "DataCopyPad GM->UB";
+    const uint32_t gmGap = toGm ? p.dstStride : p.srcStride;
+    const uint32_t ubGap = toGm ? p.srcStride : p.dstStride;
+    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
+    CheckGmCopy(gm, p, gmGap, toGm, what);
+    CheckUbCopy(ub, p, ubGap, toGm ? ascend_cpu::Pipe::MTE3 : ascend_cpu::Pipe::MTE2, !toGm, what);
+    const uint64_t pitch = UbPitch(p, ubGap);
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        uint8_t* g = reinterpret_cast<uint8_t*>(gm.Data()) + static_cast<uint64_t>(i) * (p.blockLen + gmGap);
+        uint8_t* u = reinterpret_cast<uint8_t*>(ub.Data()) + i * pitch;
+        std::memcpy(toGm ? g : u, toGm ? u : g, p.blockLen);
+    }
 }
 }  // namespace detail
 
@@ -312,17 +404,157 @@ template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                         const DataCopyPadExtParams<T>&)
 {
-    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, "DataCopyPad GM->UB");
-    detail::CheckGmCopy(src, p.blockLen * p.blockCount, false, "DataCopyPad GM->UB");
-    std::memcpy(dst.Data(), src.Data(), static_cast<size_t>(p.blockLen) * p.blockCount);
+    detail::PadCopy(src, dst, p, false);
 }
 
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p)
 {
-    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, "DataCopyPad UB->GM");
-    detail::CheckGmCopy(dst, p.blockLen * p.blockCount, true, "DataCopyPad UB->GM");
-    std::memcpy(dst.Data(), src.Data(), static_cast<size_t>(p.blockLen) * p.blockCount);
+    detail::PadCopy(dst, src, p, true);
+}
+
+/* DataCopy UB -> L1 (asc-devkit DataCopy（UBToL1连续数据搬运）.md): an AIV copies count elements of its UB into its
+ * AIC's L1 on PIPE_MTE3, over the hardware channel (ENABLE_CV_COMM_VIA_SSBUF=true; without it the copy goes through
+ * GM and needs Matmul's REGISTER_MATMUL). Start addresses 32-byte aligned; count * sizeof(T) a multiple of 32 (the
+ * device would round the copy down: here an error). The AIC may read it only after a cross-core flag set on
+ * PIPE_MTE3 and waited for on the reading pipe. */
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count)
+{
+    using ascend_cpu::Buf;
+    using ascend_cpu::Pipe;
+    const char* what = "DataCopy UB->L1";
+#if !defined(ENABLE_CV_COMM_VIA_SSBUF) || !(ENABLE_CV_COMM_VIA_SSBUF)
+    ascend_cpu::Raise(std::string(what) + " without ENABLE_CV_COMM_VIA_SSBUF=true: the copy would go through GM and "
+                      "needs Matmul's REGISTER_MATMUL (asc-devkit DataCopy（UBToL1连续数据搬运）, constraints)");
+#endif
+    if (src.Buffer() != Buf::UB || dst.Buffer() != Buf::L1) {
+        ascend_cpu::Raise(std::string(what) + ": the source must be a UB tensor (VECIN/VECOUT/VECCALC) and the "
+                          "destination an L1 tensor (A1/B1/C1)");
+    }
+    ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
+    const uint64_t bytes = static_cast<uint64_t>(count) * sizeof(T);
+    if (bytes % 32 != 0) {
+        ascend_cpu::Raise(std::string(what) + ": " + std::to_string(count) + " elements are " + std::to_string(bytes) +
+                          " bytes, not a multiple of 32 (asc-devkit DataCopy（UBToL1连续数据搬运）: count * sizeof(T) "
+                          "must be 32-byte aligned, the device would round the copy down)");
+    }
+    ascend_cpu::CheckLocal(Buf::UB, src.Offset(), bytes, what);
+    ascend_cpu::CheckLocal(Buf::L1, dst.Offset(), bytes, what);
+    ascend_cpu::Core& c = ascend_cpu::Cur();
+    const uint32_t aic = ascend_cpu::AicSlotOf(c);
+    ascend_cpu::Core& cube = ascend_cpu::SharedCore(aic, what);
+    ascend_cpu::Touch(Buf::UB, src.Offset(), src.Offset() + bytes, Pipe::MTE3, false, what);
+    ascend_cpu::SharedAccess(Buf::L1, aic, dst.Offset(), dst.Offset() + bytes, Pipe::MTE3, true, what);
+    std::memcpy(cube.mem[static_cast<int>(Buf::L1)].data() + dst.Offset(), src.Data(), bytes);
+    c.unpublished[static_cast<int>(Pipe::MTE3)] = c.seq[static_cast<int>(Pipe::MTE3)];
+    c.unpublishedWhat[static_cast<int>(Pipe::MTE3)] = what;
+}
+
+// ---- Fixpipe L0C -> UB (asc-devkit Fixpipe（L0C到UB数据搬运）.md, FixpipeParamsArch3510) ---------------------------
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+struct FixpipeConfig {
+    CO2Layout format;
+    bool isToUB = false;
+};
+constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
+
+struct Nz2NdParams {
+    uint16_t ndNum = 1;
+    uint16_t srcNdStride = 0;
+    uint32_t dstNdStride = 0;
+};
+
+template <CO2Layout format>
+struct TransformParams {
+    using PARAMS = uint8_t;
+};
+template <>
+struct TransformParams<CO2Layout::ROW_MAJOR> {
+    using PARAMS = Nz2NdParams;
+};
+
+}  // namespace AscendC
+
+enum QuantMode_t { NoQuant, F322F16, F322BF16 };
+
+namespace AscendC {
+
+template <CO2Layout format = CO2Layout::ROW_MAJOR>
+struct FixpipeParamsArch3510 {
+    uint16_t nSize = 0;
+    uint16_t mSize = 0;
+    uint16_t srcStride = 0;
+    uint32_t dstStride = 0;
+    QuantMode_t quantPre = QuantMode_t::NoQuant;
+    uint64_t deqScalar = 0;
+    bool reluEn = false;
+    uint8_t unitFlag = 0;
+    uint8_t dualDstCtl = 0;
+    uint8_t subBlockId = 0;
+    bool isChannelSplit = false;
+    typename TransformParams<format>::PARAMS params{};
+};
+
+/* The AIC's L0C (NZ, float, mSize x nSize, srcStride rows per 16-column fractal block) -> UB of its AIVs in ND rows
+ * dstStride elements apart (NZ2ND), on PIPE_FIX. dualDstCtl 1: rows [0, mSize/2) to sub-block 0's UB and the rest
+ * to sub-block 1's, at the same UB address (mSize even); 0: all of it to subBlockId's UB. Checked: isToUB, nSize a
+ * multiple of 16, mSize even under dualDstCtl 1, L0C and UB bounds and alignment, PIPE_FIX having seen the Mmads
+ * (intra-core flags), and the AIV's own UB accesses against it (cross-core flags, emu_launch.h SharedAccess). */
+template <typename T, typename U, const FixpipeConfig& config>
+inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsArch3510<config.format>& p)
+{
+    using ascend_cpu::Buf;
+    using ascend_cpu::Pipe;
+    static_assert(std::is_same_v<T, float> && std::is_same_v<U, float>, "the emulator models fp32 L0C -> UB only");
+    static_assert(config.format == CO2Layout::ROW_MAJOR, "the emulator models the NZ2ND L0C -> UB copy only");
+    const char* what = "Fixpipe L0C->UB";
+    ascend_cpu::RequireType(ascend_cpu::KernelType::AIC, what);
+    if (!config.isToUB) {
+        ascend_cpu::Raise(std::string(what) + ": the FixpipeConfig needs isToUB = true (asc-devkit Fixpipe（L0C到UB数据"
+                          "搬运）: CFG_ROW_MAJOR and the other GM configurations cannot target UB)");
+    }
+    if (src.Buffer() != Buf::L0C || dst.Buffer() != Buf::UB) {
+        ascend_cpu::Raise(std::string(what) + ": the source must be an L0C tensor (CO1), the destination a UB one");
+    }
+    if (p.mSize == 0 || p.nSize == 0) {
+        return;  // a NOP (the doc)
+    }
+    if (p.nSize % 16 != 0 || p.quantPre != QuantMode_t::NoQuant || p.dualDstCtl > 1 ||
+        (p.dualDstCtl == 1 && p.mSize % 2 != 0) || p.srcStride < p.mSize || p.dstStride < p.nSize) {
+        ascend_cpu::Raise(std::string(what) + ": nSize " + std::to_string(p.nSize) + " (a multiple of 16), mSize " +
+                          std::to_string(p.mSize) + " (even under dualDstCtl 1), srcStride " +
+                          std::to_string(p.srcStride) + " (>= mSize), dstStride " + std::to_string(p.dstStride) +
+                          " (>= nSize), dualDstCtl " + std::to_string(p.dualDstCtl) + " (0 or 1 modelled), NoQuant");
+    }
+    const uint64_t srcBytes = static_cast<uint64_t>(p.nSize / 16) * p.srcStride * 16 * sizeof(float);
+    ascend_cpu::CheckLocal(Buf::L0C, src.Offset(), srcBytes, what);
+    ascend_cpu::Touch(Buf::L0C, src.Offset(), src.Offset() + srcBytes, Pipe::FIX, false, what);
+    ascend_cpu::Core& c = ascend_cpu::Cur();
+    const float* l0c = reinterpret_cast<const float*>(c.mem[static_cast<int>(Buf::L0C)].data() + src.Offset());
+    const uint32_t parts = p.dualDstCtl == 1 ? 2 : 1;
+    const uint32_t rowsEach = p.mSize / parts;
+    for (uint32_t part = 0; part < parts; ++part) {
+        const uint32_t sub = parts == 2 ? part : p.subBlockId;
+        const uint32_t aiv = ascend_cpu::AivSlotOf(c, sub);
+        ascend_cpu::Core& vec = ascend_cpu::SharedCore(aiv, what);
+        const uint64_t bytes = (static_cast<uint64_t>(rowsEach - 1) * p.dstStride + p.nSize) * sizeof(float);
+        ascend_cpu::CheckLocal(Buf::UB, dst.Offset(), bytes, what);
+        ascend_cpu::SharedAccess(Buf::UB, aiv, dst.Offset(), dst.Offset() + bytes, Pipe::FIX, true, what);
+        float* ub = reinterpret_cast<float*>(vec.mem[static_cast<int>(Buf::UB)].data() + dst.Offset());
+        for (uint32_t r = 0; r < rowsEach; ++r) {
+            const uint32_t row = part * rowsEach + r;
+            for (uint32_t col = 0; col < p.nSize; ++col) {
+                ub[static_cast<uint64_t>(r) * p.dstStride + col] =
+                    l0c[(static_cast<uint64_t>(col / 16) * p.srcStride + row) * 16 + col % 16];
+            }
+        }
+    }
+    c.unpublished[static_cast<int>(Pipe::FIX)] = c.seq[static_cast<int>(Pipe::FIX)];
+    c.unpublishedWhat[static_cast<int>(Pipe::FIX)] = what;
 }
 
 template <typename T>

@@ -12,6 +12,7 @@
 #include "acl/acl.h"
 #include "kernel_operator.h"
 #include "tensor_api/tensor.h"
+#include "simt_api/asc_simt.h"
 
 namespace {
 
@@ -31,6 +32,16 @@ enum Scenario : uint32_t {
     AIV_ONLY_FLAG,     // a cross-core flag in a KERNEL_TYPE_AIV_ONLY kernel
     MISSING_DCCI,      // the AIC re-reads a word the AIVs rewrote, through a stale DCache line
     DCCI,              // the same with DataCacheCleanAndInvalid before the re-read
+    UB_TO_L1,          // AIV0 fills UB, copies it UB -> L1 of its AIC, CrossCoreSetFlag<2, PIPE_MTE3>; the AIC waits
+                       // on PIPE_MTE1 and reads the panel L1 -> L0A
+    UB_TO_L1_NO_FLAG,  // the same without the handshake: the AIC's read races the AIV's write (L1 race)
+    UB_TO_L1_WAIT_PIPE,  // the AIC waits on PIPE_MTE2 and reads on MTE1 (a wait on the wrong pipe)
+    UB_TO_L1_SET_PIPE,   // the AIV sets on PIPE_V after its MTE3 copy (a set on the wrong pipe)
+    UB_TO_L1_NEVER_SET,  // the AIV never sets: the AIC waits forever (deadlock)
+    UB_TO_L1_ODD,      // a copy of 10 floats (40 bytes, not a multiple of 32)
+    L0C_TO_UB,         // the AIC Fixpipes L0C -> both AIVs' UB (dualDstCtl 1) and sets <2, PIPE_FIX>; the AIVs wait
+                       // on PIPE_V and read it with SIMT
+    L0C_TO_UB_NO_WAIT, // the same, the AIVs read without waiting (UB race)
 };
 
 /* Fills `count` floats of UB with `value` and copies them to gm (UB -> GM, MTE3). */
@@ -78,6 +89,71 @@ __aicore__ inline void CopyTilesToL1(__gm__ float* gm)
     te::Copy(te::MakeCopy(te::CopyGM2L1{}), l1, src.Slice(te::MakeCoord(0, 0), te::MakeShape(16, 8)));
 }
 
+/* AIV0: 64 floats of UB (value 3) -> its AIC's L1 at 0, on MTE3 after V wrote them. */
+__aicore__ inline void HandPanel(uint32_t scenario)
+{
+    AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, 0, kFloats);
+    AscendC::LocalTensor<float> l1(AscendC::TPosition::A1, 0, kFloats);
+    AscendC::Duplicate(ub, 3.0f, static_cast<int32_t>(kFloats));
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(0);
+    AscendC::DataCopy(l1, ub, scenario == UB_TO_L1_ODD ? 10u : kFloats);
+    if (scenario == UB_TO_L1_SET_PIPE) {
+        AscendC::CrossCoreSetFlag<2, PIPE_V>(3);
+    } else if (scenario != UB_TO_L1_NO_FLAG && scenario != UB_TO_L1_NEVER_SET) {
+        AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(3);
+    }
+}
+
+/* The AIC: the panel (16 x 8 floats, NZ) L1 -> L0A on MTE1 after the AIVs' flag. */
+__aicore__ inline void TakePanel(uint32_t scenario)
+{
+    if (scenario == UB_TO_L1_WAIT_PIPE) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(3);
+    } else if (scenario != UB_TO_L1_NO_FLAG) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE1>(3);
+    }
+    const auto l1 = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(0),
+                                   te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<8>>(16, 8));
+    const auto l0a = te::MakeTensor(te::MakeMemPtr<te::Location::L0A, float>(0),
+                                    te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<8>>(16, 8));
+    te::Copy(te::MakeCopy(te::CopyL12L0A{}), l0a, l1.Slice(te::MakeCoord(0, 0), te::MakeShape(8, 8)));
+}
+
+constexpr AscendC::FixpipeConfig kToUb = {AscendC::CO2Layout::ROW_MAJOR, true};
+
+/* The AIC: a 16 x 16 L0C region (zeros) -> rows 0-7 to AIV0's UB, 8-15 to AIV1's, then the flag on PIPE_FIX. */
+__aicore__ inline void ResultToUb()
+{
+    AscendC::LocalTensor<float> l0c(AscendC::TPosition::CO1, 0, 256);
+    AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, 0, 128);
+    AscendC::FixpipeParamsArch3510<AscendC::CO2Layout::ROW_MAJOR> p;
+    p.nSize = 16;
+    p.mSize = 16;
+    p.srcStride = 16;
+    p.dstStride = 16;
+    p.dualDstCtl = 1;
+    AscendC::Fixpipe<float, float, kToUb>(ub, l0c, p);
+    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(4);
+}
+
+__simt_vf__ __aicore__ LAUNCH_BOUND(64) inline void SimtScale(__ubuf__ float* ub)
+{
+    for (uint32_t i = threadIdx.x; i < 128; i += blockDim.x) {
+        ub[i] = 2.0f * ub[i];
+    }
+}
+
+/* Each AIV: its half of the result (8 rows of 16) read and scaled in UB by SIMT threads. */
+__aicore__ inline void UseResult(uint32_t scenario)
+{
+    if (scenario != L0C_TO_UB_NO_WAIT) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_V>(4);
+    }
+    AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, 0, 128);
+    asc_vf_call<SimtScale>(dim3{64, 1, 1}, ub.GetPhyAddr());
+}
+
 __aicore__ inline void Check(bool ok, const char* what)
 {
     if (!ok) {
@@ -111,6 +187,26 @@ extern "C" __global__ __aicore__ void emu_selftest_mix(GM_ADDR gm, uint32_t scen
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     auto* tiles = reinterpret_cast<__gm__ float*>(gm);
     const bool dcciScenario = scenario == MISSING_DCCI || scenario == DCCI;
+    if (scenario >= UB_TO_L1 && scenario <= UB_TO_L1_ODD) {
+        if (ASCEND_IS_AIV) {
+            if (AscendC::GetSubBlockIdx() == 0) {
+                HandPanel(scenario);
+            } else if (scenario != UB_TO_L1_NO_FLAG && scenario != UB_TO_L1_NEVER_SET) {
+                AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(3);  // mode 2: the AIC passes once both AIVs have set
+            }
+        } else {
+            TakePanel(scenario);
+        }
+        return;
+    }
+    if (scenario == L0C_TO_UB || scenario == L0C_TO_UB_NO_WAIT) {
+        if (ASCEND_IS_AIV) {
+            UseResult(scenario);
+        } else {
+            ResultToUb();
+        }
+        return;
+    }
     if (ASCEND_IS_AIV) {
         AscendC::TPipe pipe;
         if (scenario == DEADLOCK || dcciScenario) {
@@ -161,7 +257,10 @@ constexpr Named kScenarios[] = {
     {"vector-race", VECTOR_RACE}, {"vector-syncall", VECTOR_SYNCALL}, {"syncall-skipped", SYNCALL_SKIPPED},
     {"missing-barrier", MISSING_BARRIER}, {"cross-core", CROSS_CORE}, {"deadlock", DEADLOCK},
     {"unpaired-set", UNPAIRED_SET}, {"aiv-only-flag", AIV_ONLY_FLAG}, {"missing-dcci", MISSING_DCCI},
-    {"dcci", DCCI},
+    {"dcci", DCCI}, {"ub-to-l1", UB_TO_L1}, {"ub-to-l1-no-flag", UB_TO_L1_NO_FLAG},
+    {"ub-to-l1-wait-pipe", UB_TO_L1_WAIT_PIPE}, {"ub-to-l1-set-pipe", UB_TO_L1_SET_PIPE},
+    {"ub-to-l1-never-set", UB_TO_L1_NEVER_SET}, {"ub-to-l1-odd", UB_TO_L1_ODD}, {"l0c-to-ub", L0C_TO_UB},
+    {"l0c-to-ub-no-wait", L0C_TO_UB_NO_WAIT},
 };
 
 }  // namespace

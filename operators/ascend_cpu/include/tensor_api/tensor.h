@@ -303,12 +303,21 @@ inline void Copy(const CopyAtom<Op>&, const Tensor<D>& dst, const Tensor<S>& src
     Tensor<D> region = dst;
     region.shape = src.shape;
     const Pipe pipe = gm2l1 ? Pipe::MTE2 : Pipe::MTE1;
+    /* L1 is shared with the AI core's AIVs (DataCopy UB->L1): their copies must be released to this pipe. */
+    const bool shared = ascend_cpu::SharedUsed(Buf::L1, ascend_cpu::Cur().slot);
     if constexpr (gm2l1) {
         detail::CheckGmSlice(src, false, what);
         ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(src.shape.r) * src.shape.c * sizeof(float);
+        if (shared) {
+            ascend_cpu::SharedAccess(Buf::L1, ascend_cpu::Cur().slot, dst.ptr.offset,
+                                     dst.ptr.offset + dst.layout.Footprint(), pipe, true, what);
+        }
     } else {
         detail::CheckWhole(src, what);
         ascend_cpu::Touch(Buf::L1, src.Lo(), src.Hi(), pipe, false, what);
+        if (shared) {
+            ascend_cpu::SharedAccess(Buf::L1, ascend_cpu::Cur().slot, src.Lo(), src.Hi(), pipe, false, what);
+        }
     }
     ascend_cpu::Touch(Tensor<D>::BufOf(), dst.ptr.offset, dst.ptr.offset + dst.layout.Footprint(), pipe, true, what);
     detail::CopyElements(region, src);

@@ -3,22 +3,27 @@
  * product is ONE real GEMM on a real-embedded operand (csymm_tiling_data.h): with a -> E(a) = [[ar, ai], [-ai, ar]],
  * [pr, pi] = [lr, li] * E(r), so the real and imaginary products of each element pair are neighbours along the real
  * K and share every K fractal of a single L0C accumulation (no difference of two finished plane sums).
- *   1. prepare  (AIV, SIMT, one thread per complex element): A from its uplo triangle, reflected by index swap only
- *               (A = A^T, no conjugation, diagonal imaginary part kept), scaled by alpha, into the embedded R (LEFT)
- *               or the plain L (RIGHT); on RIGHT, B into the embedded R; flags NaN in A or B
- *               (common/arch35_nan_guard.h);
- *               With tiling.split it also writes lo(L) and lo(R) for split HF32 (common/arch35_split_hf32.h)
- *               and flags values whose HF32 part is not finite instead of NaN only;
- *   2. gemm     (AIC, tensor_api): L * R by the shared cube pipeline (common/arch35_cube_gemm.h), the two L0C
- *               buffers alternating between tiles; Fixpipe writes C itself when beta == 0, else P; column-major
- *               swap; no cube work when the NaN flag is set; split: HF32 mode, hi*hi + hi*lo + lo*hi per K step;
- *   2b. gemm_nan (AIV, SIMT): the same product in plain fp32 when the NaN flag is set (NaN never enters Mmad);
- *   3. epilogue (AIV, SIMT): C = P + beta*C, C read only when beta != 0; not launched when beta == 0;
- *   4. scale    (AIV, SIMT): C = beta*C for alpha == 0.
- * Steps 1 to 3 run as ONE mixed launch, csymm_fused (KERNEL_TYPE_MIX_AIC_1_2): prepare on the vector cores,
- * SyncAll<false> (asc-devkit SyncAll.md: every AIV, then every AIC, then AIV waits for AIC), the cube GEMM or its
- * vector fallback, and when beta != 0 a second SyncAll before the epilogue. The host (csymm_host.cpp) launches it
- * (or scale) on the handle's stream.
+ *
+ * One mixed launch, csymm_fused (KERNEL_TYPE_MIX_AIC_1_2), on-chip: no GM workspace.
+ *   1. scan     (AIV, SIMT): every stored element of A (times alpha) and of B checked for what must not enter the
+ *               cube (NaN; with split HF32 a value whose HF32 part is not finite): the NaN flag
+ *               (common/arch35_nan_guard.h); SyncAll<false>, then every core reads the flag (dcci first);
+ *   2. panels   (AIV -> AIC, on chip): for each tile and K chunk of the cube, the two AIVs of the AI core build the
+ *               engine panels (L = B or alpha*A, R = E(alpha*A) or E(B); with split also lo(L) and lo(R),
+ *               common/arch35_split_hf32.h) straight from A and B in the cube's L1 fractal layouts, piece by piece
+ *               in UB (SIMT), and copy each piece UB -> L1 of their AIC (DataCopy, asc-devkit
+ *               DataCopy（UBToL1连续数据搬运）.md, ENABLE_CV_COMM_VIA_SSBUF=true). Handshake per L1 half (double
+ *               buffered): AIVs CrossCoreSetFlag<2, PIPE_MTE3>(READY + half), the AIC waits on PIPE_MTE1, runs the
+ *               chunk's Mmads (common/arch35_cube_gemm.h MmadChunk) and hands the half back with
+ *               CrossCoreSetFlag<2, PIPE_MTE1>(FREE + half), which the AIVs wait for on PIPE_MTE3;
+ *   3. epilogue (beta != 0): the AIC's Fixpipe L0C -> UB (asc-devkit Fixpipe（L0C到UB数据搬运）.md,
+ *               FixpipeParamsArch3510, NZ2ND, dualDstCtl = 1: each AIV gets half of the tile's rows),
+ *               CrossCoreSetFlag<2, PIPE_FIX>(RESULT); the AIVs wait on PIPE_V, compute P + beta * C with C read
+ *               once (DataCopyPad), write C once and hand the UB back (CrossCoreSetFlag<2, PIPE_V>(UB_FREE)). With
+ *               beta == 0 Fixpipe writes C itself (L0C -> GM);
+ *   2b. gemm_nan (AIV, SIMT): when the flag is set, C = alpha * op(A, B) + beta * C in plain fp32 from A and B
+ *               (NaN never enters Mmad); the AIC does nothing.
+ * csymm_scale (AIV only): C = beta*C for alpha == 0. The host (csymm_host.cpp) launches one of them.
  */
 #include <cstdint>
 
@@ -39,197 +44,110 @@ constexpr uint32_t CS_UPPER = 121;
 constexpr uint32_t CS_EPILOGUE_BETA_ZERO = 1;
 constexpr uint32_t CS_EPILOGUE_BETA_ONE = 2;
 
-// ---- 1. prepare -------------------------------------------------------------------------------------------------
+/* Cross-core flag ids (mode 2, 0-15; SyncAll takes 11-14): L1 half h ready / free, the tile result in UB, UB free. */
+constexpr uint16_t CS_PANEL_READY = 0;
+constexpr uint16_t CS_PANEL_FREE = 2;
+constexpr uint16_t CS_RESULT_READY = 4;
+constexpr uint16_t CS_RESULT_FREE = 5;
 
-/* Embedded element (re, im) at R rows kRe / kIm, columns col, col + 1: E = [[re, im], [-im, re]]. */
-__aicore__ inline void StoreEmbedded(__gm__ float* r, uint64_t rowRe, uint64_t rowIm, uint64_t col, float re, float im)
+/* AIV UB map: two panel-piece slots (16 KiB each), then the tile result P and the C values of this AIV's half of a
+ * tile (<= 64 rows of <= 256 floats each: 64 KiB each); 160 KiB of the 248. */
+constexpr uint32_t CS_PIECE_FLOATS = 4096;
+constexpr uint32_t CS_UB_PIECE = 0;
+constexpr uint32_t CS_UB_RESULT = 2 * CS_PIECE_FLOATS * sizeof(float);
+constexpr uint32_t CS_UB_HALF_TILE = 64 * 256 * sizeof(float);
+constexpr uint32_t CS_UB_C = CS_UB_RESULT + CS_UB_HALF_TILE;
+
+constexpr AscendC::FixpipeConfig CS_CFG_ROW_MAJOR_UB = {AscendC::CO2Layout::ROW_MAJOR, true};
+
+__aicore__ inline __gm__ float* Floats(GM_ADDR p) { return reinterpret_cast<__gm__ float*>(p); }
+
+// ---- the engine operands, element by element --------------------------------------------------------------------
+
+/* Element and part (0 real, 1 imaginary) at real K position q: q = 2 p + d, the parts of each element neighbours
+ * along K. */
+__aicore__ inline uint64_t KElem(uint64_t q, uint32_t k) { return k == 0 ? 0 : q / 2; }
+__aicore__ inline uint64_t KPart(uint64_t q, uint32_t k) { return k == 0 ? 0 : q % 2; }
+
+/* alpha * A(row, col) of the symmetric A from its stored triangle (A = A^T: index swap only). */
+__aicore__ inline void AlphaA(__gm__ float* a, const CsymmPrepareTilingData& t, uint64_t row, uint64_t col, float& re,
+                              float& im)
 {
-    r[rowRe + col] = re;
-    r[rowRe + col + 1] = im;
-    r[rowIm + col] = -im;
-    r[rowIm + col + 1] = re;
+    const bool stored = (t.uplo == CS_UPPER) ? (row <= col) : (row >= col);
+    const uint64_t src = stored ? row + col * t.lda : col + row * t.lda;
+    const float re0 = a[2 * src];
+    const float im0 = a[2 * src + 1];
+    re = t.alphaReal * re0 - t.alphaImag * im0;
+    im = t.alphaReal * im0 + t.alphaImag * re0;
 }
 
-/* One SIMT thread per complex element, consecutive threads on consecutive elements, elements e0..e1-1 of this core:
- * e < k*k is A(e / k, e % k) of the symmetric A, the rest B (column-major, f = e - k*k at row f % m, column f / m). */
-__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPrepareItems(
-    __gm__ float* a, __gm__ float* b, __gm__ float* left, __gm__ float* right, __gm__ float* lo,
-    __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
+/* Entry (d, e) of E(re, im) = [[re, im], [-im, re]]. */
+__aicore__ inline float Embedded(float re, float im, uint64_t d, uint64_t e) { return d == e ? re : (d == 0 ? im : -im); }
+
+/* L (n x 2k): row j, real K q. LEFT: B(p, j) part d (row j of L is column j of B); RIGHT: alpha * A(j, p) part d. */
+__aicore__ inline float EngineL(__gm__ float* a, __gm__ float* b, const CsymmPrepareTilingData& t, uint64_t j,
+                                uint64_t q)
 {
-    /* Position of element p's part d (0 real, 1 imaginary) along the engine's real K. */
-    auto kPos = [](uint64_t p, uint64_t d) { return 2 * p + d; };
+    const uint64_t p = KElem(q, t.k);
+    const uint64_t d = KPart(q, t.k);
+    if (t.side == CS_LEFT) {
+        return b[2 * (p + j * t.ldb) + d];
+    }
+    float re;
+    float im;
+    AlphaA(a, t, j, p, re, im);
+    return d == 0 ? re : im;
+}
+
+/* R (2k x 2m): real K q, column c = 2 i + e. LEFT: E(alpha * A(p, i)); RIGHT: E(B(i, p)). */
+__aicore__ inline float EngineR(__gm__ float* a, __gm__ float* b, const CsymmPrepareTilingData& t, uint64_t q,
+                                uint64_t c)
+{
+    const uint64_t p = KElem(q, t.k);
+    const uint64_t d = KPart(q, t.k);
+    const uint64_t i = c / 2;
+    float re;
+    float im;
+    if (t.side == CS_LEFT) {
+        AlphaA(a, t, p, i, re, im);
+    } else {
+        re = b[2 * (i + p * t.ldb)];
+        im = b[2 * (i + p * t.ldb) + 1];
+    }
+    return Embedded(re, im, d, c % 2);
+}
+
+// ---- 1. scan ----------------------------------------------------------------------------------------------------
+
+/* One SIMT thread per complex element, elements e0..e1-1 of this core: e < k*k is A(e / k, e % k) (times alpha),
+ * the rest B (column-major, f = e - k*k at row f % m, column f / m). Only the flag is written. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmScanItems(
+    __gm__ float* a, __gm__ float* b, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
+{
     /* What keeps an element off the cube: NaN (fp32), or a part whose HF32 split is not finite (split). */
     auto offCube = [&t](float re, float im) {
         return re != re || im != im || (t.split != 0 && !(arch35::Hf32Splittable(re) && arch35::Hf32Splittable(im)));
     };
     const uint64_t aItems = static_cast<uint64_t>(t.k) * t.k;
-    const bool sideLeft = t.side == CS_LEFT;
-    __gm__ float* loRight = lo + t.loRightOffset;
     bool nan = false;
     for (uint64_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+        float re;
+        float im;
         if (e < aItems) {
-            const uint64_t row = e / t.k;
-            const uint64_t col = e % t.k;
-            const bool stored = (t.uplo == CS_UPPER) ? (row <= col) : (row >= col);
-            const uint64_t src = stored ? row + col * t.lda : col + row * t.lda;
-            const float re0 = a[2 * src];
-            const float im0 = a[2 * src + 1];
-            const float re = t.alphaReal * re0 - t.alphaImag * im0;
-            const float im = t.alphaReal * im0 + t.alphaImag * re0;
-            nan = nan || offCube(re, im);  // NaN in A, or made by alpha (0 * Inf)
-            if (sideLeft) {  // R[kPos(row, d), 2 col + c] = E(alpha A(row, col))
-                StoreEmbedded(right, kPos(row, 0) * t.ldRight, kPos(row, 1) * t.ldRight, 2 * col, re, im);
-                if (t.split != 0) {  // lo(-x) = -lo(x): the embedding of the lo parts is lo(R)
-                    StoreEmbedded(loRight, kPos(row, 0) * t.ldRight, kPos(row, 1) * t.ldRight, 2 * col,
-                                  arch35::Hf32Lo(re), arch35::Hf32Lo(im));
-                }
-            } else {  // L[row, kPos(col, d)] = alpha A(row, col)
-                left[row * t.ldLeft + kPos(col, 0)] = re;
-                left[row * t.ldLeft + kPos(col, 1)] = im;
-                if (t.split != 0) {
-                    lo[row * t.ldLoLeft + kPos(col, 0)] = arch35::Hf32Lo(re);
-                    lo[row * t.ldLoLeft + kPos(col, 1)] = arch35::Hf32Lo(im);
-                }
-            }
+            AlphaA(a, t, e / t.k, e % t.k, re, im);  // NaN in A, or made by alpha (0 * Inf)
         } else {
             const uint64_t f = e - aItems;
-            const uint64_t row = f % t.m;
-            const uint64_t col = f / t.m;
-            const uint64_t src = row + col * t.ldb;
-            const float re = b[2 * src];
-            const float im = b[2 * src + 1];
-            nan = nan || offCube(re, im);
-            if (!sideLeft) {  // R[kPos(col, d), 2 row + c] = E(B(row, col))
-                StoreEmbedded(right, kPos(col, 0) * t.ldRight, kPos(col, 1) * t.ldRight, 2 * row, re, im);
-                if (t.split != 0) {
-                    StoreEmbedded(loRight, kPos(col, 0) * t.ldRight, kPos(col, 1) * t.ldRight, 2 * row,
-                                  arch35::Hf32Lo(re), arch35::Hf32Lo(im));
-                }
-            } else if (t.split != 0) {  // lo(L)[col, kPos(row, d)]: L is B itself, row col of L = column col of B
-                lo[col * t.ldLoLeft + kPos(row, 0)] = arch35::Hf32Lo(re);
-                lo[col * t.ldLoLeft + kPos(row, 1)] = arch35::Hf32Lo(im);
-            }
+            re = b[2 * (f % t.m + (f / t.m) * t.ldb)];
+            im = b[2 * (f % t.m + (f / t.m) * t.ldb) + 1];
         }
+        nan = nan || offCube(re, im);
     }
     if (nan) {
         arch35::MarkNan(nanFlag);
     }
 }
 
-// ---- 2. gemm ----------------------------------------------------------------------------------------------------
-
-/* Every tile of this core: L0C = sum over the N products lefts[i] * rights[i], interleaved per K step. */
-template <typename GmLeft, typename GmRight, typename GmOut, uint32_t N>
-__aicore__ inline void CsymmTiles(const GmLeft (&lefts)[N], const GmRight (&rights)[N], const GmOut& o,
-                                  const CsymmGemmTilingData& t)
-{
-    const uint32_t realK = 2 * t.k;
-    arch35::PingPong pp;
-    for (uint32_t tile = AscendC::GetBlockIdx(); tile < t.tileCount; tile += AscendC::GetBlockNum()) {
-        /* PlanCsymm's tile of C -> engine region: engine rows are columns of C, engine columns re/im of its rows. */
-        const uint32_t cRow0 = (tile % t.tilesM) * t.blockM;
-        const uint32_t cCol0 = (tile / t.tilesM) * t.blockN;
-        const uint32_t rows = Min(t.blockN, t.n - cCol0);
-        const uint32_t cols = 2 * Min(t.blockM, t.m - cRow0);
-        arch35::AcquireL0C(pp);
-        arch35::Accumulate(lefts, rights, realK, t.chunkK, cCol0, 2 * cRow0, rows, cols, true, true, pp);
-        arch35::Fixpipe(o, cCol0, 2 * cRow0, rows, cols, pp);
-    }
-}
-
-__aicore__ inline void CsymmGemm(GM_ADDR left, GM_ADDR right, GM_ADDR lo, GM_ADDR out, GM_ADDR nanFlag,
-                                 const CsymmGemmTilingData& t)
-{
-    if (arch35::NanSeen(nanFlag)) {
-        return;  // csymm_gemm_nan computes the product on the vector cores
-    }
-    const uint32_t realK = 2 * t.k;
-    const auto l = arch35::GmTensor(left, arch35::RowMajorLayout(t.n, t.ldLeft));
-    const auto r = arch35::GmTensor(right, arch35::RowMajorLayout(realK, t.ldRight));
-    const auto o = arch35::GmTensor(out, arch35::RowMajorLayout(t.n, t.ldOut));
-    arch35::CubeBegin();
-    if (t.split != 0) {  // hi*hi + hi*lo + lo*hi: Mmad rounds L and R to their hi parts itself
-        const auto loL = arch35::GmTensor(lo, arch35::RowMajorLayout(t.n, t.ldLoLeft));
-        const auto loR = arch35::GmTensor(lo + t.loRightOffset * sizeof(float),
-                                          arch35::RowMajorLayout(realK, t.ldRight));
-        const decltype(l) lefts[3] = {l, l, loL};
-        const decltype(r) rights[3] = {r, loR, r};
-        AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);
-        AscendC::SetHF32TransMode(AscendC::HF32TransMode::NEAREST_EVEN);
-        CsymmTiles(lefts, rights, o, t);
-        AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
-    } else {
-        const decltype(l) lefts[1] = {l};
-        const decltype(r) rights[1] = {r};
-        CsymmTiles(lefts, rights, o, t);
-    }
-    arch35::CubeEnd();
-}
-
-__aicore__ inline __gm__ float* Floats(GM_ADDR p) { return reinterpret_cast<__gm__ float*>(p); }
-
-/* The engine product of CsymmGemm in plain fp32, engine rows row0, row0 + step, ... (columns of C), one SIMT thread
- * per engine column. */
-__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmGemmNanRows(
-    __gm__ float* left, __gm__ float* right, __gm__ float* out, CsymmGemmTilingData t, uint32_t row0, uint32_t step)
-{
-    const uint32_t realK = 2 * t.k;
-    for (uint32_t row = row0; row < t.n; row += step) {
-        for (uint32_t col = threadIdx.x; col < 2 * t.m; col += blockDim.x) {
-            const uint64_t l = static_cast<uint64_t>(row) * t.ldLeft;
-            float acc = 0.0f;
-            for (uint32_t q = 0; q < realK; ++q) {
-                acc += left[l + q] * right[static_cast<uint64_t>(q) * t.ldRight + col];
-            }
-            out[static_cast<uint64_t>(row) * t.ldOut + col] = acc;
-        }
-    }
-}
-
-// ---- 3./4. epilogue and scale ------------------------------------------------------------------------------------
-
-/* One pass over columns col0..col1-1 of C; with scaleOnly it is C = beta * C (alpha == 0), P unread. */
-__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmEpilogueColumns(
-    __gm__ float* p, __gm__ float* c, CsymmEpilogueTilingData t, uint32_t col0, uint32_t col1, bool scaleOnly)
-{
-    for (uint32_t col = col0; col < col1; ++col) {
-        for (uint32_t row = threadIdx.x; row < t.m; row += blockDim.x) {
-            const uint64_t ci = 2 * (row + static_cast<uint64_t>(col) * t.ldc);
-            float re = 0.0f;
-            float im = 0.0f;
-            if (!scaleOnly) {
-                const uint64_t pIdx = static_cast<uint64_t>(col) * t.ldP + 2 * row;
-                re = p[pIdx];
-                im = p[pIdx + 1];
-            }
-            if (t.epilogue == CS_EPILOGUE_BETA_ONE) {
-                re += c[ci];
-                im += c[ci + 1];
-            } else if (t.epilogue != CS_EPILOGUE_BETA_ZERO) {
-                const float oldRe = c[ci];
-                const float oldIm = c[ci + 1];
-                re += t.betaReal * oldRe - t.betaImag * oldIm;
-                im += t.betaReal * oldIm + t.betaImag * oldRe;
-            }
-            c[ci] = re;
-            c[ci + 1] = im;
-        }
-    }
-}
-
-__aicore__ inline void CsymmEpilogueCore(GM_ADDR p, GM_ADDR c, const CsymmEpilogueTilingData& t, bool scaleOnly)
-{
-    const uint32_t col0 = AscendC::GetBlockIdx() * t.colsPerCore;
-    const uint32_t col1 = Min(col0 + t.colsPerCore, t.n);
-    if (col0 >= col1) {
-        return;
-    }
-    asc_vf_call<CsymmEpilogueColumns>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(p), Floats(c), t, col0, col1, scaleOnly);
-}
-
-/* This vector core's share of the prepare items: A's k x k elements, then B's m x n. */
-__aicore__ inline void CsymmPrepareCore(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR right, GM_ADDR lo,
-                                        GM_ADDR nanFlag, const CsymmPrepareTilingData& t)
+__aicore__ inline void CsymmScanCore(GM_ADDR a, GM_ADDR b, GM_ADDR nanFlag, const CsymmPrepareTilingData& t)
 {
     const uint64_t items = static_cast<uint64_t>(t.k) * t.k + static_cast<uint64_t>(t.m) * t.n;
     const uint64_t item0 = AscendC::GetBlockIdx() * static_cast<uint64_t>(t.itemsPerCore);
@@ -237,52 +155,393 @@ __aicore__ inline void CsymmPrepareCore(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_A
     if (item0 >= item1) {
         return;
     }
-    asc_vf_call<CsymmPrepareItems>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(left), Floats(right),
-                                   Floats(lo), reinterpret_cast<__gm__ uint32_t*>(nanFlag), t, item0, item1);
+    asc_vf_call<CsymmScanItems>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b),
+                                reinterpret_cast<__gm__ uint32_t*>(nanFlag), t, item0, item1);
+}
+
+// ---- the tiles every core of an AI core walks -------------------------------------------------------------------
+
+/* The AI core of this AIC or AIV, and its tiles: first, first + step, ... (the AIC and its AIVs walk the same). */
+__aicore__ inline uint32_t AiCore()
+{
+    return static_cast<uint32_t>(ASCEND_IS_AIV ? AscendC::GetBlockIdx() / AscendC::GetTaskRatio()
+                                               : AscendC::GetBlockIdx());
+}
+__aicore__ inline uint32_t FirstTile() { return AiCore(); }
+__aicore__ inline uint32_t TileStep() { return static_cast<uint32_t>(AscendC::GetBlockNum()); }
+
+/* PlanCsymm's tile of C -> engine region: engine rows are columns of C, engine columns re/im of its rows. */
+struct TileRegion {
+    uint32_t cRow0;
+    uint32_t cCol0;
+    uint32_t rows;  // engine rows (C columns)
+    uint32_t cols;  // engine columns (2 x C rows)
+};
+
+__aicore__ inline TileRegion RegionOf(uint32_t tile, const CsymmGemmTilingData& t)
+{
+    TileRegion r;
+    r.cRow0 = (tile % t.tilesM) * t.blockM;
+    r.cCol0 = (tile / t.tilesM) * t.blockN;
+    r.rows = Min(t.blockN, t.n - r.cCol0);
+    r.cols = 2 * Min(t.blockM, t.m - r.cRow0);
+    return r;
+}
+
+/* Products per K step: 3 for split HF32 (hi*hi + hi*lo + lo*hi: (L, R), (L, lo R), (lo L, R)), else 1. */
+__aicore__ inline uint32_t Terms(const CsymmGemmTilingData& t) { return t.split != 0 ? 3 : 1; }
+
+// ---- 2. panels: AIV side ----------------------------------------------------------------------------------------
+
+/* What one piece of an L1 panel holds: floats [first, first + count) of the panel of product `term`, side A (L,
+ * NZ rows x curK) or B (R, ZN curK x cols), in the fractal order of arch35_cube_gemm.h's L1PanelA/B. */
+struct PieceArgs {
+    uint32_t sideB;
+    uint32_t lo;  // the lo part (split HF32)
+    uint32_t row0;
+    uint32_t col0;
+    uint32_t kOff;
+    uint32_t rows;
+    uint32_t cols;
+    uint32_t curK;
+    uint32_t first;
+    uint32_t count;
+};
+
+/* One SIMT thread per float of the piece; padding positions are zero. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmBuildPiece(
+    __ubuf__ float* ub, __gm__ float* a, __gm__ float* b, CsymmPrepareTilingData t, PieceArgs p)
+{
+    constexpr uint32_t c0 = CUBE_FP32_C0;
+    const uint32_t rowsPad = arch35::RoundUp(p.rows, CUBE_FRACTAL);
+    const uint32_t colsPad = arch35::RoundUp(p.cols, CUBE_FRACTAL);
+    for (uint32_t i = threadIdx.x; i < p.count; i += blockDim.x) {
+        const uint32_t idx = p.first + i;
+        float v = 0.0f;
+        if (p.sideB == 0) {  // NZ: ((c / C0) * rowsPad + r) * C0 + c % C0
+            const uint32_t r = (idx / c0) % rowsPad;
+            const uint32_t c = (idx / (c0 * rowsPad)) * c0 + idx % c0;
+            if (r < p.rows && c < p.curK) {
+                v = EngineL(a, b, t, p.row0 + r, p.kOff + c);
+            }
+        } else {  // ZN: ((r / C0) * colsPad + c) * C0 + r % C0
+            const uint32_t c = (idx / c0) % colsPad;
+            const uint32_t r = (idx / (c0 * colsPad)) * c0 + idx % c0;
+            if (r < p.curK && c < p.cols) {
+                v = EngineR(a, b, t, p.kOff + r, p.col0 + c);
+            }
+        }
+        ub[i] = p.lo != 0 ? arch35::Hf32Lo(v) : v;
+    }
+}
+
+/* This AIV's pieces of one K chunk into L1 half `half` of its AIC: every panel of every product, cut in pieces of
+ * CS_PIECE_FLOATS, the two AIVs taking alternate pieces; each piece built in a UB slot (V), copied UB -> L1 (MTE3),
+ * the slot handed back to V by MTE3_V. */
+__aicore__ inline void CsymmHandChunk(GM_ADDR a, GM_ADDR b, const CsymmFusedTilingData& ft, const TileRegion& reg,
+                                      uint32_t kOff, uint32_t curK, uint32_t half, uint32_t& slotCount)
+{
+    const CsymmGemmTilingData& t = ft.gemm;
+    const uint32_t terms = Terms(t);
+    const uint32_t l1Base = half * arch35::L1_HALF;
+    const uint32_t sub = static_cast<uint32_t>(AscendC::GetSubBlockIdx());
+    uint32_t piece = 0;
+    for (uint32_t term = 0; term < terms; ++term) {
+        for (uint32_t sideB = 0; sideB < 2; ++sideB) {
+            const uint32_t bytes = sideB == 0 ? arch35::PanelBytesA(reg.rows, curK)
+                                              : arch35::PanelBytesB(curK, reg.cols);
+            const uint32_t off = l1Base + term * (arch35::PanelBytesA(reg.rows, curK) +
+                                                  arch35::PanelBytesB(curK, reg.cols)) +
+                                 (sideB == 0 ? 0 : arch35::PanelBytesA(reg.rows, curK));
+            const uint32_t floats = bytes / sizeof(float);
+            /* split: (L, R), (L, lo R), (lo L, R) */
+            const uint32_t lo = (sideB == 0 && term == 2) || (sideB == 1 && term == 1) ? 1u : 0u;
+            for (uint32_t first = 0; first < floats; first += CS_PIECE_FLOATS, ++piece) {
+                if (piece % 2 != sub) {
+                    continue;
+                }
+                const uint32_t count = Min(CS_PIECE_FLOATS, floats - first);
+                const uint32_t slot = slotCount++ & 1;
+                AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC,
+                                               CS_UB_PIECE + slot * CS_PIECE_FLOATS * sizeof(float), count);
+                AscendC::LocalTensor<float> l1(AscendC::TPosition::A1, off + first * sizeof(float), count);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(slot);
+                const PieceArgs args{sideB, lo, reg.cCol0, 2 * reg.cRow0, kOff, reg.rows, reg.cols, curK, first, count};
+                asc_vf_call<CsymmBuildPiece>(dim3{CSYMM_SIMT_THREADS, 1, 1}, ub.GetPhyAddr(), Floats(a), Floats(b),
+                                             ft.prepare, args);
+                AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(slot);
+                AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(slot);
+                AscendC::DataCopy(l1, ub, count);
+                AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(slot);
+            }
+        }
+    }
+}
+
+// ---- 3. epilogue: AIV side --------------------------------------------------------------------------------------
+
+/* This AIV's rows of the tile (C columns), P from the AIC's Fixpipe and C from GM, both `pitch` floats a row:
+ * C = P + beta * C in place in the C buffer. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmEpilogueUb(
+    __ubuf__ float* p, __ubuf__ float* c, CsymmEpilogueTilingData t, uint32_t rows, uint32_t cols, uint32_t pitch)
+{
+    for (uint32_t i = threadIdx.x; i < rows * (cols / 2); i += blockDim.x) {
+        const uint32_t at = (i / (cols / 2)) * pitch + 2 * (i % (cols / 2));
+        float re = p[at];
+        float im = p[at + 1];
+        if (t.epilogue == CS_EPILOGUE_BETA_ONE) {
+            re += c[at];
+            im += c[at + 1];
+        } else {
+            re += t.betaReal * c[at] - t.betaImag * c[at + 1];
+            im += t.betaReal * c[at + 1] + t.betaImag * c[at];
+        }
+        c[at] = re;
+        c[at + 1] = im;
+    }
+}
+
+/* The tile's C part of this AIV: C columns cCol0 + first .. + rows, C rows cRow0 .. (cols / 2 of them); row r of
+ * the UB buffers is C column cCol0 + first + r. */
+__aicore__ inline AscendC::DataCopyExtParams CTileCopy(const CsymmEpilogueTilingData& t, uint32_t rows, uint32_t cols,
+                                                       uint32_t pitch, bool toGm)
+{
+    const uint32_t len = cols * sizeof(float);
+    const uint32_t gmGap = (2 * t.ldc - cols) * sizeof(float);
+    const uint32_t ubGap = (pitch * sizeof(float) - arch35::RoundUp(len, 32)) / 32;
+    return AscendC::DataCopyExtParams{static_cast<uint16_t>(rows), len, toGm ? ubGap : gmGap, toGm ? gmGap : ubGap, 0};
+}
+
+__aicore__ inline void CsymmEpilogueTile(GM_ADDR c, const CsymmFusedTilingData& ft, const TileRegion& reg)
+{
+    const CsymmEpilogueTilingData& t = ft.epilogue;
+    const uint32_t mSize = arch35::RoundUp(reg.rows, 2);
+    const uint32_t half = mSize / 2;
+    const uint32_t first = static_cast<uint32_t>(AscendC::GetSubBlockIdx()) * half;
+    const uint32_t rows = first < reg.rows ? Min(half, reg.rows - first) : 0;
+    const uint32_t pitch = arch35::RoundUp(reg.cols, CUBE_FRACTAL);
+    AscendC::GlobalTensor<float> cGm;
+    cGm.SetGlobalBuffer(Floats(c) + 2 * (reg.cRow0 + static_cast<uint64_t>(reg.cCol0 + first) * t.ldc),
+                        rows == 0 ? 0 : static_cast<uint64_t>(rows - 1) * 2 * t.ldc + reg.cols);
+    AscendC::LocalTensor<float> pUb(AscendC::TPosition::VECCALC, CS_UB_RESULT, half * pitch);
+    AscendC::LocalTensor<float> cUb(AscendC::TPosition::VECCALC, CS_UB_C, half * pitch);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(2);  // the previous tile's C left UB
+    if (rows != 0) {
+        AscendC::DataCopyPad(cUb, cGm, CTileCopy(t, rows, reg.cols, pitch, false),
+                             AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    }
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(2);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(2);
+    AscendC::CrossCoreWaitFlag<2, PIPE_V>(CS_RESULT_READY);  // the AIC's Fixpipe wrote P into this UB
+    if (rows != 0) {
+        asc_vf_call<CsymmEpilogueUb>(dim3{CSYMM_SIMT_THREADS, 1, 1}, pUb.GetPhyAddr(), cUb.GetPhyAddr(), t, rows,
+                                     reg.cols, pitch);
+    }
+    AscendC::CrossCoreSetFlag<2, PIPE_V>(CS_RESULT_FREE);  // V has read P: the AIC may write the next tile's
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(2);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(2);
+    if (rows != 0) {
+        AscendC::DataCopyPad(cGm, cUb, CTileCopy(t, rows, reg.cols, pitch, true));
+    }
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(2);
+}
+
+/* The vector cores' part of the GEMM path: panels for every K chunk of every tile of their AI core, and the
+ * epilogue of each tile when beta != 0. */
+__aicore__ inline void CsymmVectorSide(GM_ADDR a, GM_ADDR b, GM_ADDR c, const CsymmFusedTilingData& ft)
+{
+    const CsymmGemmTilingData& t = ft.gemm;
+    const uint32_t realK = 2 * t.k;
+    uint32_t chunks = 0;
+    uint32_t slotCount = 0;
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(0);
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(1);
+    AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(2);
+    for (uint32_t tile = FirstTile(); tile < t.tileCount; tile += TileStep()) {
+        const TileRegion reg = RegionOf(tile, t);
+        for (uint32_t kOff = 0; kOff < realK; kOff += t.chunkK, ++chunks) {
+            const uint32_t half = chunks & 1;
+            if (chunks >= 2) {
+                AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(CS_PANEL_FREE + half);  // the AIC's MTE1 has read it
+            }
+            CsymmHandChunk(a, b, ft, reg, kOff, Min(t.chunkK, realK - kOff), half, slotCount);
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(CS_PANEL_READY + half);
+        }
+        if (ft.withEpilogue != 0) {
+            CsymmEpilogueTile(c, ft, reg);
+        }
+    }
+    for (uint32_t u = chunks >= 2 ? chunks - 2 : 0; u < chunks; ++u) {  // the last two hand-backs
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(CS_PANEL_FREE + (u & 1));
+    }
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(1);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(2);
+}
+
+// ---- 2./3. the cube side ----------------------------------------------------------------------------------------
+
+/* Every tile of this AI core: L0C = sum over the products of the panels the AIVs hand over, per K chunk; then C
+ * (beta == 0, L0C -> GM) or the AIVs' UB (L0C -> UB, dual destination). */
+__aicore__ inline void CsymmTiles(GM_ADDR c, const CsymmFusedTilingData& ft, uint32_t terms)
+{
+    const CsymmGemmTilingData& t = ft.gemm;
+    const uint32_t realK = 2 * t.k;
+    const auto o = arch35::GmTensor(c, arch35::RowMajorLayout(t.n, t.ldOut));
+    arch35::PingPong pp;
+    uint32_t results = 0;
+    for (uint32_t tile = FirstTile(); tile < t.tileCount; tile += TileStep()) {
+        const TileRegion reg = RegionOf(tile, t);
+        arch35::AcquireL0C(pp);
+        for (uint32_t kOff = 0; kOff < realK; kOff += t.chunkK) {
+            const uint32_t curK = Min(t.chunkK, realK - kOff);
+            const uint16_t half = static_cast<uint16_t>(pp.l1Count & 1);
+            AscendC::CrossCoreWaitFlag<2, PIPE_MTE1>(CS_PANEL_READY + half);  // both AIVs' pieces are in L1
+            arch35::MmadChunk(half * arch35::L1_HALF, terms, reg.rows, reg.cols, curK, kOff == 0,
+                              kOff + curK >= realK, pp);
+            AscendC::CrossCoreSetFlag<2, PIPE_MTE1>(CS_PANEL_FREE + half);  // MTE1 has read the half
+            ++pp.l1Count;
+        }
+        if (ft.withEpilogue == 0) {
+            arch35::Fixpipe(o, reg.cCol0, 2 * reg.cRow0, reg.rows, reg.cols, pp);
+            continue;
+        }
+        if (results++ != 0) {
+            AscendC::CrossCoreWaitFlag<2, PIPE_FIX>(CS_RESULT_FREE);  // both AIVs have read the previous result
+        }
+        const uint16_t buf = pp.L0CBuffer();
+        AscendC::SetFlag<AscendC::HardEvent::M_FIX>(buf);
+        AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(buf);
+        AscendC::FixpipeParamsArch3510<AscendC::CO2Layout::ROW_MAJOR> fp;
+        fp.nSize = static_cast<uint16_t>(arch35::RoundUp(reg.cols, CUBE_FRACTAL));
+        fp.mSize = static_cast<uint16_t>(arch35::RoundUp(reg.rows, 2));
+        fp.srcStride = static_cast<uint16_t>(arch35::RoundUp(reg.rows, CUBE_FRACTAL));
+        fp.dstStride = fp.nSize;
+        fp.dualDstCtl = 1;  // rows [0, mSize/2) to AIV0's UB, the rest to AIV1's
+        AscendC::LocalTensor<float> l0c(AscendC::TPosition::CO1, buf * arch35::L0C_HALF,
+                                        fp.srcStride * fp.nSize);
+        AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, CS_UB_RESULT, fp.mSize / 2 * fp.nSize);
+        AscendC::Fixpipe<float, float, CS_CFG_ROW_MAJOR_UB>(ub, l0c, fp);
+        AscendC::CrossCoreSetFlag<2, PIPE_FIX>(CS_RESULT_READY);
+        AscendC::SetFlag<AscendC::HardEvent::FIX_M>(buf);
+        ++pp.l0cCount;
+    }
+    if (results != 0) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_FIX>(CS_RESULT_FREE);
+    }
+}
+
+__aicore__ inline void CsymmGemm(GM_ADDR c, const CsymmFusedTilingData& ft)
+{
+    arch35::CubeBegin();
+    if (ft.gemm.split != 0) {  // hi*hi + hi*lo + lo*hi: Mmad rounds L and R to their hi parts itself
+        AscendC::SetHF32Mode(AscendC::HF32Mode::ENABLE);
+        AscendC::SetHF32TransMode(AscendC::HF32TransMode::NEAREST_EVEN);
+        CsymmTiles(c, ft, 3);
+        AscendC::SetHF32Mode(AscendC::HF32Mode::DISABLE);
+    } else {
+        CsymmTiles(c, ft, 1);
+    }
+    arch35::CubeEnd();
+}
+
+// ---- 2b. the NaN fallback ---------------------------------------------------------------------------------------
+
+/* C = L * R + beta * C in plain fp32 for engine rows row0, row0 + step, ... (columns of C), one SIMT thread per
+ * complex element of the row. */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmGemmNanRows(
+    __gm__ float* a, __gm__ float* b, __gm__ float* c, CsymmPrepareTilingData t, CsymmEpilogueTilingData e,
+    uint32_t row0, uint32_t step)
+{
+    const uint64_t realK = 2 * static_cast<uint64_t>(t.k);
+    for (uint32_t row = row0; row < t.n; row += step) {
+        for (uint32_t i = threadIdx.x; i < t.m; i += blockDim.x) {
+            float re = 0.0f;
+            float im = 0.0f;
+            for (uint64_t q = 0; q < realK; ++q) {
+                const float l = EngineL(a, b, t, row, q);
+                re += l * EngineR(a, b, t, q, 2 * i);
+                im += l * EngineR(a, b, t, q, 2 * i + 1);
+            }
+            const uint64_t ci = 2 * (i + static_cast<uint64_t>(row) * e.ldc);
+            if (e.epilogue == CS_EPILOGUE_BETA_ONE) {
+                re += c[ci];
+                im += c[ci + 1];
+            } else if (e.epilogue != CS_EPILOGUE_BETA_ZERO) {
+                const float oldRe = c[ci];
+                const float oldIm = c[ci + 1];
+                re += e.betaReal * oldRe - e.betaImag * oldIm;
+                im += e.betaReal * oldIm + e.betaImag * oldRe;
+            }
+            c[ci] = re;
+            c[ci + 1] = im;
+        }
+    }
+}
+
+// ---- 4. scale ---------------------------------------------------------------------------------------------------
+
+/* C = beta * C over columns col0..col1-1 of C (alpha == 0; BETA_ZERO: C = 0, unread). */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmScaleColumns(
+    __gm__ float* c, CsymmEpilogueTilingData t, uint32_t col0, uint32_t col1)
+{
+    for (uint32_t col = col0; col < col1; ++col) {
+        for (uint32_t row = threadIdx.x; row < t.m; row += blockDim.x) {
+            const uint64_t ci = 2 * (row + static_cast<uint64_t>(col) * t.ldc);
+            float re = 0.0f;
+            float im = 0.0f;
+            if (t.epilogue != CS_EPILOGUE_BETA_ZERO) {
+                re = t.betaReal * c[ci] - t.betaImag * c[ci + 1];
+                im = t.betaReal * c[ci + 1] + t.betaImag * c[ci];
+            }
+            c[ci] = re;
+            c[ci + 1] = im;
+        }
+    }
 }
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void csymm_fused(GM_ADDR a, GM_ADDR b, GM_ADDR left, GM_ADDR workspaceLeft,
-                                                 GM_ADDR right, GM_ADDR lo, GM_ADDR out, GM_ADDR c, GM_ADDR nanFlag,
+extern "C" __global__ __aicore__ void csymm_fused(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR nanFlag,
                                                  CsymmFusedTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     if ASCEND_IS_AIV {
-        CsymmPrepareCore(a, b, workspaceLeft, right, lo, nanFlag, tiling.prepare);
+        CsymmScanCore(a, b, nanFlag, tiling.prepare);
     }
-    AscendC::SyncAll<false>();  // the engine operands and the NaN flag are in GM for every core
+    AscendC::SyncAll<false>();  // the NaN flag is in GM for every core
+    const bool nan = arch35::NanSeen(nanFlag);
     if ASCEND_IS_AIC {
-        CsymmGemm(left, right, lo, out, nanFlag, tiling.gemm);  // nothing when the flag is set
-    } else if (arch35::NanSeen(nanFlag)) {
-        asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(left), Floats(right), Floats(out),
-                                      tiling.gemm, static_cast<uint32_t>(AscendC::GetBlockIdx()),
-                                      static_cast<uint32_t>(AscendC::GetBlockNum() * AscendC::GetTaskRatio()));
-    }
-    if (tiling.withEpilogue != 0) {
-        AscendC::SyncAll<false>();  // P complete
-        if ASCEND_IS_AIV {
-            CsymmEpilogueCore(out, c, tiling.epilogue, false);
+        if (!nan) {
+            CsymmGemm(c, tiling);  // nothing when the flag is set
         }
+    } else if (nan) {
+        asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), tiling.prepare,
+                                      tiling.epilogue, static_cast<uint32_t>(AscendC::GetBlockIdx()),
+                                      static_cast<uint32_t>(AscendC::GetBlockNum() * AscendC::GetTaskRatio()));
+    } else {
+        CsymmVectorSide(a, b, c, tiling);
     }
 }
 
 extern "C" __global__ __aicore__ void csymm_scale(GM_ADDR c, CsymmEpilogueTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    CsymmEpilogueCore(c, c, tiling, true);
+    const uint32_t col0 = AscendC::GetBlockIdx() * tiling.colsPerCore;
+    const uint32_t col1 = Min(col0 + tiling.colsPerCore, tiling.n);
+    if (col0 < col1) {
+        asc_vf_call<CsymmScaleColumns>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(c), tiling, col0, col1);
+    }
 }
 
 namespace {
 uint8_t* Gm(const void* p) { return static_cast<uint8_t*>(const_cast<void*>(p)); }
 }  // namespace
 
-void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, const void* left,
-                           void* workspaceLeft, void* right, void* lo, void* out, void* c, void* nanFlag,
+void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* c, void* nanFlag,
                            const CsymmFusedTilingData& tiling)
 {
-    csymm_fused<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(left), Gm(workspaceLeft), Gm(right), Gm(lo), Gm(out),
-                                                Gm(c), Gm(nanFlag), tiling);
+    csymm_fused<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(c), Gm(nanFlag), tiling);
 }
 
 void csymm_scale_kernel_do(uint32_t numBlocks, void* stream, void* c, const CsymmEpilogueTilingData& tiling)

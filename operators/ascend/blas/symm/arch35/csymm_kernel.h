@@ -9,14 +9,12 @@
 
 #include "csymm_tiling_data.h"
 
-/* The GEMM path in one launch: the engine operands of the real GEMM (csymm_tiling_data.h: LEFT writes R =
- * E(alpha*A) and only scans B, `left` is B itself; RIGHT writes L = alpha*A and R = E(B) into `left` and `right`;
- * with split also lo(L) and lo(R) into `lo`) and the NaN flag (cleared by the caller) on the vector cores; after a
- * SyncAll, out (row j = column j of the product) = L * R on the cubes, written by Fixpipe (C itself when beta ==
- * 0, else P), or in plain fp32 on the vector cores when the NaN flag is set; with tiling.withEpilogue, after a
- * second SyncAll, C = P + beta * C on the vector cores. */
-void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, const void* left,
-                           void* workspaceLeft, void* right, void* lo, void* out, void* c, void* nanFlag,
+/* The GEMM path in one launch, no workspace: the NaN flag (cleared by the caller) from a scan of A and B on the
+ * vector cores; after a SyncAll, per AI core the vector cores build the engine panels in UB and copy them to their
+ * cube core's L1, the cube accumulates L * R, and writes C (beta == 0, Fixpipe L0C -> GM) or hands the result to
+ * the vector cores' UB (Fixpipe L0C -> UB), which write C = P + beta * C; with the NaN flag set, the vector cores
+ * compute the call in plain fp32 from A and B. */
+void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* c, void* nanFlag,
                            const CsymmFusedTilingData& tiling);
 
 /* C = beta * C (alpha == 0 path); BETA_ZERO writes zeros without reading C. */
