@@ -21,13 +21,17 @@ def harness(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow  # two default runs: 47 s on the loaded 2-core machine
+# In the Ray tests' xdist group, so never beside them: their node start-ups and kills load the machine in bursts of
+# seconds, which the rounds' 1-minute load averages (compare's LOAD_MATCH rule) do not see; beside them one fresh-clone
+# CI replica (busy loop, load ~7) gave a false REGRESSION. Steady load beside it is what this test is about.
+@pytest.mark.xdist_group("ray_cluster")
 def test_unchanged_code_in_separate_runs_is_no_regression(tmp_path):
     history = ["--history", str(tmp_path / "h.sqlite")]
     for _ in range(2):
         run = harness("run", "cases/csymm_test.csv", "-k", ROWS, "--report-dir", str(tmp_path / "r"), *history)
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     compared = harness("compare", "previous", "latest", "--json", *history)
-    assert compared.returncode in (0, 2), compared.stderr
+    assert compared.returncode in (0, 2), compared.stderr + compared.stdout
     doc = json.loads(compared.stdout)
     assert len(doc["rows"]) == 4 and {r["evidence"] for r in doc["rows"]} == {"rounds"}
     assert doc["summary"]["REGRESSION"] == 0 and doc["summary"]["IMPROVEMENT"] == 0
