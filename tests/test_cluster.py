@@ -86,7 +86,9 @@ def test_a_hostile_operator_costs_only_its_row_on_a_ray_worker(cluster, tmp_path
     for m in faults:
         rows += [csymm_row(f"TC_L0_fault{m}", m, 2), csymm_row(f"TC_L0_good{m}", 5, 3)]
     table = write_csymm_table(tmp_path / "csymm_test.csv", rows)
-    done = _harness("run", str(table), "--operator-lib", str(hostile_proc_lib), "--timeout", "30",
+    # --timeout bounds a hang, it is not under test: a row's limit includes its worker's start, which on a fresh Ray
+    # worker at load ~7 took over 30 s once (the SIGABRT row, the first on its node, read TIMEOUT)
+    done = _harness("run", str(table), "--operator-lib", str(hostile_proc_lib), "--timeout", "180",
                     "--cluster", cluster.address, "--report-dir", str(tmp_path / "r"),
                     "--history", str(tmp_path / "h.sqlite"))
     assert done.returncode == 1, done.stdout + done.stderr
