@@ -84,6 +84,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         from harness.run import runner
+        from harness.store.codec import dumps
 
         settings = _settings(self.config)
         records: list[dict] = []
@@ -92,10 +93,8 @@ class CaseItem(pytest.Item):
         record["description"] = self.case.description
         self.user_properties.append(("verdict", record["verdict"]))
         if record.get("timing"):
-            self.user_properties.append((TIMING_PROPERTY, json.dumps(timing_summary(record))))
+            self.user_properties.append((TIMING_PROPERTY, dumps(timing_summary(record))))
         if self.config.getoption("harness_report_dir"):
-            from harness.store.codec import dumps
-
             self.user_properties.append((RECORD_PROPERTY, dumps(record)))
         if record["verdict"] == "SKIP":
             pytest.skip(record["reason"])

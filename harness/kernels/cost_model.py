@@ -144,14 +144,6 @@ def csymm_precision(m: int, n: int, left: bool) -> str:
     return "hf32x3" if 2 * (m if left else n) >= CSYMM_SPLIT_MIN_REAL_K else "fp32"
 
 
-def csymm_cube_gm_bytes(m: int, n: int, left: bool, cube_cores: int = 36) -> int:
-    """GM bytes of the cube in the GM-workspace design (before the on-chip one): every output tile reads its K panels once per product (the L
-    rows and the R columns of its region; split HF32 has three products), and Fixpipe writes the product once."""
-    products = PRECISIONS[csymm_precision(m, n, left)][1]
-    panels = sum(4 * k * (rows + cols) for rows, cols, k in csymm_tiles(m, n, left, cube_cores))
-    return products * panels + 8 * m * n
-
-
 def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
     """GM bytes the on-chip Csymm moves by copies (what the emulator's cube_gm_bytes counts: tensor copies, Fixpipe,
     DataCopyPad): C written once (Fixpipe L0C -> GM when beta == 0, else DataCopyPad after the epilogue) and read
@@ -161,16 +153,16 @@ def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
 
 
 def csymm_split_gm_bytes(m: int, n: int, left: bool) -> int:
-    """The split HF32's lo operands in the GM-workspace design (before the on-chip one), lo(L) (n x 2k) and lo(R) (R's size), each
-    written by prepare and read by the cube."""
+    """The split HF32's lo operands in the GM-workspace design (before the on-chip one), lo(L) (n x 2k) and lo(R)
+    (R's size), each written by prepare and read by the cube."""
     k = m if left else n
     return 2 * (8 * n * k + (16 * k * k if left else 16 * m * n))
 
 
 def csymm_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -> int:
-    """The GM-workspace design (before the on-chip one) at fp32: A's stored triangle read once, B read by prepare (and again by the cube on LEFT,
-    where it is the engine's left operand), the workspace operands written and read once, C written; with beta != 0
-    also P written and read and C read."""
+    """The GM-workspace design (before the on-chip one) at fp32: A's stored triangle read once, B read by prepare
+    (and again by the cube on LEFT, where it is the engine's left operand), the workspace operands written and read
+    once, C written; with beta != 0 also P written and read and C read."""
     k = m if left else n
     workspace = 16 * k * k if left else 8 * k * k + 16 * m * n
     b_reads = 16 * m * n if left else 8 * m * n
