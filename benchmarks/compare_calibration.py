@@ -6,12 +6,13 @@ TWIN_SLOWDOWN_PCT=5 and =2 (through --operator-lib), in rotation so machine load
 compares, row by row, every pair of clean runs (false REGRESSION: the target is none over >= 200 row comparisons)
 and every clean run against every slow5 / slow2 run (share of rows REGRESSION; target >= 90 % at 5 %, >= 50 % at
 2 %). The false alarms and the 5 % share are also given for other NOISE_K values (harness.perf.compare.run_noise), which
-is how NOISE_K was chosen. With --ab, `harness ab` (interleaved in one process, the sensitive mode) is run once per
-slowdown on the same rows. With --load, the load CI sees is made beside it (issue 26): one busy loop and a
-`harness run -n 2` of csymm precision rows in a loop, both ended when the script ends. Exit 0 when the compare
-targets are met.
+is how NOISE_K was chosen. With --ab-runs N, `harness ab` (both builds interleaved in one process per round, the
+sensitive mode) is run N times with the same code built twice (its false REGRESSIONs) and N/4 times, at least 2,
+per slowdown, on the same rows, against the same targets; --skip-compare runs only those. With --load, the load
+CI sees is made beside it (issue 26): one busy loop and a `harness run -n 2` of csymm precision rows in a loop,
+both ended when the script ends. Exit 0 when the targets of what ran are met.
 
-    python3 benchmarks/compare_calibration.py --runs 7 --slow-runs 2 --ab --load --keep /tmp/cal
+    python3 benchmarks/compare_calibration.py --runs 7 --slow-runs 2 --ab-runs 20 --load --keep /tmp/cal
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import argparse
 import contextlib
 import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -89,51 +91,35 @@ def load_beside(table: Path, out: Path):
             proc.wait()
 
 
-def ab_shares(table: Path, select: str, out: Path) -> dict[str, str]:
-    """`harness ab HEAD HEAD --define-b TWIN_SLOWDOWN_PCT=x` on the rows: its summary line per slowdown."""
-    lines = {}
-    for label, pct in (("slow5", 5), ("slow2", 2)):
-        proc = harness("ab", "HEAD", "HEAD", str(table), "-k", select, "--define-b", f"TWIN_SLOWDOWN_PCT={pct}",
-                       "--report-dir", str(out / "ab"), "--history", str(out / "ab.sqlite"))
-        tail = [line for line in proc.stdout.splitlines() if line.startswith(tuple("0123456789"))]
-        lines[label] = tail[-1] if tail else f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"
-    return lines
+AB_SLOWDOWNS = {"unchanged": 0, "slow5": 5, "slow2": 2}
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=7, help="clean runs (default 7: 21 pairs, 210 row comparisons)")
-    p.add_argument("--slow-runs", type=int, default=2, help="runs per slowed build (default 2)")
-    p.add_argument("--rows", type=int, default=10, help="smallest csymm perf rows (default 10)")
-    p.add_argument("--table", type=Path, default=REPO / "cases" / "csymm_test.csv")
-    p.add_argument("--keep", type=Path, help="keep the reports here instead of a temporary directory")
-    p.add_argument("--ab", action="store_true", help="also run `harness ab` once per slowdown on the rows")
-    p.add_argument("--load", action="store_true", help="make the issue's load beside the runs")
-    p.add_argument("run_args", nargs="*", help="extra `harness run` options after --, e.g. -- --rounds 10")
-    args = p.parse_args()
-    names = [c.name for c in smallest_cases(args.table, args.rows)]
-    select = " or ".join(names)
-    libs = {"clean": None, "slow5": str(build_twin({"TWIN_SLOWDOWN_PCT": "5"})),
-            "slow2": str(build_twin({"TWIN_SLOWDOWN_PCT": "2"}))}
-    with tempfile.TemporaryDirectory(prefix="compare-calibration-") as tmp:
-        out = args.keep or Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
-        loaded = load_beside(args.table, out / "load") if args.load else contextlib.nullcontext()
-        with loaded:
-            time.sleep(10 if args.load else 0)  # the loader's own start-up (it builds nothing: the twin is built)
-            print(f"rows: {', '.join(names)}; load average at start {os.getloadavg()[0]:.2f} on "
-                  f"{os.cpu_count()} CPUs{' (with the issue loader)' if args.load else ''}", flush=True)
-            made: dict[str, list[Path]] = {k: [] for k in libs}
-            started = time.monotonic()
-            for i in range(max(args.runs, args.slow_runs)):
-                for label, lib in libs.items():
-                    if i < (args.runs if label == "clean" else args.slow_runs):
-                        made[label].append(one_run(args.table, select, lib, out, args.run_args))
-                print(f"round {i + 1} of runs done, {time.monotonic() - started:.0f} s, load "
-                      f"{os.getloadavg()[0]:.2f}", flush=True)
-            ab = ab_shares(args.table, select, out) if args.ab else {}
-            print(f"load average at end {os.getloadavg()[0]:.2f}", flush=True)
-        reports = {path: read_path(path)[1] for paths in made.values() for path in paths}
+def ab_once(table: Path, select: str, out: Path, pct: int, extra: list[str]) -> dict[str, int]:
+    """`harness ab HEAD HEAD --define-b TWIN_SLOWDOWN_PCT=pct` on the rows (pct 0: the same code built twice, two
+    library files): its verdict counts, read from its summary line."""
+    proc = harness("ab", "HEAD", "HEAD", str(table), "-k", select, "--define-b", f"TWIN_SLOWDOWN_PCT={pct}",
+                   "--report-dir", str(out / "ab"), "--history", str(out / "ab.sqlite"), *extra)
+    tail = [line for line in proc.stdout.splitlines() if line.startswith(tuple("0123456789"))]
+    if proc.returncode not in (0, 1, 2) or not tail:
+        raise RuntimeError(f"harness ab failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
+    return {v: int(n) for v, n in re.findall(r"([A-Z]+): (\d+)", tail[-1])}
+
+
+def ab_tallies(table: Path, select: str, out: Path, runs: int, extra: list[str]) -> dict[str, dict[str, int]]:
+    """`runs` ab runs unchanged and max(2, runs // 4) per slowdown, in rotation; verdict counts per label."""
+    counts = {label: dict.fromkeys(VERDICTS, 0) for label in AB_SLOWDOWNS}
+    for i in range(runs):
+        for label, pct in AB_SLOWDOWNS.items():
+            if label == "unchanged" or i < max(2, runs // 4):
+                for verdict, n in ab_once(table, select, out, pct, extra).items():
+                    counts[label][verdict] = counts[label].get(verdict, 0) + n
+        print(f"ab round {i + 1} of {runs} done, load {os.getloadavg()[0]:.2f}", flush=True)
+    return counts
+
+
+def compare_targets(made: dict[str, list[Path]]) -> bool:
+    """Every pair of separate runs compared row by row; prints the tallies; whether the targets are met."""
+    reports = {path: read_path(path)[1] for paths in made.values() for path in paths}
     clean_pairs = list(itertools.combinations(made["clean"], 2))
     slow_pairs = {label: list(itertools.product(made["clean"], made[label])) for label in DETECTION_TARGETS}
     results = {"unchanged": tally(compared(clean_pairs, reports, NOISE_K), len(clean_pairs))}
@@ -149,15 +135,66 @@ def main() -> int:
                   for label, pairs in (("unchanged", clean_pairs), *slow_pairs.items())}
         print(f"  NOISE_K {k:g}: " + ", ".join(f"{label} REGRESSION {t['REGRESSION']}/{t['comparisons']}"
                                               for label, t in shares.items()))
-    for label, line in ab.items():
-        print(f"ab {label}: {line}")
-    unchanged = results["unchanged"]
-    ok = (unchanged["REGRESSION"] == 0 and unchanged["comparisons"] >= MIN_COMPARISONS
-          and all(results[label]["share"] >= target for label, target in DETECTION_TARGETS.items()))
-    print(f"compare: false REGRESSION {unchanged['REGRESSION']} of {unchanged['comparisons']} (target 0 of >= "
-          f"{MIN_COMPARISONS}), " + ", ".join(f"{label} caught {results[label]['share']:.1%} (target >= "
-                                              f"{target:.0%})" for label, target in DETECTION_TARGETS.items())
-          + f": {'met' if ok else 'NOT met'}")
+    return verdict_line("compare", results["unchanged"]["REGRESSION"], results["unchanged"]["comparisons"],
+                        {label: results[label]["share"] for label in DETECTION_TARGETS})
+
+
+def verdict_line(tool: str, false_alarms: int, comparisons: int, shares: dict[str, float]) -> bool:
+    ok = (false_alarms == 0 and comparisons >= MIN_COMPARISONS
+          and all(shares[label] >= target for label, target in DETECTION_TARGETS.items()))
+    print(f"{tool}: false REGRESSION {false_alarms} of {comparisons} (target 0 of >= {MIN_COMPARISONS}), "
+          + ", ".join(f"{label} caught {shares[label]:.1%} (target >= {target:.0%})"
+                      for label, target in DETECTION_TARGETS.items()) + f": {'met' if ok else 'NOT met'}")
+    return ok
+
+
+def ab_targets(counts: dict[str, dict[str, int]]) -> bool:
+    for label, c in counts.items():
+        print(f"ab {label}: {sum(c.values())} row comparisons: " + ", ".join(f"{v} {c.get(v, 0)}" for v in VERDICTS))
+    share = {label: counts[label]["REGRESSION"] / max(1, sum(counts[label].values())) for label in DETECTION_TARGETS}
+    return verdict_line("ab", counts["unchanged"]["REGRESSION"], sum(counts["unchanged"].values()), share)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--runs", type=int, default=7, help="clean runs (default 7: 21 pairs, 210 row comparisons)")
+    p.add_argument("--slow-runs", type=int, default=2, help="runs per slowed build (default 2)")
+    p.add_argument("--rows", type=int, default=10, help="smallest csymm perf rows (default 10)")
+    p.add_argument("--table", type=Path, default=REPO / "cases" / "csymm_test.csv")
+    p.add_argument("--keep", type=Path, help="keep the reports here instead of a temporary directory")
+    p.add_argument("--ab-runs", type=int, default=0, metavar="N",
+                   help="also run `harness ab` N times unchanged (the same code built twice) and N/4 (at least 2) "
+                        "times per slowdown on the rows; its targets are the same")
+    p.add_argument("--ab-args", default="", help="extra `harness ab` options, e.g. '--rounds 10'")
+    p.add_argument("--skip-compare", action="store_true", help="only the `harness ab` runs")
+    p.add_argument("--load", action="store_true", help="make the issue's load beside the runs")
+    p.add_argument("run_args", nargs="*", help="extra `harness run` options after --, e.g. -- --rounds 10")
+    args = p.parse_args()
+    names = [c.name for c in smallest_cases(args.table, args.rows)]
+    select = " or ".join(names)
+    libs = {"clean": None, "slow5": str(build_twin({"TWIN_SLOWDOWN_PCT": "5"})),
+            "slow2": str(build_twin({"TWIN_SLOWDOWN_PCT": "2"}))}
+    made: dict[str, list[Path]] = {k: [] for k in libs}
+    with tempfile.TemporaryDirectory(prefix="compare-calibration-") as tmp:
+        out = args.keep or Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        loaded = load_beside(args.table, out / "load") if args.load else contextlib.nullcontext()
+        with loaded:
+            time.sleep(10 if args.load else 0)  # the loader's own start-up (it builds nothing: the twin is built)
+            print(f"rows: {', '.join(names)}; load average at start {os.getloadavg()[0]:.2f} on "
+                  f"{os.cpu_count()} CPUs{' (with the issue loader)' if args.load else ''}", flush=True)
+            started = time.monotonic()
+            for i in range(0 if args.skip_compare else max(args.runs, args.slow_runs)):
+                for label, lib in libs.items():
+                    if i < (args.runs if label == "clean" else args.slow_runs):
+                        made[label].append(one_run(args.table, select, lib, out, args.run_args))
+                print(f"round {i + 1} of runs done, {time.monotonic() - started:.0f} s, load "
+                      f"{os.getloadavg()[0]:.2f}", flush=True)
+            ab = ab_tallies(args.table, select, out, args.ab_runs, args.ab_args.split()) if args.ab_runs else {}
+            print(f"load average at end {os.getloadavg()[0]:.2f}, {time.monotonic() - started:.0f} s", flush=True)
+        ok = True if args.skip_compare else compare_targets(made)
+    if ab:
+        ok = ab_targets(ab) and ok
     return 0 if ok else 1
 
 

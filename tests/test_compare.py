@@ -383,3 +383,55 @@ def test_the_two_sides_of_one_ab_run_compare_as_interleaved():
     b = meta(run_id="x-abB", settings={"ab": {"side": "B", "pair": "x-abA"}})
     assert ab_pair(a, b) and ab_pair(b, a)
     assert not ab_pair(a, meta(run_id="other")) and not ab_pair(meta(), b)
+
+
+def paired_recs(name, levels, factor, rng, spread=0.002):
+    """A and B records of one ab row timed in len(levels) rounds: round i at levels[i] (that process's placement)
+    on both sides, B `factor` slower, each side's round median with a little noise of its own."""
+    def side(f):
+        r = rec(name, [100.0] * 20)
+        r["timing"]["rounds"] = [{"median_us": float(lv * f * (1 + rng.normal(0, spread)))} for lv in levels]
+        return r
+    return side(1.0), side(factor)
+
+
+def test_ab_rounds_are_paired_and_judged_over_the_rounds_with_their_own_floor():
+    rng = np.random.default_rng(26)
+    base, head, unchanged = [], [], []
+    for i in range(10):
+        levels = 100 * (1 + rng.normal(0, 0.05, 10))       # placement moves whole rounds by ~5 %, both sides alike
+        a, b = paired_recs(f"r{i}", levels, 1.01, rng)     # a 1 % slowdown: under the 2 % floor of pooled samples
+        base.append(a)
+        head.append(b)
+        unchanged.append(paired_recs(f"r{i}", levels, 1.0, rng)[1])
+    df = compare_runs(base, head, interleaved=True)
+    assert set(df["evidence"]) == {"paired rounds"} and set(df["n_base"]) == {10}
+    assert (df["verdict"] == "REGRESSION").all(), df
+    assert df["ci_lo"].min() > 0.005 and df["ci_hi"].max() < 0.02
+    assert compare_runs(base, head, interleaved=True, paired_min_effect=0.02)["verdict"].eq("SAME").all()
+    same = compare_runs(base, unchanged, interleaved=True)
+    assert not same["verdict"].isin(["REGRESSION", "IMPROVEMENT"]).any()
+    # without the pairing the rounds' 5 % placement spread hides the 1 %: rounds of separate runs say nothing
+    assert not compare_runs(base, head)["verdict"].isin(["REGRESSION", "IMPROVEMENT"]).any()
+
+
+def test_rounds_that_do_not_pair_fall_back_to_the_samples():
+    rng = np.random.default_rng(1)
+    a, b = paired_recs("r", 100 * np.ones(5), 1.0, rng)
+    b["timing"]["rounds"] = b["timing"]["rounds"][:4]     # a round short: no pairing by index
+    assert list(compare_runs([a], [b], interleaved=True)["evidence"]) == ["interleaved"]
+    a1, b1 = paired_recs("r", 100 * np.ones(2), 1.0, rng)  # under MIN_ROUNDS
+    assert list(compare_runs([a1], [b1], interleaved=True)["evidence"]) == ["interleaved"]
+
+
+def test_an_ab_side_is_the_rounds_merged_or_the_round_that_failed():
+    from harness.perf.ab import merge_side
+
+    cfg = TimingConfig(min_samples=2, rounds=2)
+    timed = [{"case_name": "r", "verdict": "SKIP", "timing": {"mode": "sync", "n": 2, "mean_us": m, "median_us": m,
+                                                              "min_us": m, "samples_us": [m, m], "warmup": 1,
+                                                              "stop_reason": "max_samples"}} for m in (10.0, 12.0)]
+    merged = merge_side(timed, cfg)
+    assert [r["median_us"] for r in merged["timing"]["rounds"]] == [10.0, 12.0] and merged["timing"]["n"] == 4
+    crashed = {"case_name": "r", "verdict": "CRASH", "timing": None}
+    assert merge_side([timed[0], crashed], cfg) is crashed

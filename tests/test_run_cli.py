@@ -273,9 +273,11 @@ def test_pytest_plugin_records_a_session_like_harness_run(tmp_path, toy_lib):
 
 def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, capsys):
     code = main(["ab", "HEAD", "HEAD", str(ROOT / "cases" / "csymm_test.csv"), "-k", "TC_PF_0001",
-                 "--max-time", "0.5", "--min-samples", "4", "--report-dir", str(tmp_path / "r"),
+                 "--max-time", "0.5", "--min-samples", "4", "--rounds", "3", "--report-dir", str(tmp_path / "r"),
                  "--history", str(tmp_path / "h.sqlite")])
-    assert code in (0, 2), capsys.readouterr()  # no regression of HEAD against itself
+    out = capsys.readouterr().out
+    assert code in (0, 2), out  # no regression of HEAD against itself
+    assert "3/3 paired rounds" in out and "[round 3/3] TC_PF_0001" in out  # each round in its own worker
     a, b = sorted((tmp_path / "r").iterdir())
     metas = [json.loads((d / "report.json").read_text()) for d in (a, b)]
     from harness.store.session import RunMeta
@@ -284,6 +286,7 @@ def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, cap
         assert meta["kind"] == "ab" and set(meta) >= set(RunMeta.__annotations__)  # harness run's meta shape
         assert meta["settings"]["ab"]["pair"] == other["run_id"]
         assert [c["case_name"] for c in meta["cases"]] == ["TC_PF_0001"] and meta["cases"][0]["timing"]["n"] >= 4
+        assert len(meta["cases"][0]["timing"]["rounds"]) == 3
     from harness.store.history import History
 
     history = History(tmp_path / "h.sqlite")

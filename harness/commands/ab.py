@@ -12,8 +12,12 @@ from pathlib import Path
 from harness.exitcodes import Exit
 from harness.options import (add_history_option, add_select_option, add_timeout_option, default_tables,
                              non_negative_int, number, positive_float, positive_int, probability)
-from harness.perf.compare import MIN_EFFECT
+from harness.perf.compare import MIN_EFFECT, PAIRED_MIN_EFFECT
+from harness.perf.timing import MIN_ROUNDS
 from harness.settings import from_options
+
+#: `harness ab`'s rounds per row (harness.perf.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
+AB_ROUNDS = 10
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,8 +31,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=positive_float, default=0.05,
                    help="relative change that matters (default 0.05)")
     p.add_argument("--alpha", type=probability, default=0.05, help="false-discovery rate across rows (default 0.05)")
-    p.add_argument("--min-effect", type=number(float, 0), default=MIN_EFFECT,
-                   help=f"noise floor: REGRESSION needs the whole CI of the change above it (default {MIN_EFFECT})")
+    p.add_argument("--min-effect", type=number(float, 0), default=None,
+                   help=f"noise floor: REGRESSION needs the whole CI of the change above it (default "
+                        f"{PAIRED_MIN_EFFECT} with {MIN_ROUNDS} or more rounds, where placement is in the rounds' "
+                        f"spread, else {MIN_EFFECT})")
     add_history_option(p)
     p.add_argument("--report-dir", default="reports", help="each side's reports land in REPORT_DIR/<run_id>/")
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
@@ -37,6 +43,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-samples", type=number(int, 2), default=50, help="samples per side at least")
     p.add_argument("--max-samples", type=positive_int, default=1000, help="samples per side at most")
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
+    p.add_argument("--rounds", type=positive_int, default=AB_ROUNDS,
+                   help=f"rounds per row, each in a fresh worker process, sharing the samples and the time cap "
+                        f"(default {AB_ROUNDS}; below {MIN_ROUNDS} the evidence is one process's samples)")
     add_timeout_option(p)
     p.set_defaults(func=run)
 
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         defines_a, defines_b = parse_defines(args.define_a), parse_defines(args.define_b)
         config = TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
                               max_samples=args.max_samples, max_time_s=args.max_time,
-                              warmup_max_time_s=args.max_time / 2)
+                              warmup_max_time_s=args.max_time / 2, rounds=args.rounds)
     except ValueError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -83,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return Exit.ENV
-    df = compare_runs(a.records, b.records, args.threshold, args.alpha, args.min_effect, interleaved=True)
+    floors = ((MIN_EFFECT, PAIRED_MIN_EFFECT) if args.min_effect is None else (args.min_effect, args.min_effect))
+    df = compare_runs(a.records, b.records, args.threshold, args.alpha, floors[0], interleaved=True,
+                      paired_min_effect=floors[1])
     print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
     print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")
     print(format_table(df))

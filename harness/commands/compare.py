@@ -43,8 +43,8 @@ def ab_pair(base_meta: dict, head_meta: dict) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.perf.compare import (compare_runs, compatibility_problems, exit_code, format_table, parse_fail_on,
-                                 resolve_run, row_differences, to_json, warnings)
+    from harness.perf.compare import (PAIRED_MIN_EFFECT, compare_runs, compatibility_problems, exit_code,
+                                      format_table, parse_fail_on, resolve_run, row_differences, to_json, warnings)
     from harness.store.history import History
 
     def refuse(message: str) -> int:
@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     differences = row_differences(base, head)
     if differences:
         print(f"harness compare: {differences}", file=sys.stderr)
-    settings = {"threshold": args.threshold, "alpha": args.alpha, "min_effect": args.min_effect, "fail_on": fail_on}
+    settings = {"threshold": args.threshold, "alpha": args.alpha, "min_effect": args.min_effect,
+                "paired_min_effect": PAIRED_MIN_EFFECT, "fail_on": fail_on}
     if args.report_dir:
         from harness.reports.compare_report import write_compare
 

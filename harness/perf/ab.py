@@ -2,7 +2,12 @@
 
 Two runs days apart see different machine states (clocks, thermal, neighbours); interleaving A and B sample by
 sample makes any drift hit both sides alike, so what remains is the code. Each round alternates the order (AB,
-BA, AB, ...) so neither side always runs in the other's wake. Each revision's `operators/` is exported with
+BA, AB, ...) so neither side always runs in the other's wake. With `rounds` > 1 (the default) every row is timed
+that many times, each round in a fresh worker process: a process fixes where the two libraries and the buffers
+land in memory, and that placement alone moved one pair's medians by up to 1.5 % (measured on the twin, rows of
+70-250 us: a planted 5 % read +2.3..+5.4 % in one process), so a row's evidence is its rounds' paired
+differences, with placement among what they vary over (harness.perf.compare, evidence "paired rounds"). Each
+revision's `operators/` is exported with
 `git archive` into a temporary directory (read-only for the repository: nothing to clean up if killed) and the
 CPU twin is built from it; both runs go into the history and are compared with `harness.perf.compare`.
 
@@ -24,7 +29,7 @@ from typing import Any, Callable
 from harness.backends import Timer
 from harness.settings import Settings, from_options
 from harness.store.session import RunMeta, Session, new_meta, new_settings
-from harness.perf.timing import RunningCI, Sampler, TimingConfig, timing_record
+from harness.perf.timing import RunningCI, Sampler, TimingConfig, merge_rounds, timing_record
 
 
 class AbError(Exception):
@@ -190,6 +195,16 @@ class PairService:
             backend.close()
 
 
+def merge_side(records: list[dict], config: TimingConfig) -> dict:
+    """One side's record of a row from its rounds: the first one that was not timed (a crash or a refusal in any
+    round is the row's), else the first round's record with the rounds' timings merged
+    (harness.perf.timing.merge_rounds: pooled samples, one summary per round)."""
+    untimed = [r for r in records if not r.get("timing")]
+    if untimed or len(records) == 1:
+        return untimed[0] if untimed else records[0]
+    return {**records[0], "timing": merge_rounds([r["timing"] for r in records], config)}
+
+
 def split_pair(rec: dict) -> tuple[dict, dict]:
     """A and B's records from a worker's answer. A row the worker did not finish (CRASH, TIMEOUT) or that left
     something behind is charged to both sides: the fault cannot be told apart within one process."""
@@ -208,9 +223,12 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
            defines_b: dict[str, str], config: TimingConfig, history: Any, repo: Path, report_dir: Path,
            progress: Callable[[str], None] = lambda line: None, settings: Settings | None = None
            ) -> tuple[Side, Side]:
-    """Build, time every perf row of `tables` on both sides in one isolated worker, record both runs (one session
-    each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with records.
-    `settings`: the cpu run's (harness.settings.from_options; default: no options given), rows chosen by `select`."""
+    """Build, time every perf row of `tables` on both sides in one isolated worker per round (`config.rounds`,
+    each round timing every row with the round's share of the samples and time cap), record both runs (one
+    session each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides with
+    records. A row is recorded once its last round is in; on Ctrl-C the rows are recorded with the rounds they
+    have. `settings`: the cpu run's (harness.settings.from_options; default: no options given), rows chosen by
+    `select`."""
     from harness.store import provenance
     from harness.run import runner
     from harness.run.engine import load_cases
@@ -229,17 +247,30 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
         for session in sessions:
             session.start()
 
+        pending: dict[tuple[str, str], list[tuple[dict, dict]]] = {(str(c.op or "?"), c.name): [] for c in cases}
+
+        def record(key: tuple[str, str]) -> None:
+            pairs = pending.pop(key)
+            for i, session in enumerate(sessions):
+                session.record(merge_side([pair[i] for pair in pairs], config))
+
         def on_record(rec: dict) -> None:
-            for session, side_rec in zip(sessions, split_pair(rec)):
-                session.record(side_rec)
-            progress(f"[{len(sessions[0].records)}/{len(cases)}] {rec['case_name']}")
+            key = (str(rec.get("op")), rec["case_name"])
+            pending[key].append(split_pair(rec))
+            progress(f"[round {len(pending[key])}/{config.rounds}] {rec['case_name']}")
+            if len(pending[key]) == config.rounds:
+                record(key)
         interrupted_by = 0
         try:
-            runner.run(cases, replace(settings, service=PairService((a.lib, b.lib), config)), on_record)
+            service = replace(settings, service=PairService((a.lib, b.lib), config.per_round()))
+            for _ in range(config.rounds):
+                runner.run(cases, service, on_record)
         except runner.Interrupted as exc:
             interrupted_by = exc.signum
             raise
         finally:  # both runs closed and reported, marked when Ctrl-C cut them short
+            for key in [k for k, pairs in pending.items() if pairs]:
+                record(key)
             for side, session in zip((a, b), sessions):
                 session.finish(interrupted_by)
                 side.records = session.records

@@ -18,7 +18,10 @@ INCONCLUSIVE, never REGRESSION (with a warning).
 
 Interleaved A/B (`harness ab`): both sides share one process and alternate sample by sample, so machine state hits
 both alike and the samples themselves are the evidence; the same tests run on them (HL shift of log time, U test,
-BH): the most sensitive mode, with the same verdict rule:
+BH): the most sensitive mode. With rounds (each in a fresh process) the evidence is "paired rounds": round i's
+difference of log medians, B - A, for every round, with a Student-t CI and test over the rounds; the process's
+placement of libraries and buffers is then part of what the rounds vary over, so the noise floor is
+PAIRED_MIN_EFFECT instead of min_effect. The verdict rule:
   REGRESSION    significant after BH, and the whole CI is above +min_effect (slower by more than the noise floor)
   IMPROVEMENT   significant after BH, and the whole CI is below -min_effect
   SAME          the whole CI lies inside +-threshold (proven equivalent within what matters)
@@ -47,6 +50,12 @@ from harness.store.stored import read_history, read_path
 from harness.perf.timing import MIN_ROUNDS
 
 MIN_EFFECT = 0.02
+#: The noise floor for paired rounds (harness ab with rounds): the systematic difference one process's placement
+#: gives two builds of the same code is in the rounds' spread, not a floor. Chosen with
+#: benchmarks/compare_calibration.py --ab-runs 20 at load 2-14 (README, Comparing commits): the same code built
+#: twice, 200 row comparisons, no REGRESSION at floors 0 to 1 %; the 5 % mutant (measured +3.9 %) caught on
+#: 46 / 44 / 40 of 50 rows at 0.25 / 0.5 / 1 %.
+PAIRED_MIN_EFFECT = 0.0025
 #: The per-round figure separate runs are compared by (see the module docstring).
 ROUND_STAT = "p10_us"
 
@@ -63,7 +72,8 @@ LOAD_MATCH = 1.5
 COLUMNS = ["case_name", "op", "evidence", "n_base", "n_head", "rejected", "base_load", "head_load", "comparable",
            "base_median_us", "head_median_us", "change", "ci_lo", "ci_hi", "noise", "p_value", "q_value", "verdict"]
 #: What base_median_us / head_median_us are medians of, per evidence: the figure the change and its CI are of.
-FIGURE = {"rounds": "each round's p10", "interleaved": "the samples", "within-run": "the samples"}
+FIGURE = {"rounds": "each round's p10", "interleaved": "the samples", "within-run": "the samples",
+          "paired rounds": "each round's median"}
 
 
 def _samples(record: dict) -> list[float] | None:
@@ -78,6 +88,30 @@ def _rounds(record: dict) -> tuple[list[float], int]:
     rounds = (record.get("timing") or {}).get("rounds") or []
     kept = [r[ROUND_STAT] for r in rounds if not r.get("rejected") and r.get(ROUND_STAT) and r[ROUND_STAT] > 0]
     return kept, sum(bool(r.get("rejected")) for r in rounds)
+
+
+def paired_rounds(base: dict, head: dict) -> tuple[np.ndarray, np.ndarray] | None:
+    """The medians of the rounds two interleaved records timed together (round i of A beside round i of B), or
+    None unless both have the same MIN_ROUNDS or more rounds."""
+    rounds = [(r.get("timing") or {}).get("rounds") or [] for r in (base, head)]
+    if len(rounds[0]) != len(rounds[1]) or len(rounds[0]) < MIN_ROUNDS:
+        return None
+    x, y = (np.array([float(r.get("median_us") or 0.0) for r in side]) for side in rounds)
+    return (x, y) if np.all(x > 0) and np.all(y > 0) else None
+
+
+def paired_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
+    """(shift, ci_lo, ci_hi, p) of the mean paired difference head - base: Student-t over the pairs."""
+    diffs = head - base
+    mean, n = float(diffs.mean()), diffs.size
+    sd = float(diffs.std(ddof=1))
+    if sd == 0.0:
+        return mean, mean, mean, (1.0 if mean == 0.0 else 0.0)
+    from harness.perf.stats import t_quantile
+
+    half = t_quantile(n - 1, confidence) * sd / math.sqrt(n)
+    p = float(2 * sps.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+    return mean, mean - half, mean + half, p
 
 
 def run_noise(base_rounds: np.ndarray, head_rounds: np.ndarray, k: float = NOISE_K) -> float:
@@ -158,12 +192,13 @@ def shift_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[f
 
 def compare_runs(base_records: list[dict], head_records: list[dict], threshold: float = 0.05,
                  alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False,
-                 noise_k: float = NOISE_K) -> pd.DataFrame:
+                 noise_k: float = NOISE_K, paired_min_effect: float = PAIRED_MIN_EFFECT) -> pd.DataFrame:
     """One row per perf row with samples on both sides (base order). The compared figure is each round's p10 for
     separate runs, the samples when `interleaved` or when rounds are missing; `evidence` says which: "rounds",
     "interleaved" or "within-run" (never REGRESSION/IMPROVEMENT). base/head_median_us are the medians of that
     figure and change is their ratio - 1, so the change printed beside them is theirs; the CI is the
-    Hodges-Lehmann interval of the same figure's shift, for rounds widened by `noise` (run_noise with `noise_k`)."""
+    Hodges-Lehmann interval of the same figure's shift, for rounds widened by `noise` (run_noise with `noise_k`).
+    Interleaved records with rounds on both sides are "paired rounds" (paired_test; floor `paired_min_effect`)."""
     head = {_key(r): r for r in head_records if _samples(r) is not None}
     rows: list[dict[str, Any]] = []
     for rec in base_records:
@@ -173,14 +208,18 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
             continue
         head_s = _samples(other)
         (base_r, base_out), (head_r, head_out) = _rounds(rec), _rounds(other)
-        if interleaved:
+        paired = paired_rounds(rec, other) if interleaved else None
+        if paired is not None:
+            evidence, (x, y) = "paired rounds", paired
+        elif interleaved:
             evidence, x, y = "interleaved", base_s, head_s
         elif min(len(base_r), len(head_r)) >= MIN_ROUNDS:
             evidence, x, y = "rounds", base_r, head_r
         else:
             evidence, x, y = "within-run", base_s, head_s
         x, y = np.maximum(x, 1e-9), np.maximum(y, 1e-9)
-        shift, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
+        test = paired_test if evidence == "paired rounds" else shift_test
+        shift, lo, hi, p = test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
         noise = run_noise(np.log(x), np.log(y), noise_k) if evidence == "rounds" else 0.0
         loads = (round_load(rec), round_load(other)) if evidence == "rounds" else (None, None)
         lo, hi = widen(shift, lo, hi, noise)
@@ -197,7 +236,8 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
         return df
     p_values = df["p_value"].fillna(1.0).to_numpy()  # all-identical samples give p = nan: no evidence of change
     df["q_value"] = sps.false_discovery_control(p_values, method="bh")
-    df["verdict"] = [_verdict(r, threshold, alpha, min_effect) for r in df.itertuples()]
+    df["verdict"] = [_verdict(r, threshold, alpha, paired_min_effect if r.evidence == "paired rounds" else min_effect)
+                     for r in df.itertuples()]
     return df
 
 
