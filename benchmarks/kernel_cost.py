@@ -2,7 +2,8 @@
 (harness/kernels/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
 Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
-kernels run, with `launches_counted` (the emulator's kernel launches + the NaN flag's memset) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
+kernels run, with `launches_counted` (the emulator's kernel launches: no memset precedes them since issue 23, the
+NaN flag holding the call's epoch) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
 forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
 cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
 rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). Also the cancellation probe (1024^2
@@ -144,8 +145,8 @@ def measure(rows: dict, variants: dict) -> dict:
                 for v in variants[row]:
                     if v["precision"] == precision and v["built_products"]:
                         v.update(measured)
-                    if v["chosen"] and v["precision"] == precision:  # kernels counted + the NaN flag's memset
-                        v["launches_counted"] = kernels + 1
+                    if v["chosen"] and v["precision"] == precision:  # the kernels counted: no memset per call
+                        v["launches_counted"] = kernels
             if op == "csymm":
                 r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
                 probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,

@@ -111,7 +111,8 @@ def test_negative_control_fails_naming_the_problem(control):
 
 @pytest.mark.parametrize("table", ["csymm_test.csv", "sgemm_strided_batched_test.csv"])
 def test_a_flag_read_without_dcci_reads_a_stale_dcache_line(table):
-    # The first call leaves the flag (0) in the cube cores' DCache; the NaN row's vector cores set it to 1 in GM.
+    # The first call leaves the flag (0) in the cube cores' DCache; the NaN row's vector cores store its call's
+    # epoch in GM.
     # With DataCacheCleanAndInvalid before the read (the kernels) both rows pass (the sampled rows above).
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS["missing-dcci"]
     backend = ascend_cpu.open(patches=patches)
@@ -121,6 +122,34 @@ def test_a_flag_read_without_dcci_reads_a_stale_dcache_line(table):
     finally:
         backend.close()
     assert record["verdict"] == "FAIL" and expected in record["reason"], record["reason"]
+
+
+def _cube_macs_after_a_nan_call(backend, table: str) -> int:
+    """Cube MACs of a NaN-free row run right after a NaN row on the same handle (so the same NaN flag word)."""
+    assert run_case(_nan_row(table), backend)["verdict"] == "PASS"
+    backend.reset_stats()
+    record = run_case(_gemm_row(table), backend)
+    assert record["verdict"] == "PASS", record["reason"]
+    return backend.stats()["cube_macs"]
+
+
+@pytest.mark.parametrize("table", ["csymm_test.csv", "sgemm_strided_batched_test.csv"])
+def test_an_earlier_nan_call_leaves_the_next_call_on_the_cube_without_a_memset(device, table):
+    # issue 23: no memset clears the NaN flag between calls; the NaN row's scan stored its call's epoch, the next
+    # call has a new one, so its readers see "no NaN" and its cube runs (common/arch35_nan_guard.h)
+    assert _cube_macs_after_a_nan_call(device, table) > 0
+
+
+@pytest.mark.slow  # builds a kernel variant: ~30 s on the loaded 2-core machine
+def test_a_flag_read_as_nonzero_without_its_memset_keeps_later_calls_off_the_cube():
+    # the negative control: the pre-epoch reading (set = nonzero) without the memset it needed; after one NaN call
+    # every later call takes the plain fp32 fallback (still the right result: PASS, but no cube work)
+    backend = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["nan-flag-never-cleared"][0])
+    try:
+        for table in ("csymm_test.csv", "sgemm_strided_batched_test.csv"):
+            assert _cube_macs_after_a_nan_call(backend, table) == 0, table
+    finally:
+        backend.close()
 
 
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
@@ -187,7 +216,8 @@ def test_launches_per_csymm_call(device):
         assert run_case(case, device)["verdict"] == "PASS"
         stats = device.stats()
         # one mixed launch: the NaN scan, SyncAll, the panels UB -> L1 and the cube GEMM (or the fallback), the
-        # epilogue L0C -> UB only when beta != 0 (else Fixpipe writes C); before it was 3 / 4 launches
+        # epilogue L0C -> UB only when beta != 0 (else Fixpipe writes C); before it was 3 / 4 launches; and no
+        # memset of the NaN flag (issue 23: the scan stores the call's epoch), so the call is one stream task
         assert stats["launches"] == 1, case.id
         k = case.args.m if case.args.side == abi.SIDE_LEFT else case.args.n
         # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it

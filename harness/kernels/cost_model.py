@@ -179,11 +179,13 @@ def csymm_on_chip_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -
 
 
 def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
-    """Built: the NaN flag's memset and one mixed launch on chip (csymm_kernel.cpp: the NaN scan, SyncAll, the
+    """Built: one mixed launch on chip and no other stream task (csymm_kernel.cpp: the NaN scan, SyncAll, the
     AIVs' panels UB -> L1 and the cube's GEMM under cross-core flags, the beta epilogue L0C -> UB; no GM
     workspace, so the split's lo operands cost no GM bytes): A's stored triangle and B read once, C written (and
-    read when beta != 0), 4k(k+1) + 16mn (+ 8mn) bytes. Workspace: the design before it, the same launch with the
-    embedded operands, the lo operands and P through a GM workspace. 3M: three real products (Ar*Br, Ai*Bi,
+    read when beta != 0), 4k(k+1) + 16mn (+ 8mn) bytes; the NaN flag needs no memset (the scan stores the call's
+    epoch, common/arch35_nan_guard.h), so the call is 1 stream task. Workspace: the design before it, the same
+    launch with the embedded operands, the lo operands and P through a GM workspace, after the flag's memset (2
+    tasks). 3M: three real products (Ar*Br, Ai*Bi,
     (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in one launch; its imaginary part subtracts finished
     sums. Before: the kernels as four launches (prepare, gemm, gemm_nan, + epilogue when beta != 0) after the
     memset."""
@@ -191,7 +193,7 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     gm_bytes = csymm_unique_gm_bytes(m, n, left, beta_zero)
     split_bytes = csymm_split_gm_bytes(m, n, left)
     on_chip = csymm_on_chip_unique_gm_bytes(m, n, left, beta_zero)
-    built = Design("built: one mixed launch on chip (panels UB -> L1, epilogue L0C -> UB)", 2, tiles, on_chip, True,
+    built = Design("built: one mixed launch on chip (panels UB -> L1, epilogue L0C -> UB)", 1, tiles, on_chip, True,
                    True)
     workspace = Design("before: one mixed launch on a GM workspace", 2, tiles, gm_bytes, False, True, split_bytes)
     three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
@@ -218,14 +220,15 @@ def sgemm_unique_gm_bytes(m: int, n: int, k: int, batches: int, beta_zero: bool,
 def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: bool) -> list[Design]:
     """Before: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN fallback.
     Built (with disjoint C_i, as in every table row): every batch's tiles in one task grid (batch = task / tiles
-    per batch) plus the memset, scan and fallback; on the general path that grid is the mixed launch whose vector
+    per batch) plus the scan and fallback, 3 launches (no memset: the scan stores the call's epoch in the NaN flag,
+    common/arch35_nan_guard.h); on the general path that grid is the mixed launch whose vector
     cores combine each tile into C (its tiles still pass through GM workspace slots)."""
     tiles = sgemm_tiles(m, n, k)
     per_batch = 1 if fast else 2
     before = Design("one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
                     sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), False, True)
     name = "batches folded into one task grid" if fast else "batches in one mixed launch, epilogue fused"
-    folded = Design(name, 4, (tiles * batches,), sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True,
+    folded = Design(name, 3, (tiles * batches,), sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True,
                     True)
     return [before, folded]
 

@@ -25,7 +25,8 @@ struct _aclblas_handle {
     uint64_t userWorkspaceBytes = 0;
     uint64_t requestHighWater = 0;
     uint64_t lastRequest = 0;
-    void* scratch = nullptr;  // kHandleScratchBytes, owned: the operators' NaN flag
+    void* scratch = nullptr;  // kHandleScratchBytes, owned: the operators' NaN flag word, zeroed at creation
+    uint32_t nanEpoch = 0;    // the last NaN flag epoch handed out (arch35_nan_guard.h)
 };
 
 namespace {
@@ -79,6 +80,12 @@ aclrtStream HandleStream(aclblasHandle_t handle) { return handle->stream; }
 
 void* HandleScratch(aclblasHandle_t handle) { return handle->scratch; }
 
+uint32_t NextNanEpoch(aclblasHandle_t handle)
+{
+    handle->nanEpoch = handle->nanEpoch == UINT32_MAX ? 1u : handle->nanEpoch + 1u;
+    return handle->nanEpoch;
+}
+
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace)
 {
     *workspace = nullptr;
@@ -125,6 +132,16 @@ aclblasStatus_t aclblasCreate(aclblasHandle_t* handle)
         if (h != nullptr && h->libWorkspace != nullptr) {
             aclrtFree(h->libWorkspace);
         }
+        delete h;
+        return ACLBLAS_STATUS_ALLOC_FAILED;
+    }
+    /* The NaN flag word starts at 0, below every epoch (arch35_nan_guard.h): once per handle, not per call. The
+     * handle's stream is the default stream until aclblasSetStream. */
+    if (aclrtMemsetAsync(h->scratch, ascend_host::kHandleScratchBytes, 0, ascend_host::kHandleScratchBytes,
+                         h->stream) != ACL_SUCCESS ||
+        aclrtSynchronizeStream(h->stream) != ACL_SUCCESS) {
+        aclrtFree(h->scratch);
+        aclrtFree(h->libWorkspace);
         delete h;
         return ACLBLAS_STATUS_ALLOC_FAILED;
     }

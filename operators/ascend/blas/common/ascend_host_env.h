@@ -19,11 +19,17 @@ namespace ascend_host {
 aclrtStream HandleStream(aclblasHandle_t handle);
 
 /* Bytes of the handle's own device scratch (not workspace: the operators' reported workspace stays what the
- * design says): the NaN flag of arch35_nan_guard.h. */
+ * design says): the NaN flag word of arch35_nan_guard.h (one uint32_t at the start), zeroed once when the handle is
+ * created, never per call. */
 constexpr uint64_t kHandleScratchBytes = 512;
 
-/* The handle's scratch buffer, allocated with the handle (an ops-blas checkout: a 512-byte buffer it owns). */
+/* The handle's scratch buffer, allocated and zeroed with the handle (an ops-blas checkout: a 512-byte buffer it
+ * owns, zeroed at creation). */
 void* HandleScratch(aclblasHandle_t handle);
+
+/* The NaN flag's epoch for the call about to be enqueued (arch35_nan_guard.h): the handle's counter, advanced by one
+ * per call, never 0 (the zeroed word reads as "no NaN"). An ops-blas checkout: a uint32_t counter in its handle. */
+uint32_t NextNanEpoch(aclblasHandle_t handle);
 
 /* At least `bytes` of device workspace from the handle: the library workspace grows (after synchronising its stream);
  * a user workspace that is too small gives ALLOC_FAILED. bytes == 0 yields nullptr and SUCCESS. */

@@ -22,7 +22,7 @@ using blas_host::SgemmStridedBatchedTiling;
 
 /* The engine of `batches` batches in one launch: A, B and the output advance by their strides per batch. */
 SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan, uint32_t ldOut, int64_t batches,
-                                           int64_t strideOut)
+                                           int64_t strideOut, uint32_t nanEpoch)
 {
     SgemmStridedBatchedGemmTilingData t{};
     t.mEff = static_cast<uint32_t>(plan.mEff);
@@ -41,6 +41,7 @@ SgemmStridedBatchedGemmTilingData GemmArgs(const SgemmStridedBatchedTiling& plan
     t.strideLeft = plan.strideB;
     t.strideRight = plan.strideA;
     t.strideOut = strideOut;
+    t.nanEpoch = nanEpoch;
     return t;
 }
 
@@ -84,7 +85,7 @@ SgemmStridedBatchedFusedTilingData FusedArgs(const SgemmStridedBatchedTiling& pl
 
 /* Columns of C per vector core: every core gets whole columns (contiguous in C and in temp). */
 SgemmStridedBatchedEpilogueTilingData EpilogueArgs(const SgemmStridedBatchedTiling& plan, int32_t vectorCores,
-                                                   uint32_t* usedCores)
+                                                   uint32_t nanEpoch, uint32_t* usedCores)
 {
     SgemmStridedBatchedEpilogueTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -96,11 +97,12 @@ SgemmStridedBatchedEpilogueTilingData EpilogueArgs(const SgemmStridedBatchedTili
     t.readC = blas_host::IsZero(plan.beta) ? 0u : 1u;
     t.alpha = plan.alpha;
     t.beta = plan.beta;
+    t.nanEpoch = nanEpoch;
     return t;
 }
 
 /* The NaN guard's view of the call: the caller's (not the engine's) operands and strides. */
-SgemmStridedBatchedNanTilingData NanArgs(const SgemmStridedBatchedTiling& plan)
+SgemmStridedBatchedNanTilingData NanArgs(const SgemmStridedBatchedTiling& plan, uint32_t nanEpoch)
 {
     SgemmStridedBatchedNanTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -118,6 +120,7 @@ SgemmStridedBatchedNanTilingData NanArgs(const SgemmStridedBatchedTiling& plan)
     t.readC = blas_host::IsZero(plan.beta) ? 0u : 1u;
     t.alpha = plan.alpha;
     t.beta = plan.beta;
+    t.nanEpoch = nanEpoch;
     return t;
 }
 
@@ -150,24 +153,24 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
         return wsStatus;
     }
     aclrtStream stream = ascend_host::HandleStream(handle);
+    /* The NaN flag needs no memset: the scan stores this call's epoch on NaN, the readers compare with it
+     * (common/arch35_nan_guard.h). */
     void* nanFlag = ascend_host::HandleScratch(handle);
-    const SgemmStridedBatchedNanTilingData nan = NanArgs(plan);
+    const uint32_t epoch = ascend_host::NextNanEpoch(handle);
+    const SgemmStridedBatchedNanTilingData nan = NanArgs(plan, epoch);
     uint32_t vecCores = 1;
-    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &vecCores);
+    const SgemmStridedBatchedEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, epoch, &vecCores);
     const bool fast = plan.path == SgemmPath::FAST;
     const SgemmStridedBatchedGemmTilingData gemm =
-        GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride), 1, 0);
+        GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride), 1, 0, epoch);
     auto* temp = static_cast<float*>(workspace);
     if (plan.path != SgemmPath::SCALE_ONLY) {
-        if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
-            return ACLBLAS_STATUS_EXECUTION_FAILED;
-        }
         sgemm_strided_batched_nan_scan_kernel_do(vecCores, stream, A, B, nanFlag, nan);
     }
     if (FuseEpilogue(plan)) {  // one mixed launch for every batch
         uint32_t blocks = 1;
         const SgemmStridedBatchedFusedTilingData fused =
-            FusedArgs(plan, GemmArgs(plan, 0, plan.batchCount, 0), epilogue, cubeCores, &blocks);
+            FusedArgs(plan, GemmArgs(plan, 0, plan.batchCount, 0, epoch), epilogue, cubeCores, &blocks);
         sgemm_strided_batched_fused_kernel_do(blocks, stream, blas_host::IsTrans(plan.transA),
                                               blas_host::IsTrans(plan.transB), A, B, C, workspace, nanFlag, fused);
         sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
@@ -177,7 +180,7 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
         const int64_t tasks = plan.tileCount * plan.batchCount;
         sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(tasks < cubeCores ? tasks : cubeCores), stream,
                                              blas_host::IsTrans(plan.transA), blas_host::IsTrans(plan.transB), A, B,
-                                             C, nanFlag, GemmArgs(plan, gemm.ldOut, plan.batchCount, plan.strideC));
+                                             C, nanFlag, GemmArgs(plan, gemm.ldOut, plan.batchCount, plan.strideC, epoch));
         sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
         return ACLBLAS_STATUS_SUCCESS;
     }

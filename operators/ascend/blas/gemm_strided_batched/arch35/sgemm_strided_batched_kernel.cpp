@@ -10,8 +10,8 @@
  *      writes its tasks' tiles into two workspace slots, its two vector cores combine each into C_batch
  *      (CrossCoreSetFlag/WaitFlag mode 2: tile ready -> AIVs, slot free -> AIC).
  *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
- *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan flags
- *      NaN in any A_i or B_i, gemm and combine then do nothing and the fallback computes every C_i in plain fp32.
+ *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan stores
+ *      the call's epoch in the flag on NaN in any A_i or B_i (no memset before it), gemm and combine then do nothing and the fallback computes every C_i in plain fp32.
  * The host (sgemm_strided_batched_host.cpp) launches them per batch on the handle's stream.
  */
 #include <cstdint>
@@ -83,7 +83,7 @@ template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbGemm(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmOut, GM_ADDR nanFlag,
                               const SgemmStridedBatchedGemmTilingData& t)
 {
-    if (arch35::NanSeen(nanFlag)) {
+    if (arch35::NanSeen(nanFlag, t.nanEpoch)) {
         return;  // sgemm_strided_batched_nan_fallback computes C instead
     }
     arch35::CubeBegin();
@@ -214,7 +214,7 @@ template <typename LeftPtn, typename RightPtn>
 __aicore__ inline void SbFused(GM_ADDR gmA, GM_ADDR gmB, GM_ADDR gmC, GM_ADDR ws, GM_ADDR nanFlag,
                                const SgemmStridedBatchedFusedTilingData& f)
 {
-    if (arch35::NanSeen(nanFlag)) {
+    if (arch35::NanSeen(nanFlag, f.gemm.nanEpoch)) {
         return;  // every core of the launch reads the flag: none waits for another
     }
     const SgemmStridedBatchedGemmTilingData& t = f.gemm;
@@ -294,7 +294,7 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(SGEMM_SB_SIMT_THREADS) inline void SbNanScan
         }
     }
     if (nan) {
-        arch35::MarkNan(nanFlag);
+        arch35::MarkNan(nanFlag, t.nanEpoch);
     }
 }
 
@@ -364,7 +364,7 @@ extern "C" __global__ __aicore__ void sgemm_strided_batched_combine(GM_ADDR temp
                                                                    SgemmStridedBatchedEpilogueTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    if (arch35::NanSeen(nanFlag)) {
+    if (arch35::NanSeen(nanFlag, tiling.nanEpoch)) {
         return;
     }
     AscendC::TPipe pipe;
@@ -403,7 +403,7 @@ extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_fallback(GM_ADDR
                                                                         SgemmStridedBatchedNanTilingData tiling)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    if (!arch35::NanSeen(nanFlag)) {
+    if (!arch35::NanSeen(nanFlag, tiling.nanEpoch)) {
         return;
     }
     uint64_t item0 = 0;

@@ -27,7 +27,8 @@ void sgemm_strided_batched_fused_kernel_do(uint32_t numBlocks, void* stream, boo
                                            const float* a, const float* b, float* c, void* workspace, void* nanFlag,
                                            const SgemmStridedBatchedFusedTilingData& tiling);
 
-/* Sets the word at nanFlag (cleared by the caller) when any A_i or B_i holds NaN (vector cores, SIMT). */
+/* Stores tiling.nanEpoch into the word at nanFlag when any A_i or B_i holds NaN (vector cores, SIMT); the word is
+ * never cleared: an older epoch there reads as "no NaN" (common/arch35_nan_guard.h). */
 void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
                                               void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling);
 

@@ -31,6 +31,7 @@ struct SgemmStridedBatchedGemmTilingData {
     int64_t strideLeft;   // floats between batches of each operand (strideB, strideA, strideC; 0 broadcasts)
     int64_t strideRight;
     int64_t strideOut;
+    uint32_t nanEpoch;    // this call's NaN flag epoch (common/arch35_nan_guard.h): NaN seen when the flag holds it
 };
 
 /* Vector epilogue over the n columns of C_i (engine rows), colsPerCore columns per vector core:
@@ -44,6 +45,7 @@ struct SgemmStridedBatchedEpilogueTilingData {
     uint32_t readC;
     float alpha;
     float beta;
+    uint32_t nanEpoch;  // combine: this call's NaN flag epoch (common/arch35_nan_guard.h); unused by scale
 };
 
 /* The general path fused into one mixed launch (KERNEL_TYPE_MIX_AIC_1_2): each AI core's cube writes a task's
@@ -79,6 +81,7 @@ struct SgemmStridedBatchedNanTilingData {
     uint32_t readC;
     float alpha;
     float beta;
+    uint32_t nanEpoch;  // this call's NaN flag epoch: the scan stores it on NaN, the fallback runs when it is there
 };
 
 #endif  // SGEMM_STRIDED_BATCHED_TILING_DATA_H

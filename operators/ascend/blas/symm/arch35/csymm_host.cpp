@@ -46,7 +46,7 @@ CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, int32_t vectorCore
     return t;
 }
 
-CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, bool split, int32_t vectorCores)
+CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, bool split, int32_t vectorCores, uint32_t nanEpoch)
 {
     CsymmPrepareTilingData t{};
     t.m = static_cast<uint32_t>(plan.m);
@@ -62,6 +62,7 @@ CsymmPrepareTilingData PrepareArgs(const CsymmTiling& plan, bool split, int32_t 
     const int64_t items = plan.k * plan.k + plan.m * plan.n;  // complex elements: every vector lane gets work
     const auto used = blas_host::UsedCores(items, vectorCores);
     t.itemsPerCore = static_cast<uint32_t>(blas_host::CeilDiv(items, used));
+    t.nanEpoch = nanEpoch;
     return t;
 }
 
@@ -109,18 +110,15 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
         csymm_scale_kernel_do(epilogueCores, stream, C, epilogue);
         return ACLBLAS_STATUS_SUCCESS;
     }
-    /* one mixed launch, no workspace: the panels go UB -> L1 and the result L0C -> UB on chip */
+    /* one mixed launch and no other stream task, no workspace: the panels go UB -> L1 and the result L0C -> UB on
+     * chip; the NaN flag needs no memset (the scan stores this call's epoch, common/arch35_nan_guard.h) */
     const bool split = SplitHf32(plan);
     const auto blocks = static_cast<uint32_t>(plan.usedCores);
     CsymmFusedTilingData fused{};
-    fused.prepare = PrepareArgs(plan, split, static_cast<int32_t>(2 * blocks));
+    fused.prepare = PrepareArgs(plan, split, static_cast<int32_t>(2 * blocks), ascend_host::NextNanEpoch(handle));
     fused.gemm = GemmArgs(plan, split);
     fused.epilogue = epilogue;
     fused.withEpilogue = plan.epilogue == blas_host::CsymmEpilogue::BETA_ZERO ? 0u : 1u;
-    void* nanFlag = ascend_host::HandleScratch(handle);
-    if (aclrtMemsetAsync(nanFlag, ascend_host::kHandleScratchBytes, 0, sizeof(uint32_t), stream) != ACL_SUCCESS) {
-        return ACLBLAS_STATUS_EXECUTION_FAILED;
-    }
-    csymm_fused_kernel_do(blocks, stream, A, B, C, nanFlag, fused);
+    csymm_fused_kernel_do(blocks, stream, A, B, C, ascend_host::HandleScratch(handle), fused);
     return ACLBLAS_STATUS_SUCCESS;
 }

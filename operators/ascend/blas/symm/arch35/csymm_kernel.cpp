@@ -7,7 +7,8 @@
  * One mixed launch, csymm_fused (KERNEL_TYPE_MIX_AIC_1_2), on-chip: no GM workspace.
  *   1. scan     (AIV, SIMT): every stored element of A (times alpha) and of B checked for what must not enter the
  *               cube (NaN; with split HF32 a value whose HF32 part is not finite): the NaN flag
- *               (common/arch35_nan_guard.h); SyncAll<false>, then every core reads the flag (dcci first);
+ *               (common/arch35_nan_guard.h: the call's epoch, stored on NaN; no memset before the launch); SyncAll<false>,
+ *               then every core reads the flag (dcci first) and compares it with the epoch;
  *   2. panels   (AIV -> AIC, on chip): for each tile and K chunk of the cube, the two AIVs of the AI core build the
  *               engine panels (L = B or alpha*A, R = E(alpha*A) or E(B); with split also lo(L) and lo(R),
  *               common/arch35_split_hf32.h) straight from A and B in the cube's L1 fractal layouts, piece by piece
@@ -21,7 +22,7 @@
  *               CrossCoreSetFlag<2, PIPE_FIX>(RESULT); the AIVs wait on PIPE_V, compute P + beta * C with C read
  *               once (DataCopyPad), write C once and hand the UB back (CrossCoreSetFlag<2, PIPE_V>(UB_FREE)). With
  *               beta == 0 Fixpipe writes C itself (L0C -> GM);
- *   2b. gemm_nan (AIV, SIMT): when the flag is set, C = alpha * op(A, B) + beta * C in plain fp32 from A and B
+ *   2b. gemm_nan (AIV, SIMT): when the flag holds the epoch, C = alpha * op(A, B) + beta * C in plain fp32 from A and B
  *               (NaN never enters Mmad); the AIC does nothing.
  * csymm_scale (AIV only): C = beta*C for alpha == 0. The host (csymm_host.cpp) launches one of them.
  */
@@ -120,7 +121,8 @@ __aicore__ inline float EngineR(__gm__ float* a, __gm__ float* b, const CsymmPre
 // ---- 1. scan ----------------------------------------------------------------------------------------------------
 
 /* One SIMT thread per complex element, elements e0..e1-1 of this core: e < k*k is A(e / k, e % k) (times alpha),
- * the rest B (column-major, f = e - k*k at row f % m, column f / m). Only the flag is written. */
+ * the rest B (column-major, f = e - k*k at row f % m, column f / m). Only the flag is written (this call's epoch, on
+ * NaN: common/arch35_nan_guard.h). */
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmScanItems(
     __gm__ float* a, __gm__ float* b, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
 {
@@ -143,7 +145,7 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmScanIte
         nan = nan || offCube(re, im);
     }
     if (nan) {
-        arch35::MarkNan(nanFlag);
+        arch35::MarkNan(nanFlag, t.nanEpoch);
     }
 }
 
@@ -510,7 +512,7 @@ extern "C" __global__ __aicore__ void csymm_fused(GM_ADDR a, GM_ADDR b, GM_ADDR 
         CsymmScanCore(a, b, nanFlag, tiling.prepare);
     }
     AscendC::SyncAll<false>();  // the NaN flag is in GM for every core
-    const bool nan = arch35::NanSeen(nanFlag);
+    const bool nan = arch35::NanSeen(nanFlag, tiling.prepare.nanEpoch);
     if ASCEND_IS_AIC {
         if (!nan) {
             CsymmGemm(c, tiling);  // nothing when the flag is set

@@ -9,7 +9,7 @@
 
 #include "csymm_tiling_data.h"
 
-/* The GEMM path in one launch, no workspace: the NaN flag (cleared by the caller) from a scan of A and B on the
+/* The GEMM path in one launch, no workspace: the NaN flag (the epoch of tiling.prepare, stored on NaN: no clearing) from a scan of A and B on the
  * vector cores; after a SyncAll, per AI core the vector cores build the engine panels in UB and copy them to their
  * cube core's L1, the cube accumulates L * R, and writes C (beta == 0, Fixpipe L0C -> GM) or hands the result to
  * the vector cores' UB (Fixpipe L0C -> UB), which write C = P + beta * C; with the NaN flag set, the vector cores

@@ -34,6 +34,7 @@ struct CsymmPrepareTilingData {
                              // flags values whose HF32 part is not finite
     float alphaReal;
     float alphaImag;
+    uint32_t nanEpoch;       // this call's NaN flag epoch: the value the scan stores on NaN (common/arch35_nan_guard.h)
 };
 
 /* The real GEMM over PlanCsymm's tiles of C (tile t: C rows (t % tilesM) * blockM, C columns (t / tilesM) * blockN,
@@ -69,7 +70,7 @@ struct CsymmEpilogueTilingData {
 /* The GEMM path in one mixed launch (KERNEL_TYPE_MIX_AIC_1_2, numBlocks AI cores): the NaN scan on the vector
  * cores, SyncAll, then per AI core the panels (AIV, UB -> L1) and the GEMM (AIC) under cross-core flags, with
  * withEpilogue the result L0C -> UB and C = P + beta * C on the vector cores; the plain fp32 fallback on the vector
- * cores when the NaN flag is set. itemsPerCore is for the launch's 2 * numBlocks vector cores. */
+ * cores when the NaN flag holds this call's epoch (prepare.nanEpoch). itemsPerCore is for the launch's 2 * numBlocks vector cores. */
 struct CsymmFusedTilingData {
     CsymmPrepareTilingData prepare;
     CsymmGemmTilingData gemm;
