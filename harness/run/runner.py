@@ -676,9 +676,10 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
 
 def ahead_bytes(cases: list[Case], memory_cap: int) -> float:
     """The bound of planning a row ahead in a phase of `cases`: AHEAD_BYTES, or the largest footprint of a row
-    within `memory_cap` (a row over it is refused unplanned) where that is more, so the two rows held at once never need more memory than that row alone. On the main job 1 GiB
-    left 11 of its 405 pairs of consecutive perf rows planned one after the other, the judge's 3-5 s of planning
-    (golden) per large row with the timed core idle."""
+    within `memory_cap` (a row over it is refused unplanned) where that is more, so the two rows held at once
+    never need more memory than that row alone. On the main job 1 GiB left 11 of its 405 pairs of consecutive
+    perf rows planned one after the other, 3-5 s of the judge's planning (golden) per large row with the timed
+    core idle."""
     return max([AHEAD_BYTES, *(f for f in map(_footprint, cases) if f <= memory_cap)])
 
 
