@@ -192,3 +192,31 @@ def test_sigterm_beside_ends_both_judges_and_every_worker(tmp_path):
         time.sleep(0.05)
     assert survivors(mark) == [], "a process of the run outlived it"
 
+
+
+def test_a_row_is_planned_ahead_while_both_rows_fit_in_the_largest_rows_footprint():
+    """The bound of planning the next perf row while one is timed is the phase's largest row (within the memory
+    cap) where that is over AHEAD_BYTES: two large rows are planned one beside the other's timing, and the two
+    rows held at once never need more than that row alone."""
+    from types import SimpleNamespace
+
+    from harness.settings import DEFAULT_MEMORY_CAP
+
+    table = TABLE.parent / "sgemm_strided_batched_test.csv"
+    perf = [c for c in load_cases([table]) if c.is_perf]
+    by_name = {c.name: c for c in perf}
+    largest = max(runner._footprint(c) for c in perf)
+    bound = runner.ahead_bytes(perf, DEFAULT_MEMORY_CAP)
+    assert bound == largest > runner.AHEAD_BYTES
+    assert runner.ahead_bytes(perf, int(runner.AHEAD_BYTES)) == runner.AHEAD_BYTES, \
+        "a row over the memory cap (refused unplanned) raised the bound"
+
+    def planned(timed: str, following: str) -> bool:
+        w = SimpleNamespace(ahead=None, rows=True, info=object(), case=by_name[timed], ahead_bytes=bound,
+                            _judge_for=lambda case: case)
+        runner._Worker.plan_ahead(w, by_name[following])
+        return w.ahead is by_name[following]
+
+    pair = runner._footprint(by_name["TC_PF_0003"]) + runner._footprint(by_name["TC_PF_0004"])
+    assert runner.AHEAD_BYTES < pair <= bound and planned("TC_PF_0003", "TC_PF_0004")
+    assert not planned("TC_PF_0004", "TC_PF_0005"), "two rows held at once over the largest row's footprint"

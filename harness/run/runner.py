@@ -55,6 +55,10 @@ _KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "time
 #: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
 OUTPUT_HEAD = 16 << 10
 OUTPUT_TAIL = 8 << 10
+#: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
+#: buffers are then held at once), or in the footprint of the perf phase's largest row where that is more
+#: (ahead_bytes): the run's peak memory stays that of its largest row.
+AHEAD_BYTES = 1 << 30
 
 
 class Interrupted(KeyboardInterrupt):
@@ -78,6 +82,7 @@ class _Worker:
     def __init__(self, settings: Settings, device: int | None = None):
         self.tally: dict | None = None    # harness.store.job's counts (set by _run_phase)
         self.goldens: dict | None = None  # perf rows' goldens kept between rounds (set by _run_phase)
+        self.ahead_bytes: float = AHEAD_BYTES  # the bound of plan_ahead (set by _run_phase)
         self.forked = time.monotonic()
         self.device = int(settings.backend_options.get("device", 0)) if device is None else device
         if self.device != settings.backend_options.get("device", 0):
@@ -138,9 +143,9 @@ class _Worker:
     def plan_ahead(self, case: Case) -> None:
         """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
         cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
-        added to the perf phase's."""
+        added to the perf phase's; only while both rows' footprints fit in `ahead_bytes` together."""
         if self.ahead is None and self.rows and self.info is not None and _footprint(self.case) \
-                + _footprint(case) <= AHEAD_BYTES:
+                + _footprint(case) <= self.ahead_bytes:
             self.ahead = self._judge_for(case)
 
     def _start(self) -> Record | None:
@@ -564,7 +569,8 @@ class StopSignals:
 def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                on_record: Callable[[Record], None], stop: StopSignals, settle: Case | None = None,
                on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
-               goldens: dict | None = None, beside: _Beside | None = None) -> None:
+               goldens: dict | None = None, beside: _Beside | None = None,
+               ahead_bytes: float = AHEAD_BYTES) -> None:
     """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
     workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
     over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
@@ -572,7 +578,8 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
     worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of
     each row handed to a worker (the progress display's row being timed). A queue is a deque or a _Claims (rows
     shared with another judge process); `tally` gets harness.store.job's counts, `goldens` keeps perf rows' goldens
-    between rounds, and the records of a `beside` judge process are passed on while this phase runs."""
+    between rounds, `ahead_bytes` bounds planning a row ahead (_Worker.plan_ahead), and the
+    records of a `beside` judge process are passed on while this phase runs."""
     pool: list[_Worker] = []
     settling = [settle]
 
@@ -625,7 +632,7 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
             for device in _free_slots(slots, [w.device for w in pool]):
                 if queues[device]:
                     w = _Worker(settings, device)
-                    w.tally, w.goldens = tally, goldens
+                    w.tally, w.goldens, w.ahead_bytes = tally, goldens, ahead_bytes
                     pool.append(w)
                     w.settling = settling[0] is not None
                     feed(w, settling[0] if w.settling else queues[device].popleft())
@@ -667,9 +674,13 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
         raise Interrupted(stop.signum)
 
 
-#: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
-#: buffers are then held at once): the run's peak memory stays that of its largest row.
-AHEAD_BYTES = 1 << 30
+def ahead_bytes(cases: list[Case], memory_cap: int) -> float:
+    """The bound of planning a row ahead in a phase of `cases`: AHEAD_BYTES, or the largest footprint of a row
+    within `memory_cap` (a row over it is refused unplanned) where that is more, so the two rows held at once
+    never need more memory than that row alone. On the main job 1 GiB left 11 of its 405 pairs of consecutive
+    perf rows planned one after the other, 3-5 s of the judge's planning (golden) per large row with the timed
+    core idle."""
+    return max([AHEAD_BYTES, *(f for f in map(_footprint, cases) if f <= memory_cap)])
 
 
 def _footprint(case: Case | None) -> float:
@@ -920,6 +931,7 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
     if cpus:
         per_round = replace(per_round, cpus=sorted(cpus))
     goldens: dict = {}
+    ahead = ahead_bytes(perf, settings.memory_cap)
     by_id = {c.id: c for c in perf}
     taken: dict[str, list[Record]] = {c.id: [] for c in perf}
 
@@ -946,7 +958,7 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
                                           ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
         queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
         _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
-                   goldens=goldens, beside=beside)
+                   goldens=goldens, beside=beside, ahead_bytes=ahead)
         for case in [c for c in todo if c.id in taken]:
             spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
             if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
