@@ -22,6 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -247,7 +248,7 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
         for session in sessions:
             session.start()
 
-        pending: dict[tuple[str, str], list[tuple[dict, dict]]] = {(str(c.op or "?"), c.name): [] for c in cases}
+        pending: defaultdict[tuple[str, str], list[tuple[dict, dict]]] = defaultdict(list)  # a row's rounds so far
 
         def record(key: tuple[str, str]) -> None:
             pairs = pending.pop(key)
@@ -269,7 +270,7 @@ def run_ab(rev_a: str, rev_b: str, tables: list[str], select: str | None, define
             interrupted_by = exc.signum
             raise
         finally:  # both runs closed and reported, marked when Ctrl-C cut them short
-            for key in [k for k, pairs in pending.items() if pairs]:
+            for key in list(pending):
                 record(key)
             for side, session in zip((a, b), sessions):
                 session.finish(interrupted_by)

@@ -102,16 +102,14 @@ def paired_rounds(base: dict, head: dict) -> tuple[np.ndarray, np.ndarray] | Non
 
 def paired_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[float, float, float, float]:
     """(shift, ci_lo, ci_hi, p) of the mean paired difference head - base: Student-t over the pairs."""
+    from harness.perf.stats import mean_ci
+
     diffs = head - base
-    mean, n = float(diffs.mean()), diffs.size
-    sd = float(diffs.std(ddof=1))
+    mean, sd = float(diffs.mean()), float(diffs.std(ddof=1))
     if sd == 0.0:
         return mean, mean, mean, (1.0 if mean == 0.0 else 0.0)
-    from harness.perf.stats import t_quantile
-
-    half = t_quantile(n - 1, confidence) * sd / math.sqrt(n)
-    p = float(2 * sps.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
-    return mean, mean - half, mean + half, p
+    lo, hi = mean_ci(mean, sd, diffs.size, confidence)
+    return mean, lo, hi, float(sps.ttest_1samp(diffs, 0.0).pvalue)
 
 
 def run_noise(base_rounds: np.ndarray, head_rounds: np.ndarray, k: float = NOISE_K) -> float:
