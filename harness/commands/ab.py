@@ -18,6 +18,9 @@ from harness.settings import from_options
 
 #: `harness ab`'s rounds per row (harness.perf.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
 AB_ROUNDS = 10
+#: Samples per side and row over all rounds: a round of a 60 us row takes its 400 pairs in ~50 ms, well within
+#: its share of the time cap; more pairs per round is what narrows each round's shift (README, Comparing commits).
+AB_MAX_SAMPLES = 4000
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,8 +43,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timing-mode", default="sync", choices=("sync", "steady"),
                    help="sync: one synchronised call per sample (task-book Avg time); steady: back-to-back calls")
     p.add_argument("--warmup", type=non_negative_int, default=10, help="untimed calls per side before the samples")
-    p.add_argument("--min-samples", type=number(int, 2), default=50, help="samples per side at least")
-    p.add_argument("--max-samples", type=positive_int, default=1000, help="samples per side at most")
+    p.add_argument("--min-samples", type=number(int, 2), default=None,
+                   help="samples per side at least (default: --max-samples, so every round takes its share of "
+                        "samples or of the time cap: its paired differences, not its own CI, are the evidence)")
+    p.add_argument("--max-samples", type=positive_int, default=AB_MAX_SAMPLES,
+                   help=f"samples per side at most, all rounds together (default {AB_MAX_SAMPLES})")
     p.add_argument("--max-time", type=positive_float, default=2.0, help="time cap in seconds per row, both sides together")
     p.add_argument("--rounds", type=positive_int, default=AB_ROUNDS,
                    help=f"rounds per row, each in a fresh worker process, sharing the samples and the time cap "
@@ -69,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         defines_a, defines_b = parse_defines(args.define_a), parse_defines(args.define_b)
-        config = TimingConfig(mode=args.timing_mode, warmup=args.warmup, min_samples=args.min_samples,
+        config = TimingConfig(mode=args.timing_mode, warmup=args.warmup,
+                              min_samples=args.max_samples if args.min_samples is None else args.min_samples,
                               max_samples=args.max_samples, max_time_s=args.max_time,
                               warmup_max_time_s=args.max_time / 2, rounds=args.rounds)
     except ValueError as exc:
