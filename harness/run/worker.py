@@ -381,9 +381,14 @@ def serve(conn: Connection, settings: Any) -> None:
         send(conn, "unavailable", str(exc))
         return
     loaded = fpenv.describe(env_before, fpenv.read())  # kept: it is how the library runs in any program
+    _preload(service, settings)
     baseline = snapshot()
     send(conn, "ready", {**info, "load_fpenv": loaded, "confinement": layers})
     while (job := conn.recv()) is not None:
+        if isinstance(job, Pin):
+            _pin(job.cpus)
+            baseline = snapshot()  # the cores it was started on are not an operator's change
+            continue
         if isinstance(service, Rows):
             end = _run_job(conn, service.backend, job)
             send(conn, "end", {**end, "leftovers": _leftovers(baseline)})
@@ -393,6 +398,34 @@ def serve(conn: Connection, settings: Any) -> None:
             send(conn, "record", record)
     service.close()
     send(conn, "closed", None)
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Sent before a spare worker's first row (harness.run.runner._Spares): the cores its rows run on. It started
+    up on the judge's cores, so that its imports never shared a core with a row being timed."""
+
+    cpus: tuple[int, ...]
+
+
+def _pin(cpus: tuple[int, ...]) -> None:
+    """Every thread of this process onto `cpus` (sched_setaffinity(0) would move the calling thread only); the
+    operator's threads, started by its calls later, inherit it."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:  # a thread that ended meanwhile
+            pass
+
+
+def _preload(service: Any, settings: Any) -> None:
+    """What every row of the usual service imports, imported at start-up, before "ready": otherwise a fresh worker's
+    first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats where rows are timed)."""
+    if not isinstance(service, Rows):
+        return
+    from harness.run import sandbox  # noqa: F401
+    if getattr(settings, "timing", None) is not None:
+        from harness.perf import stats, timing  # noqa: F401
 
 
 def _confine(settings: Any) -> list[str]:
