@@ -169,7 +169,7 @@ class _Worker:
             return self._row_done(self.judge.done)
         if self.pin:
             self.pin = False
-            self._send(worker.Pin(tuple(self.settings.cpus)))
+            self._send((worker.PIN, tuple(self.settings.cpus)))
         self._send(self.judge.job)
         try:
             reduction.send_handle(self.conn, self.judge.fd, self.pid)

@@ -385,8 +385,8 @@ def serve(conn: Connection, settings: Any) -> None:
     baseline = snapshot()
     send(conn, "ready", {**info, "load_fpenv": loaded, "confinement": layers})
     while (job := conn.recv()) is not None:
-        if isinstance(job, Pin):
-            _pin(job.cpus)
+        if isinstance(job, tuple) and job[:1] == (PIN,):
+            _pin(job[1])
             baseline = snapshot()  # the cores it was started on are not an operator's change
             continue
         if isinstance(service, Rows):
@@ -400,12 +400,10 @@ def serve(conn: Connection, settings: Any) -> None:
     send(conn, "closed", None)
 
 
-@dataclass(frozen=True)
-class Pin:
-    """Sent before a spare worker's first row (harness.run.runner._Spares): the cores its rows run on. It started
-    up on the judge's cores, so that its imports never shared a core with a row being timed."""
-
-    cpus: tuple[int, ...]
+#: Sent before a spare worker's first row (harness.run.runner._Spares) as (PIN, cpus): the cores its rows run on.
+#: It started up on the judge's cores, so that its imports never shared a core with a row being timed. A plain
+#: tuple: this module runs as __main__ in the worker, so a class of it would not unpickle as itself.
+PIN = "pin"
 
 
 def _pin(cpus: tuple[int, ...]) -> None:
