@@ -107,12 +107,14 @@ def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch
     monkeypatch.setattr(runner._Worker, "__init__", tracked_init)
     monkeypatch.setattr(runner._Worker, "kill", tracked_kill)
     cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
-    got, _, _ = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
+    three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
+    got, _, _ = _run(cases, runner.Settings(workers=2, timing=three, timeout_s=300))
     assert sorted((r["table"], r["line"]) for r in got) == sorted((c.table, c.line) for c in cases)
     assert {r["verdict"] for r in got} == {"PASS"}
+    assert [len(r["timing"]["rounds"]) for r in got if r["timing"]] == [3, 3]
     # the perf rounds' workers that ran rows (precision ones have no cores set; the last spare ends unused)
-    timed = [w for w in workers if w.given.cpus and w.last]
-    assert len(timed) >= 3
+    timed = [w for w in workers if w.settings.cpus and w.last]
+    assert len(timed) == 3  # one per round
     early = [(a, b) for a, b in zip(timed, timed[1:]) if b.forked < ended[a.pid]]
     assert early, "each perf worker was forked only after the one before it ended"
     assert all(w.status is not None for w in workers), "a worker (a spare included) outlived the run"
