@@ -371,8 +371,9 @@ def serve(conn: Connection, settings: Any) -> None:
     from harness.run import fpenv
     from harness.backends import BackendUnavailable
 
-    send(conn, "started", None)  # the interpreter is up: the library's time limits run from here
     service = getattr(settings, "service", None) or Rows()
+    _preload(service, settings)  # interpreter start-up (STARTUP_GRACE_S), not the library's time
+    send(conn, "started", None)  # the interpreter is up: the library's time limits run from here
     layers = _confine(settings)
     env_before = fpenv.read()
     try:
@@ -381,7 +382,6 @@ def serve(conn: Connection, settings: Any) -> None:
         send(conn, "unavailable", str(exc))
         return
     loaded = fpenv.describe(env_before, fpenv.read())  # kept: it is how the library runs in any program
-    _preload(service, settings)
     baseline = snapshot()
     send(conn, "ready", {**info, "load_fpenv": loaded, "confinement": layers})
     while (job := conn.recv()) is not None:
@@ -417,7 +417,7 @@ def _pin(cpus: tuple[int, ...]) -> None:
 
 
 def _preload(service: Any, settings: Any) -> None:
-    """What every row of the usual service imports, imported at start-up, before "ready": otherwise a fresh worker's
+    """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a fresh worker's
     first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats where rows are timed)."""
     if not isinstance(service, Rows):
         return
