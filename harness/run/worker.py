@@ -417,8 +417,9 @@ def _pin(cpus: tuple[int, ...]) -> None:
 
 
 def _preload(service: Any, settings: Any) -> None:
-    """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a fresh worker's
-    first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats where rows are timed)."""
+    """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
+    fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats where rows
+    are timed)."""
     if not isinstance(service, Rows):
         return
     from harness.run import sandbox  # noqa: F401
