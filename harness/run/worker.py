@@ -418,12 +418,13 @@ def _pin(cpus: tuple[int, ...]) -> None:
 
 def _preload(service: Any, settings: Any) -> None:
     """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
-    fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats where rows
-    are timed)."""
+    fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
+    timed workers with cores of their own, whose start-up a spare takes off the timed core: harness.run.runner.
+    _Spares). Other workers (the probe, precision rows) never import scipy, so they do not pay ~1.5 s for it."""
     if not isinstance(service, Rows):
         return
     from harness.run import sandbox  # noqa: F401
-    if getattr(settings, "timing", None) is not None:
+    if getattr(settings, "timing", None) is not None and getattr(settings, "cpus", None):
         from harness.perf import stats, timing  # noqa: F401
 
 
