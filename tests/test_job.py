@@ -88,6 +88,38 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
     assert account["timed_s"] > 0 and account["cpu_s"] > 0
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="spares start on the judge's cores, beside the timed")
+def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch):
+    """A perf round's worker is a spare forked (and started up) while the previous round's worker still ran its
+    rows, not a process forked once that one ended; every row still passes, once. Ordering only, no timing."""
+    workers: list[runner._Worker] = []
+    ended: dict[int, float] = {}
+    init, kill = runner._Worker.__init__, runner._Worker.kill
+
+    def tracked_init(w, *args, **kwargs):
+        init(w, *args, **kwargs)
+        workers.append(w)
+
+    def tracked_kill(w):
+        ended.setdefault(w.pid, time.monotonic())
+        kill(w)
+
+    monkeypatch.setattr(runner._Worker, "__init__", tracked_init)
+    monkeypatch.setattr(runner._Worker, "kill", tracked_kill)
+    cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
+    three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
+    got, _, _ = _run(cases, runner.Settings(workers=2, timing=three, timeout_s=300))
+    assert sorted((r["table"], r["line"]) for r in got) == sorted((c.table, c.line) for c in cases)
+    assert {r["verdict"] for r in got} == {"PASS"}
+    assert [len(r["timing"]["rounds"]) for r in got if r["timing"]] == [3, 3]
+    # the perf rounds' workers that ran rows (precision ones have no cores set; the last spare ends unused)
+    timed = [w for w in workers if w.settings.cpus and w.last]
+    assert len(timed) == 3  # one per round
+    early = [(a, b) for a, b in zip(timed, timed[1:]) if b.forked < ended[a.pid]]
+    assert early, "each perf worker was forked only after the one before it ended"
+    assert all(w.status is not None for w in workers), "a worker (a spare included) outlived the run"
+
+
 def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)

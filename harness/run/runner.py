@@ -79,7 +79,8 @@ class _Worker:
     the backend it reported, the row's RowJudge). The worker only runs the operator: every row is planned and
     judged here, in the harness, from the harness's own copies."""
 
-    def __init__(self, settings: Settings, device: int | None = None):
+    def __init__(self, settings: Settings, device: int | None = None, spare: bool = False):
+        self.given = settings  # what it was started with (a spare is handed only rows of these settings)
         self.tally: dict | None = None    # harness.store.job's counts (set by _run_phase)
         self.goldens: dict | None = None  # perf rows' goldens kept between rounds (set by _run_phase)
         self.ahead_bytes: float = AHEAD_BYTES  # the bound of plan_ahead (set by _run_phase)
@@ -99,12 +100,15 @@ class _Worker:
                                keep=(self.library.fd,) if self.library is not None else (),
                                env=(("PYTHONPATH", _python_path()),))
         parent = os.getpid()
+        # a spare starts up off its rows' cores (one may be timing a row) and moves there before its first row
+        startup = os.sched_getaffinity(0) - set(settings.cpus) if spare else set(settings.cpus)
+        self.pin = bool(spare and settings.cpus and startup)
         self.pid = _fork()
         if self.pid == 0:
             self.conn.close()
             os.close(self.lifeline)
-            if settings.cpus:
-                os.sched_setaffinity(0, settings.cpus)
+            if self.pin or (settings.cpus and not spare):
+                os.sched_setaffinity(0, startup)
             worker.warden(launch, parent)
         child.close()
         os.close(life_r)
@@ -163,6 +167,9 @@ class _Worker:
             self.judge.ended_early("ERROR", changed)
         if self.judge.done is not None:
             return self._row_done(self.judge.done)
+        if self.pin:
+            self.pin = False
+            self._send((worker.PIN, tuple(self.settings.cpus)))
         self._send(self.judge.job)
         try:
             reduction.send_handle(self.conn, self.judge.fd, self.pid)
@@ -368,6 +375,78 @@ class _Worker:
         return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
 
 
+class _Spares:
+    """The next worker of each device, started early: while a row is timed, a spare forked on the judge's cores
+    does its interpreter start-up, imports and backend open (nothing that depends on a row), so the next round, or
+    the worker replacing a failed one, begins on a ready process instead of ~4 s of start-up with the timed core
+    idle. A spare has run no operator call before its row (rounds stay fresh processes). It is started only once
+    its device's worker has said "ready" (the library loaded and was checked the same way), holds no row's buffers
+    (within --memory-cap like any idle worker), is bounded like a row's start-up (timeout + STARTUP_GRACE_S) and is
+    killed with the run. One that dies unused is replaced silently; after MAX_DEATHS in a row, spares stop (said
+    once) and workers start at hand-over as before, where a worker that cannot start fails its row as ever."""
+
+    MAX_DEATHS = 3
+
+    def __init__(self, settings: Settings, tally: dict | None, goldens: dict, ahead: float):
+        self.settings, self.tally, self.goldens, self.ahead = settings, tally, goldens, ahead
+        self.idle: dict[int, _Worker] = {}
+        self.deaths = 0
+
+    @staticmethod
+    def allowed(settings: Settings) -> bool:
+        """Where timed workers have cores of their own and the judge others to start a spare on."""
+        return (bool(settings.cpus) and getattr(settings, "service", None) is None
+                and bool(os.sched_getaffinity(0) - set(settings.cpus)))
+
+    def start(self, device: int) -> None:
+        if self.deaths < self.MAX_DEATHS and device not in self.idle:
+            w = self.idle[device] = _Worker(self.settings, device, spare=True)
+            w.tally, w.goldens, w.ahead_bytes = self.tally, self.goldens, self.ahead
+
+    def take(self, settings: Settings, device: int) -> _Worker | None:
+        """The device's spare for a row of `settings`, if it is alive (then the next one may be started)."""
+        w = self.idle.pop(device, None)
+        if w is not None and (w.given is not settings or w.dead()):
+            self._drop(w)
+            return None
+        if w is not None:
+            self.deaths = 0
+        return w
+
+    def waitables(self) -> list:
+        return [x for w in self.idle.values() for x in w.waitables()]
+
+    def pump(self, ready: list) -> None:
+        """The spares' start-up messages ("started", "ready"); one that says anything else, dies or takes longer
+        than a row's start-up may is dropped."""
+        now = time.monotonic()
+        for w in list(self.idle.values()):
+            try:
+                if w.conn in ready:
+                    w.handle(*w.receive())
+                elif not w.dead() and now - w.since <= self.settings.timeout_s + (0 if w.started else
+                                                                                    STARTUP_GRACE_S):
+                    continue
+                else:
+                    self._drop(w)
+            except _Garbage:
+                self._drop(w)
+
+    def _drop(self, w: _Worker) -> None:
+        self.idle.pop(w.device, None)
+        self.deaths += 1
+        if self.deaths == self.MAX_DEATHS:
+            print(f"\nwarning: {self.deaths} spare workers in a row ended before their first row "
+                  f"(the last: {w.how_it_died()}); workers start when a row needs one instead", file=sys.stderr,
+                  flush=True)
+        w.kill()
+
+    def kill(self) -> None:
+        for w in list(self.idle.values()):
+            w.kill()
+        self.idle.clear()
+
+
 @dataclass
 class LibraryFile:
     """The operator library of a run, opened once by the harness: every worker loads it from this descriptor
@@ -570,7 +649,7 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                on_record: Callable[[Record], None], stop: StopSignals, settle: Case | None = None,
                on_start: Callable[[Case], None] = lambda case: None, tally: dict | None = None,
                goldens: dict | None = None, beside: _Beside | None = None,
-               ahead_bytes: float = AHEAD_BYTES) -> None:
+               ahead_bytes: float = AHEAD_BYTES, spares: _Spares | None = None) -> None:
     """Run the queued cases on one worker per entry of `slots` (a device id each: a device listed twice gets two
     workers); a worker on device d takes its rows from queues[d] (one deque shared by every device spreads the rows
     over all of them). With `settle`, every fresh worker runs that case first and its record is dropped, unless
@@ -578,8 +657,9 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
     worker settles (a failed row replaces its worker, which would settle again, forever). `on_start` hears of
     each row handed to a worker (the progress display's row being timed). A queue is a deque or a _Claims (rows
     shared with another judge process); `tally` gets harness.store.job's counts, `goldens` keeps perf rows' goldens
-    between rounds, `ahead_bytes` bounds planning a row ahead (_Worker.plan_ahead), and the
-    records of a `beside` judge process are passed on while this phase runs."""
+    between rounds, `ahead_bytes` bounds planning a row ahead (_Worker.plan_ahead), the
+    records of a `beside` judge process are passed on while this phase runs, and `spares` (kept between the
+    phases of a perf run) gives a slot a worker started early."""
     pool: list[_Worker] = []
     settling = [settle]
 
@@ -631,16 +711,22 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                     feed(w, queues[w.device].popleft())
             for device in _free_slots(slots, [w.device for w in pool]):
                 if queues[device]:
-                    w = _Worker(settings, device)
+                    w = (spares.take(settings, device) if spares else None) or _Worker(settings, device)
                     w.tally, w.goldens, w.ahead_bytes = tally, goldens, ahead_bytes
                     pool.append(w)
                     w.settling = settling[0] is not None
                     feed(w, settling[0] if w.settling else queues[device].popleft())
             busy = [w for w in pool if w.case is not None]
-            ready = wait([x for w in busy for x in w.waitables()] + (beside.waitables() if beside else []),
-                         timeout=0.2)
+            if spares is not None:
+                for w in busy:
+                    if w.info is not None:
+                        spares.start(w.device)
+            ready = wait([x for w in busy for x in w.waitables()] + (beside.waitables() if beside else [])
+                         + (spares.waitables() if spares else []), timeout=0.2)
             if beside is not None and beside.conn in ready:
                 beside.pump()
+            if spares is not None:
+                spares.pump(ready)
             now = time.monotonic()
             for w in busy:
                 try:
@@ -670,6 +756,8 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                 w.kill()
             else:
                 w.close()
+        if spares is not None and stop.signum:
+            spares.kill()
     if stop.signum:
         raise Interrupted(stop.signum)
 
@@ -949,21 +1037,27 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
         if round_decides(rec):
             finish(key)
     todo = list(perf)
-    for r in range(rounds):
-        if not todo:
-            break
-        # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin: the
-        # first row of a round ran ~20 % slow); each round's worker opens with the cheapest row once, untimed.
-        settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
-                                          ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op) else 0))
-        queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
-        _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
-                   goldens=goldens, beside=beside, ahead_bytes=ahead)
-        for case in [c for c in todo if c.id in taken]:
-            spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
-            if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
-                finish(case.id)
-        todo = [c for c in todo if c.id in taken]
+    spares = _Spares(per_round, tally, goldens, ahead) if _Spares.allowed(per_round) else None
+    try:
+        for r in range(rounds):
+            if not todo:
+                break
+            # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin:
+            # the first row of a round ran ~20 % slow); each round's worker opens with the cheapest row once, untimed.
+            settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
+                                              ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op)
+                                              else 0))
+            queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
+            _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
+                       goldens=goldens, beside=beside, ahead_bytes=ahead, spares=spares)
+            for case in [c for c in todo if c.id in taken]:
+                spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
+                if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
+                    finish(case.id)
+            todo = [c for c in todo if c.id in taken]
+    finally:
+        if spares is not None:
+            spares.kill()
 
 
 def check_backend(settings: Settings) -> dict[str, Any]:

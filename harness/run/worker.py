@@ -371,8 +371,9 @@ def serve(conn: Connection, settings: Any) -> None:
     from harness.run import fpenv
     from harness.backends import BackendUnavailable
 
-    send(conn, "started", None)  # the interpreter is up: the library's time limits run from here
     service = getattr(settings, "service", None) or Rows()
+    _preload(service, settings)  # interpreter start-up (STARTUP_GRACE_S), not the library's time
+    send(conn, "started", None)  # the interpreter is up: the library's time limits run from here
     layers = _confine(settings)
     env_before = fpenv.read()
     try:
@@ -384,6 +385,10 @@ def serve(conn: Connection, settings: Any) -> None:
     baseline = snapshot()
     send(conn, "ready", {**info, "load_fpenv": loaded, "confinement": layers})
     while (job := conn.recv()) is not None:
+        if isinstance(job, tuple) and job[:1] == (PIN,):
+            _pin(job[1])
+            baseline = snapshot()  # the cores it was started on are not an operator's change
+            continue
         if isinstance(service, Rows):
             end = _run_job(conn, service.backend, job)
             send(conn, "end", {**end, "leftovers": _leftovers(baseline)})
@@ -393,6 +398,34 @@ def serve(conn: Connection, settings: Any) -> None:
             send(conn, "record", record)
     service.close()
     send(conn, "closed", None)
+
+
+#: Sent before a spare worker's first row (harness.run.runner._Spares) as (PIN, cpus): the cores its rows run on.
+#: It started up on the judge's cores, so that its imports never shared a core with a row being timed. A plain
+#: tuple: this module runs as __main__ in the worker, so a class of it would not unpickle as itself.
+PIN = "pin"
+
+
+def _pin(cpus: tuple[int, ...]) -> None:
+    """Every thread of this process onto `cpus` (sched_setaffinity(0) would move the calling thread only); the
+    operator's threads, started by its calls later, inherit it."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:  # a thread that ended meanwhile
+            pass
+
+
+def _preload(service: Any, settings: Any) -> None:
+    """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
+    fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
+    timed workers with cores of their own, whose start-up a spare takes off the timed core: harness.run.runner.
+    _Spares). Other workers (the probe, precision rows) never import scipy, so they do not pay ~1.5 s for it."""
+    if not isinstance(service, Rows):
+        return
+    from harness.run import sandbox  # noqa: F401
+    if getattr(settings, "timing", None) is not None and getattr(settings, "cpus", None):
+        from harness.perf import stats, timing  # noqa: F401
 
 
 def _confine(settings: Any) -> list[str]:
