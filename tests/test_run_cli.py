@@ -131,7 +131,9 @@ def test_every_option_of_every_command_has_help_and_shows_its_default(capsys):
                 continue
             assert action.help, f"harness {name} {action.option_strings or action.dest}: no help text"
             if action.option_strings and action.default not in (None, False):
-                entry = text.split("\noptions:", 1)[1].split(action.option_strings[-1], 1)[1].split("\n  -", 1)[0]
+                # the option's own entry: its line starts with its first spelling (another entry's help may name it)
+                head = re.search(r"\n  " + re.escape(action.option_strings[0]) + r"[ ,\n]", text)
+                entry = text[head.end():].split("\n  -", 1)[0]
                 assert "default" in entry, f"harness {name} {action.option_strings[-1]}: default not shown"
                 checked += 1
     assert checked > 30
