@@ -5,6 +5,7 @@ The same table on the CPU twin PASSes every row: the negative control that the c
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import shutil
 import signal
@@ -21,7 +22,7 @@ from harness.backends import fence, open_backend
 from harness.cli import main
 from harness.run.engine import RowJudge, load_table, region_problems, run_case
 from harness.run.sandbox import BackendInfo
-from harness.tables.layout import GUARD_BYTES, Buffer, guard_zones, with_guards
+from harness.tables.layout import GUARD_BYTES, Buffer, guard_zones, region_mask, with_guards
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,6 +121,23 @@ def test_guard_zones_cover_a_column_or_batch_off_device_and_fill_the_page_on_cpu
     assert guard_zones(Buffer("A", np.zeros(3, np.float32), reach=1), fenced=False) == (GUARD_BYTES, GUARD_BYTES)
     front, back = guard_zones(c, fenced=True, granule=4096)
     assert front == GUARD_BYTES and (front + c.nbytes + back) % 4096 == 0 and back >= GUARD_BYTES
+
+
+@pytest.mark.parametrize("total", [0, 1, 7, 30, 64])
+def test_region_mask_marks_exactly_the_block_elements_that_fall_in_the_buffer(total):
+    """The strided fast path (columns apart, block inside) and the index path agree with the definition: element
+    offset + i + ld * j for i < rows, j < cols, where it lies in [0, total), for every shape, ld and offset a
+    table may give (ld < rows, ld <= 0, blocks running off either end)."""
+    for rows, cols, ld, offset in itertools.product(range(-1, 5), range(-1, 5), range(-2, 7), range(-3, 10, 3)):
+        want = np.zeros(total, bool)
+        for i in range(max(rows, 0)):
+            for j in range(max(cols, 0)):
+                if 0 <= offset + i + ld * j < total:
+                    want[offset + i + ld * j] = True
+        assert (region_mask(total, rows, cols, ld, offset) == want).all(), (rows, cols, ld, offset)
+    both = region_mask(64, 3, 4, 5, 40, region_mask(64, 3, 4, 5, 0))  # batches marked into one mask
+    assert np.flatnonzero(both).tolist() == [o + i + 5 * j for o in (0, 40) for j in range(4) for i in range(3)
+                                             if o + i + 5 * j < 64]
 
 
 def test_region_check_reports_how_far_a_guard_write_reached():

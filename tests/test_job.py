@@ -128,6 +128,39 @@ def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
     assert tally["goldens"] == 2, "a golden was recomputed for a later round of its row"
 
 
+def test_a_row_decided_after_its_round_goes_out_at_once_and_frees_its_golden(monkeypatch):
+    """A row whose first round already decides it (here: told it gets one round) leaves at once: its record is out
+    before the next row runs, and its golden no longer holds the kept-goldens budget, so the row after it keeps its
+    own for its later rounds (room for one golden: before, the first row held it through round 1 and the second
+    computed its golden again in every round)."""
+    from harness.perf import timing
+    from harness.run import engine
+    from harness.run.sandbox import BackendInfo
+
+    cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
+    sizes = []
+    for case in cases:
+        judge = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens={})
+        sizes.append(engine._golden_bytes(judge.golden))
+        judge.close()
+    monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", max(sizes))
+    asked, more = [], timing.more_rounds  # the first row's round is asked about first, in either runner
+
+    def more_rounds(done, spent, config):
+        asked.append(done)
+        return len(asked) > 1 and more(done, 0.0, config)
+
+    monkeypatch.setattr(timing, "more_rounds", more_rounds)
+    order: list[str] = []
+    three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
+    tally = runner.run(cases, runner.Settings(timing=three, timeout_s=300),
+                       lambda rec: order.append(f"out {rec['case_name']}"),
+                       on_start=lambda case: order.append(f"start {case.name}"))
+    first, second = cases[0].name, cases[1].name
+    assert order.index(f"out {first}") < order.index(f"start {second}"), order
+    assert tally["goldens"] == 2, "the second row's golden was computed again in a later round"
+
+
 def test_an_idle_pause_between_rows_is_overhead_not_floor():
     """Negative control: one worker, rows one after the other, and a 1 s sleep after the first record: the wall
     grows by it, the floor (the rows' own work) does not, so it shows as overhead."""

@@ -1034,7 +1034,10 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
         if key not in taken:  # a row already finished (its settling pass did not end)
             return
         taken[key].append(rec)
-        if round_decides(rec):
+        # decided as soon as its round ends, not at the round's end: its golden is no longer held while the
+        # rows after it keep theirs (KEPT_GOLDENS_BYTES), and its record goes out at once
+        spent = sum(r.get("duration_s") or 0.0 for r in taken[key])
+        if round_decides(rec) or config is None or not more_rounds(len(taken[key]), spent, config):
             finish(key)
     todo = list(perf)
     spares = _Spares(per_round, tally, goldens, ahead) if _Spares.allowed(per_round) else None
