@@ -109,6 +109,18 @@ def test_noisy_row_converges_once_ci_is_narrow_enough():
     assert half / prev.mean() > 0.02
 
 
+@pytest.mark.parametrize("checked_s, cap_s, warmups", [
+    (0.25, 0.2, 0),    # the checked call outlasts the cap and WARM_CALL_S: it was the warm-up
+    (0.25, 1.0, 4),    # within the cap: warmed up as ever (calls started at 0, .25, .5, .75 s)
+    (0.05, 0.01, 1),   # over a small cap but short: its first sample ran ~10 % slow (WARM_CALL_S), so warmed up
+])
+def test_a_long_checked_call_is_the_warm_up(checked_s, cap_s, warmups):
+    dev = FakeDevice(itertools.repeat(0.25))
+    cfg = TimingConfig(warmup=10, min_samples=4, max_samples=4, max_time_s=10.0, warmup_max_time_s=cap_s)
+    t = measure(dev.call, dev.timer, cfg, clock=dev.clock, warmed_s=checked_s)
+    assert (t["warmup"], t["n"], dev.calls) == (warmups, 4, warmups + 4)
+
+
 def test_slow_row_stops_at_time_cap_below_min_samples_and_is_not_converged():
     dev = FakeDevice(itertools.repeat(0.25))   # 0.25 s per call, identical: CI width zero
     cfg = TimingConfig(warmup=10, min_samples=50, max_time_s=3.0, warmup_max_time_s=1.0)

@@ -375,7 +375,7 @@ class RowJudge:
     # -- messages ------------------------------------------------------------------------------------------------
     def on_called(self, payload: Any) -> bool:
         """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
-        from harness.run.sandbox import digest
+        from harness.run.sandbox import combined, digest
 
         self._advance("job", "called")
         p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
@@ -417,7 +417,8 @@ class RowJudge:
 
             pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
                         self.slots}
-            self.reference = digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
+            self.reference = combined([digest([part]) for part in timed_parts(self.slots, True,
+                                                                               lambda s: pristine[s.name])])
         return go
 
     def _advance(self, expected: str, to: str) -> None:
@@ -463,7 +464,7 @@ class RowJudge:
 
     def on_timed(self, payload: Any) -> None:
         """The timed loop's figures, a digest after each sample, and the buffers after it: judged again."""
-        from harness.run.sandbox import digest, timed_parts
+        from harness.run.sandbox import combined, digest
 
         self._advance("timing", "timed")
         p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
@@ -475,6 +476,7 @@ class RowJudge:
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
                                                  self.info.hardware)
         after = self._copy()
+        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]  # whole buffers: the timed parts
         calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
         problems = region_problems(self.bufs, after, self.zones) \
             + _leak(p["growth"], 0, f"{calls} timed calls")
@@ -486,7 +488,7 @@ class RowJudge:
             if p["recheck_status"] != case.expected_status:
                 problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
         else:
-            reference = digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
+            reference = combined(self.checked)
         bad = [i for i, d in enumerate(digests) if d != reference]
         if bad:
             problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "
@@ -498,7 +500,6 @@ class RowJudge:
             judgement = self.golden.judge(self.output(after))
             if not judgement.passed:
                 rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
-        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
 
     def on_end(self, payload: Any) -> Record:
         """The end of the row: bytes that changed after the last check (late writes), what the operator left
