@@ -39,3 +39,48 @@ def test_rows_needing_no_call_are_done_at_once(tmp_path):
     skipped = RowJudge(load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)]))[0],
                        BackendInfo(unsupported={"csymm": "lib.so does not export aclblasCsymm"}))
     assert skipped.done["verdict"] == "SKIP" and "does not export" in skipped.done["reason"]
+
+
+def test_a_perf_row_timed_while_its_checked_call_is_judged_keeps_the_failure_and_drops_the_timing(tmp_path):
+    """The runner lets the sandbox time a row once begin_called has read its status and copied its buffers, and
+    judges that copy (end_called) while the timed calls run: when the copy fails, the row's verdict is that
+    failure, its timing is dropped, and a crash or hang in the timed calls is said after it, not instead of it."""
+    from harness.perf.timing import TimingConfig
+    from harness.run import sandbox
+
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
+    tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
+    backend = open_backend("cpu", cores=1)
+    said = []
+
+    def wrong_c(judge):
+        slot = next(s for s in judge.slots if s.name == "C")
+        np.frombuffer(judge.view, np.uint8, slot.nbytes, slot.offset + slot.front).view(np.complex64)[0] += 100
+
+    try:
+        judge = RowJudge(case, BackendInfo.of(backend), timing_config=tiny)
+
+        def exchange(kind, payload):
+            if kind == "called":
+                wrong_c(judge)
+                said.append(judge.begin_called(payload))
+                said.append(judge.end_called())
+                return said[0]
+            said.append(kind)
+            return judge.on_timed(payload)
+        end = sandbox.execute(judge.job, backend, judge.view, exchange)
+        rec = judge.on_end({**end, "leftovers": []})
+        assert said == [True, False, "timed"], "the row was not timed before its checked call was judged"
+        assert rec["verdict"] == "FAIL" and "mixed_tolerance" in rec["reason"] and rec["timing"] is None
+
+        crashed = RowJudge(case, BackendInfo.of(backend), timing_config=tiny)
+        wrong_c(crashed)
+        assert crashed.begin_called({"status": 0, "growth": None, "memory": {"workspace_bytes": None,
+                                                                             "peak_bytes": None},
+                                     "scalars": crashed.scalar_bytes, "pointers": {}, "message": "", "fpenv": []})
+        assert crashed.end_called() is False
+        rec = crashed.ended_early("CRASH", "the operator killed its worker process (SIGSEGV)")
+        assert rec["verdict"] == "FAIL" and rec["reason"].startswith("mixed_tolerance")
+        assert rec["reason"].endswith("then, in the timed calls: CRASH: the operator killed its worker process (SIGSEGV)")
+    finally:
+        backend.close()

@@ -285,3 +285,21 @@ def test_a_row_is_planned_ahead_while_both_rows_fit_in_the_largest_rows_footprin
     pair = runner._footprint(by_name["TC_PF_0003"]) + runner._footprint(by_name["TC_PF_0004"])
     assert runner.AHEAD_BYTES < pair <= bound and planned("TC_PF_0003", "TC_PF_0004")
     assert not planned("TC_PF_0004", "TC_PF_0005"), "two rows held at once over the largest row's footprint"
+
+
+def test_the_sandbox_times_a_row_while_the_judge_judges_its_checked_call(monkeypatch):
+    """The judge answers a perf row's "called" (time it) before it judges the checked call's output, so the
+    judging runs beside the timed calls instead of before them; the rows still pass, once each."""
+    events: list[str] = []
+    send, end_called = runner._Worker._send, runner.RowJudge.end_called
+    def sent(w, obj):
+        if isinstance(obj, bool):  # the answer to "called"
+            events.append(f"go {obj}")
+        send(w, obj)
+
+    monkeypatch.setattr(runner._Worker, "_send", sent)
+    monkeypatch.setattr(runner.RowJudge, "end_called", lambda j: events.append("judged") or end_called(j))
+    cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
+    got, _, _ = _run(cases, runner.Settings(timing=TINY, timeout_s=300))
+    assert {r["verdict"] for r in got} == {"PASS"} and len(got) == 2
+    assert events and events[:2] == ["go True", "judged"] and events.count("go True") == events.count("judged")

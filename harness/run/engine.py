@@ -264,6 +264,8 @@ class RowJudge:
         self.checked: list[str] = []  # per-buffer digests of the bytes last judged
         self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
+        self.untimed = False          # told to time before the checked call failed its checks: timing dropped
+        self._after: dict[str, np.ndarray] | None = None  # the checked call's buffers, from begin_called
         self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
         try:
             self._prepare(use_poison, memory_cap)
@@ -375,11 +377,17 @@ class RowJudge:
     # -- messages ------------------------------------------------------------------------------------------------
     def on_called(self, payload: Any) -> bool:
         """The first call's measurements, its buffers in the shared memory: judged here. Whether to time it."""
-        from harness.run.sandbox import combined, digest
+        self.begin_called(payload)
+        return self.end_called()
 
+    def begin_called(self, payload: Any) -> bool:
+        """The first half of on_called: the message validated, the status and memory read, the buffers copied
+        (from here on the sandbox may write them). Returns whether the row may be timed as far as that shows; the
+        runner lets the sandbox time it while end_called judges the copy (the judge's work beside the timed
+        calls, on its own cores). A row end_called then fails keeps its verdict, and its timing is dropped."""
         self._advance("job", "called")
-        p = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict, "scalars": dict,
-                              "pointers": dict, "message": str, "fpenv": list})
+        p = self._called = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict,
+                                             "scalars": dict, "pointers": dict, "message": str, "fpenv": list})
         memory = _fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
         fp_changes = _strings(p["fpenv"], "fpenv")
         case, rec, spec = self.case, self.rec, ops.get(self.case.op)
@@ -388,16 +396,33 @@ class RowJudge:
             problems = [f"the operator changed the floating-point environment: {'; '.join(fp_changes)}"] \
                 if fp_changes else []
             self._verdict_for_status(status, p["message"], problems)
+            self._after = None
             return False
         self._point_tables(p["pointers"])
         expected_ws = spec.expected_workspace_bytes(case.args) if status == abi.Status.SUCCESS else 0
         rec["memory"] = perf.memory_verdict(expected_ws, memory)  # a rejected call uses no workspace
         rec["memory"]["operator_growth_bytes"] = p["growth"]
-        after = self._copy()
         # the workspace the backend reports (an emulator's lives in the worker's host memory) is not a leak
-        allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
+        self._allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
+        self._after = self._copy()
+        go = self.job.timing is not None and status == abi.Status.SUCCESS == case.expected_status \
+            and not fp_changes and rec["memory"]["verdict"] != "FAIL"
+        self.stage = "timing" if go else "called"
+        return go
+
+    def end_called(self) -> bool:
+        """The second half of on_called: the copy judged (untouched memory, scalars, leaks, precision). Whether
+        the row is timed; False after begin_called said yes: the timed loop runs, and on_timed drops it."""
+        from harness.run.sandbox import combined, digest
+
+        after, self._after = self._after, None
+        if after is None:  # untouchable: judged on its status alone
+            return False
+        p, case, rec = self._called, self.case, self.rec
+        status = p["status"]
+        fp_changes = p["fpenv"]
         problems = region_problems(self.bufs, after, self.zones) + self._scalar_problems(p["scalars"]) \
-            + _leak(p["growth"], allowed, "the operator call")
+            + _leak(p["growth"], self._allowed, "the operator call")
         if fp_changes:
             problems.append(f"the operator changed the floating-point environment: {'; '.join(fp_changes)}")
         if rec["memory"]["verdict"] == "FAIL":
@@ -411,7 +436,7 @@ class RowJudge:
         self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
         self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
-        self.stage = "timing" if go else "called"
+        self.untimed = self.stage == "timing" and not go
         if go and self.job.accumulates:
             from harness.run.sandbox import timed_parts
 
@@ -469,6 +494,8 @@ class RowJudge:
         self._advance("timing", "timed")
         p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
                               "fpenv": list, "growth": (int, type(None))})
+        if self.untimed:  # timed before its checked call was judged, and that call failed: the verdict stands
+            return
         rec, case = self.rec, self.case
         digests = _strings(p["digests"], "digests", limit=1 << 20)
         rec["timing"] = _timing(p["timing"])
@@ -532,8 +559,12 @@ class RowJudge:
         return self._finish()
 
     def ended_early(self, verdict: str, reason: str) -> Record:
-        """The sandbox died or hung before the row ended: that is its verdict."""
-        self.rec.update(verdict=verdict, reason=reason)
+        """The sandbox died or hung before the row ended: that is its verdict, unless its checked call had already
+        failed (it was being timed while judged): that failure stays the verdict, and this is said after it."""
+        if self.untimed:
+            self.rec["reason"] += f"; then, in the timed calls: {verdict}: {reason}"
+        else:
+            self.rec.update(verdict=verdict, reason=reason)
         return self._finish()
 
     def _finish(self, verdict: str | None = None, reason: str = "") -> Record:

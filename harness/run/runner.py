@@ -233,9 +233,10 @@ class _Worker:
         if self.judge is None or self.judge.done is not None:
             raise Malformed(f"{kind!r} with no row in flight")
         if kind == "called":
-            go = self.judge.on_called(payload)
+            go = self.judge.begin_called(payload)
             self.replace = self.replace or bool(payload.get("fpenv"))
-            self._send(go)
+            self._send(go)  # the sandbox times the row while its checked call is judged here
+            self.judge.end_called()
             return None
         if kind == "timed":
             self.judge.on_timed(payload)
