@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Callable
 
 from harness.run import devices
-from harness.settings import DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, TIMEOUT_S
+from harness.settings import (DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, ROUNDS,
+                              TIMEOUT_S)
 
 
 def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str], float]:
@@ -116,7 +117,7 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
                         f"{_on(MAX_TIME_S)}, {DEFAULT_MAX_TIME_S:g} on devices); warm-up gets a quarter of it")
     p.add_argument("--rounds", type=positive_int, default=None,
                    help="rounds per perf row, each in a fresh worker process; samples and time cap are shared "
-                        f"out over them (default {DEFAULT_ROUNDS})")
+                        f"out over them (default {_on(ROUNDS)}, {DEFAULT_ROUNDS} elsewhere)")
 
 
 def add_timeout_option(p: argparse.ArgumentParser, default: float | None = None) -> None:

@@ -25,6 +25,10 @@ DEFAULT_MEMORY_CAP = 8 << 30
 
 #: Rounds per perf row: the spread between fresh processes is what `compare` judges separate runs by.
 DEFAULT_ROUNDS = 10
+#: ... by backend. On the twin no baseline judges a row, `harness ab` (its own 10 paired rounds) is what tells
+#: commits apart, and a cheap row's rounds are set-up, not samples: 10 of them took 197 s of row time for 27 s of
+#: samples in a 334 s main job (idle); 5 keep the between-round CI (t(4), 1.75x as wide as t(9)'s) for `compare`.
+ROUNDS = {"cpu": 5}
 #: The option values a shell that lacks an option runs with (argparse shows the same ones: harness.options).
 DEFAULTS: dict[str, Any] = {
     "backend": "cpu", "device": "0", "operator_lib": None, "workers": 1, "timeout": None, "no_poison": False,
@@ -107,4 +111,9 @@ def timing_config(opt: Mapping[str, Any]) -> TimingConfig:
     cap = opt["max_time"] if opt["max_time"] is not None else MAX_TIME_S.get(opt["backend"], DEFAULT_MAX_TIME_S)
     return TimingConfig(mode=opt["timing_mode"], scopes=opt["timing_scope"] or (), warmup=opt["warmup"],
                         min_samples=opt["min_samples"], max_time_s=cap, warmup_max_time_s=cap / 4,
-                        rounds=opt["rounds"] if opt["rounds"] is not None else DEFAULT_ROUNDS)
+                        rounds=opt["rounds"] if opt["rounds"] is not None else default_rounds(opt["backend"]))
+
+
+def default_rounds(backend: str) -> int:
+    """The rounds a perf row gets on `backend` when none is given."""
+    return ROUNDS.get(backend, DEFAULT_ROUNDS)
