@@ -84,3 +84,42 @@ def test_a_perf_row_timed_while_its_checked_call_is_judged_keeps_the_failure_and
         assert rec["reason"].endswith("then, in the timed calls: CRASH: the operator killed its worker process (SIGSEGV)")
     finally:
         backend.close()
+
+
+def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_again(tmp_path, monkeypatch):
+    """on_timed judges the buffers again (untouched regions, precision) only when they differ from the bytes the
+    checked call left; identical bytes (the judge's own digests) passed already. A wrong C after the timed calls
+    is still a FAIL."""
+    from harness.perf.timing import TimingConfig
+    from harness.run import engine, sandbox
+
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
+    tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
+    judged = []
+    judge_output = engine.Golden.judge
+    monkeypatch.setattr(engine.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
+    backend = open_backend("cpu", cores=1)
+    try:
+        for wrong in (False, True):
+            judged.clear()
+            judge = RowJudge(case, BackendInfo.of(backend), timing_config=tiny)
+
+            def exchange(kind, payload, judge=judge, wrong=wrong):
+                if kind == "called":
+                    return judge.on_called(payload)
+                if wrong:  # C as a worker could leave it after its last sample
+                    slot = next(s for s in judge.slots if s.name == "C")
+                    data = np.frombuffer(judge.view, np.uint8, slot.nbytes, slot.offset + slot.front)
+                    data.view(np.complex64)[0] += 100
+                return judge.on_timed(payload)
+            end = sandbox.execute(judge.job, backend, judge.view, exchange)
+            rec = judge.on_end({**end, "leftovers": []})
+            if wrong:
+                # the row reads C (beta != 0): its samples match the pristine-C reference, the output is judged
+                assert rec["verdict"] == "FAIL" and "after the timed calls the output is wrong" in rec["reason"]
+                assert len(judged) == 2, "the changed output was not judged again"
+            else:
+                assert rec["verdict"] == "PASS" and rec["timing"]["n"] >= 1
+                assert len(judged) == 1, "the same bytes were judged twice"
+    finally:
+        backend.close()
