@@ -81,7 +81,8 @@ def test_a_perf_row_timed_while_its_checked_call_is_judged_keeps_the_failure_and
         assert crashed.end_called() is False
         rec = crashed.ended_early("CRASH", "the operator killed its worker process (SIGSEGV)")
         assert rec["verdict"] == "FAIL" and rec["reason"].startswith("mixed_tolerance")
-        assert rec["reason"].endswith("then, in the timed calls: CRASH: the operator killed its worker process (SIGSEGV)")
+        assert rec["reason"].endswith("then, in the timed calls: CRASH: the operator killed its worker process "
+                                      "(SIGSEGV)")
     finally:
         backend.close()
 

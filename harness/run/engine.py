@@ -417,7 +417,7 @@ class RowJudge:
     def end_called(self) -> bool:
         """The second half of on_called: the copy judged (untouched memory, scalars, leaks, precision). Whether
         the row is timed; False after begin_called said yes: the timed loop runs, and on_timed drops it."""
-        from harness.run.sandbox import combined, digest
+        from harness.run.sandbox import digest
 
         after, self._after = self._after, None
         if after is None:  # untouchable: judged on its status alone
@@ -442,12 +442,11 @@ class RowJudge:
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.untimed = self.stage == "timing" and not go
         if go and self.job.accumulates:
-            from harness.run.sandbox import timed_parts
+            from harness.run.sandbox import parts_digest, timed_parts
 
             pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
                         self.slots}
-            self.reference = combined([digest([part]) for part in timed_parts(self.slots, True,
-                                                                               lambda s: pristine[s.name])])
+            self.reference = parts_digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
         return go
 
     def _advance(self, expected: str, to: str) -> None:

@@ -1030,6 +1030,13 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
 
     home = {c.id: devices[i % len(devices)] for i, c in enumerate(perf)}
 
+    def spent(key: str) -> float:
+        return sum(rec.get("duration_s") or 0.0 for rec in taken[key])
+
+    def last_round(key: str) -> bool:
+        """Whether the rounds the row has run are all it gets (harness.perf.timing.more_rounds)."""
+        return config is None or not more_rounds(len(taken[key]), spent(key), config)
+
     def collect(rec: Record) -> None:
         key = f"{Path(rec['table']).name}::{rec['case_name']}"
         if key not in taken:  # a row already finished (its settling pass did not end)
@@ -1037,8 +1044,7 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
         taken[key].append(rec)
         # decided as soon as its round ends, not at the round's end: its golden is no longer held while the
         # rows after it keep theirs (KEPT_GOLDENS_BYTES), and its record goes out at once
-        spent = sum(r.get("duration_s") or 0.0 for r in taken[key])
-        if round_decides(rec) or config is None or not more_rounds(len(taken[key]), spent, config):
+        if round_decides(rec) or last_round(key):
             finish(key)
     todo = list(perf)
     spares = _Spares(per_round, tally, goldens, ahead) if _Spares.allowed(per_round) else None
@@ -1048,15 +1054,13 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
                 break
             # A fresh process's first row pays for page faults, thread start-up and caches (measured on the twin:
             # the first row of a round ran ~20 % slow); each round's worker opens with the cheapest row once, untimed.
-            settle = min(todo, key=lambda c: (sum(rec.get("duration_s") or 0.0 for rec in taken[c.id]),
-                                              ops.get(c.op).flops(c.args) if c.args is not None and ops.get(c.op)
-                                              else 0))
+            settle = min(todo, key=lambda c: (spent(c.id), ops.get(c.op).flops(c.args)
+                                              if c.args is not None and ops.get(c.op) else 0))
             queues = {d: deque(c for c in todo if home[c.id] == d) for d in devices}
             _run_phase(queues, per_round, devices, collect, stop, settle=settle, on_start=on_start, tally=tally,
                        goldens=goldens, beside=beside, ahead_bytes=ahead, spares=spares)
-            for case in [c for c in todo if c.id in taken]:
-                spent = sum(rec.get("duration_s") or 0.0 for rec in taken[case.id])
-                if r == rounds - 1 or not more_rounds(len(taken[case.id]), spent, config):
+            for case in [c for c in todo if c.id in taken]:  # rows this round brought no record
+                if r == rounds - 1 or last_round(case.id):
                     finish(case.id)
             todo = [c for c in todo if c.id in taken]
     finally:

@@ -99,6 +99,11 @@ def combined(digests: list[str]) -> str:
     return digest([bytes.fromhex(d) for d in digests])
 
 
+def parts_digest(parts: list[memoryview]) -> str:
+    """What a timed sample's digest is (sandbox and judge alike): each part digested, then combined."""
+    return combined([digest([part]) for part in parts])
+
+
 def timed_parts(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
     """The bytes a timed sample must leave as the judge expects them: every buffer whole, except that when the
     call accumulates into C only C's guard zones are compared (C changes from call to call by design)."""
@@ -173,8 +178,7 @@ class Prepared:
             self.backend.upload(self.addrs[name], np.frombuffer(data, np.uint8))
 
     def timed_digest(self) -> str:
-        return combined([digest([part]) for part in timed_parts(self.job.slots, self.job.accumulates,
-                                                                self.device_bytes)])
+        return parts_digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
 
     def close(self) -> None:
         for addr in self.addrs.values():
