@@ -27,8 +27,10 @@ DEFAULT_MEMORY_CAP = 8 << 30
 DEFAULT_ROUNDS = 10
 #: ... by backend. On the twin no baseline judges a row, `harness ab` (its own 10 paired rounds) is what tells
 #: commits apart, and a cheap row's rounds are set-up, not samples: 10 of them took 197 s of row time for 27 s of
-#: samples in a 334 s main job (idle); 5 keep the between-round CI (t(4), 1.75x as wide as t(9)'s) for `compare`.
-ROUNDS = {"cpu": 5}
+#: samples in a 334 s main job (idle). 3 is MIN_ROUNDS, what `compare` needs for a between-round CI (t(2), about
+#: twice as wide as 5 rounds' t(4)): the main job ran ~1,100 row-rounds instead of 1,300-1,600 with 5, a third of
+#: the cap each, the same samples for rows under 1 ms and more for the rest.
+ROUNDS = {"cpu": 3}
 #: The option values a shell that lacks an option runs with (argparse shows the same ones: harness.options).
 DEFAULTS: dict[str, Any] = {
     "backend": "cpu", "device": "0", "operator_lib": None, "workers": 1, "timeout": None, "no_poison": False,

@@ -278,9 +278,9 @@ def test_a_row_is_planned_ahead_while_both_rows_fit_in_the_largest_rows_footprin
 
     def planned(timed: str, following: str) -> bool:
         w = SimpleNamespace(ahead=None, rows=True, info=object(), case=by_name[timed], ahead_bytes=bound,
-                            _judge_for=lambda case: case)
+                            _judge_for=lambda case: case, judge_cpus=os.sched_getaffinity(0))
         runner._Worker.plan_ahead(w, by_name[following])
-        return w.ahead is by_name[following]
+        return w.ahead is not None and w.ahead.take(set()) is by_name[following]
 
     pair = runner._footprint(by_name["TC_PF_0003"]) + runner._footprint(by_name["TC_PF_0004"])
     assert runner.AHEAD_BYTES < pair <= bound and planned("TC_PF_0003", "TC_PF_0004")
@@ -303,3 +303,60 @@ def test_the_sandbox_times_a_row_while_the_judge_judges_its_checked_call(monkeyp
     got, _, _ = _run(cases, runner.Settings(timing=TINY, timeout_s=300))
     assert {r["verdict"] for r in got} == {"PASS"} and len(got) == 2
     assert events and events[:2] == ["go True", "judged"] and events.count("go True") == events.count("judged")
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a judge's core and a timed core")
+def test_a_row_still_planned_when_its_turn_comes_finishes_on_the_idle_timed_cores_too():
+    """The next perf row is planned in a thread on the judge's cores while a row is timed; once the worker waits
+    for it, the rest of the plan may also use the timed cores (idle then). A plan that never sees the timed core
+    gives up after 10 s and the assertion says so."""
+    import threading
+
+    first, second, *_ = sorted(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    seen: list[set[int]] = []
+    planning = threading.Event()
+
+    def make():
+        seen.append(os.sched_getaffinity(0))
+        planning.set()
+        end = time.monotonic() + 10
+        while second not in os.sched_getaffinity(0) and time.monotonic() < end:
+            time.sleep(0.01)
+        seen.append(os.sched_getaffinity(0))
+        return "planned"
+
+    os.sched_setaffinity(0, {first})  # the judge's main thread: the planning thread starts where it runs
+    try:
+        ahead = runner._Ahead(object(), make, {first})
+        assert planning.wait(10)
+        assert ahead.take({second}) == "planned"
+    finally:
+        os.sched_setaffinity(0, mine)
+    assert seen[0] == {first}, "planned on the timed core while a row could be timed there"
+    assert seen[1] == {first, second}, "the plan never got the idle timed core"
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a judge's core and a timed core")
+def test_the_judge_uses_the_timed_core_only_while_no_row_is_timed_there(monkeypatch):
+    """Beside the precision rows, the judge's main thread may use the timed core from a row's "timed" to the next
+    row's go (judging, records, the next start), and is back on its own cores whenever a row is told to time."""
+    at_go: list[set[int]] = []
+    at_timed: list[set[int]] = []
+    send, on_timed = runner._Worker._send, runner.RowJudge.on_timed
+
+    def sent(w, obj):
+        if isinstance(obj, bool) and w.settings.cpus:  # the answer to a perf row's "called"
+            at_go.append((os.sched_getaffinity(0), set(w.settings.cpus)))
+        send(w, obj)
+
+    monkeypatch.setattr(runner._Worker, "_send", sent)
+    monkeypatch.setattr(runner.RowJudge, "on_timed", lambda j, p: at_timed.append(os.sched_getaffinity(0))
+                        or on_timed(j, p))
+    cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
+    got, _, _ = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
+    assert {r["verdict"] for r in got} == {"PASS"}
+    assert at_go and all(not (mine & timed) for mine, timed in at_go), "a row was timed beside the judge"
+    timed_cores = at_go[0][1]
+    assert at_timed and all(timed_cores <= cpus for cpus in at_timed), "judging after the timed calls stayed off " \
+        "the idle timed core"

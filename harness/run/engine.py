@@ -330,7 +330,8 @@ class RowJudge:
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
             golden = _golden(self.case, self.bufs)
         self.golden_s = time.perf_counter() - start
-        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, self.goldens.values())) \
+        # list(): one step under the GIL (the runner plans the next row in a thread while it frees others' goldens)
+        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, list(self.goldens.values()))) \
                 <= KEPT_GOLDENS_BYTES:
             self.goldens[self.case.id] = golden if golden.index is not None else replace(golden, bufs={})
         return golden
@@ -442,11 +443,11 @@ class RowJudge:
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.untimed = self.stage == "timing" and not go
         if go and self.job.accumulates:
-            from harness.run.sandbox import parts_digest, timed_parts
+            from harness.run.sandbox import sample_digest, timed_parts
 
             pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
                         self.slots}
-            self.reference = parts_digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
+            self.reference = sample_digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
         return go
 
     def _advance(self, expected: str, to: str) -> None:
@@ -493,7 +494,7 @@ class RowJudge:
     def on_timed(self, payload: Any) -> None:
         """The timed loop's figures, a digest after each sample, and the buffers after it: judged again, unless they
         are the very bytes the checked call left and end_called judged."""
-        from harness.run.sandbox import combined, digest
+        from harness.run.sandbox import digest, sample_digest, timed_parts
 
         self._advance("timing", "timed")
         p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
@@ -522,7 +523,7 @@ class RowJudge:
             if p["recheck_status"] != case.expected_status:
                 problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
         else:
-            reference = combined(self.checked)
+            reference = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
         bad = [i for i, d in enumerate(digests) if d != reference]
         if bad:
             problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "

@@ -21,6 +21,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections import deque
@@ -119,7 +120,9 @@ class _Worker:
         self.conn.send_bytes(pickle.dumps(replace(settings, baselines=None)))
         self.case: Case | None = None
         self.judge: RowJudge | None = None
-        self.ahead: RowJudge | None = None  # the next row, planned while this one was timed
+        self.ahead: _Ahead | None = None  # the next row, planned while this one was timed
+        # the judge's own cores: the timed ones (Settings.cpus) left out, also while the judge is on them (_timed_cores)
+        self.judge_cpus = os.sched_getaffinity(0) - set(settings.cpus) or os.sched_getaffinity(0)
         self.info: BackendInfo | None = None
         self.rows = getattr(settings, "service", None) is None  # the usual service: rows judged here
         self.load_notes: list[str] = []
@@ -145,23 +148,25 @@ class _Worker:
                         timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
 
     def plan_ahead(self, case: Case) -> None:
-        """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, on the judge's
-        cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next row is not
-        added to the perf phase's; only while both rows' footprints fit in `ahead_bytes` together."""
+        """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, in a thread on
+        the judge's cores while the timed calls run on their own (Settings.cpus), so the judge's work for the next
+        row is not added to the perf phase's; only while both rows' footprints fit in `ahead_bytes` together."""
         if self.ahead is None and self.rows and self.info is not None and _footprint(self.case) \
                 + _footprint(case) <= self.ahead_bytes:
-            self.ahead = self._judge_for(case)
+            self.ahead = _Ahead(case, lambda: self._judge_for(case), self.judge_cpus)
 
     def _start(self) -> Record | None:
         case = self.case
         changed = self.library.changed() if self.library is not None else ""
         ahead, self.ahead = self.ahead, None
-        if ahead is not None and ahead.case is case:
-            self.judge = ahead
-            ahead.resume()
+        # no row is timed now: a plan still running may finish on the timed cores too
+        planned = ahead.take(set(self.settings.cpus)) if ahead is not None else None
+        if planned is not None and ahead.case is case:
+            self.judge = planned
+            planned.resume()
         else:
-            if ahead is not None:
-                ahead.close()
+            if planned is not None:
+                planned.close()
             self.judge = self._judge_for(case)
         if changed and self.judge.done is None:
             self.judge.ended_early("ERROR", changed)
@@ -235,10 +240,12 @@ class _Worker:
         if kind == "called":
             go = self.judge.begin_called(payload)
             self.replace = self.replace or bool(payload.get("fpenv"))
+            self._timed_cores(False)
             self._send(go)  # the sandbox times the row while its checked call is judged here
             self.judge.end_called()
             return None
         if kind == "timed":
+            self._timed_cores(True)
             self.judge.on_timed(payload)
             self.replace = self.replace or bool(payload.get("fpenv"))
             return None
@@ -249,6 +256,13 @@ class _Worker:
             self.replace = self.replace or bool(payload.get("leftovers"))
             return self._row_done(rec)
         raise Malformed(f"{kind!r} while a row runs")
+
+    def _timed_cores(self, idle: bool) -> None:
+        """The judge's main thread also on the timed cores while no row is timed there (from a row's "timed" to
+        the next row's go: judging, records, the next row's start), on its own cores otherwise. In the main job's
+        first perf round that judging shared the judge's core with the precision rows while the timed core waited."""
+        if self.settings.cpus:
+            os.sched_setaffinity(0, self.judge_cpus | set(self.settings.cpus) if idle else self.judge_cpus)
 
     def ended(self, verdict: str, reason: str, **extra: Any) -> Record:
         """The row in flight ends without its worker's last word (crash, hang, garbage)."""
@@ -350,7 +364,8 @@ class _Worker:
         self.pidfd = self.lifeline = self.capture = -1
         self.conn.close()
         fence.forget(self.pid)
-        for judge in (self.judge, self.ahead):
+        ahead, self.ahead = self.ahead, None
+        for judge in (self.judge, ahead.take(set()) if ahead is not None else None):
             if judge is not None:
                 judge.close()
 
@@ -374,6 +389,35 @@ class _Worker:
             return f"exit code {code}"
         note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
         return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
+
+
+class _Ahead:
+    """The next row's RowJudge, made in a thread of the judge while the row before it is timed (state: the
+    thread and what it made). The thread runs where the judge's main thread runs, off the timed cores; `take`
+    lets a plan that is still running onto the timed cores as well, for the rest of it, once no row is timed
+    there (the worker waits for this very row). In the main job's first perf round the judge's planning (a large
+    row's golden: seconds) took one core shared with the precision rows while the timed core waited idle."""
+
+    def __init__(self, case: Case, make: Callable[[], RowJudge], cpus: set[int]):
+        self.case = case
+        self.judge: RowJudge | None = None
+        self.thread = threading.Thread(target=self._make, args=(make, cpus), name="plan-ahead", daemon=True)
+        self.thread.start()
+
+    def _make(self, make: Callable[[], RowJudge], cpus: set[int]) -> None:
+        os.sched_setaffinity(0, cpus)  # the judge's cores, whatever the thread that started it had just then
+        self.judge = make()  # RowJudge turns every planning error into its row's ERROR record
+
+    def take(self, idle_cpus: set[int]) -> RowJudge | None:
+        """The planned RowJudge once the thread has made it (None if the thread failed), the thread allowed onto
+        `idle_cpus` meanwhile."""
+        if idle_cpus and self.thread.is_alive():
+            try:
+                os.sched_setaffinity(self.thread.native_id, os.sched_getaffinity(0) | idle_cpus)
+            except OSError:  # it ended in between
+                pass
+        self.thread.join()
+        return self.judge
 
 
 class _Spares:
@@ -690,6 +734,11 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
     def pending() -> bool:
         return any(queues.values())
 
+    def ahead(w: _Worker) -> None:
+        """Plan the device's next row while `w` runs one (from its job on: the checked call's time too)."""
+        if settings.cpus and w.judge is not None and w.judge.done is None and queues[w.device]:
+            w.plan_ahead(queues[w.device][0])
+
     def feed(w: _Worker, case: Case) -> None:
         """Hand `case` to `w`; rows that need no call come back at once, and the worker takes the next."""
         if not w.settling:
@@ -699,6 +748,7 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
             case = queues[w.device].popleft()
             on_start(case)
             emit(w, w.submit(case))
+        ahead(w)
 
     try:
         while (pending() or any(w.case for w in pool)) and not stop.signum:
@@ -733,8 +783,7 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                 try:
                     if w.conn in ready:
                         emit(w, w.handle(*w.receive()))
-                        if settings.cpus and w.judge is not None and w.judge.stage == "timing" and queues[w.device]:
-                            w.plan_ahead(queues[w.device][0])
+                        ahead(w)
                         if w.replace and w.case is None:
                             finish(w, None)
                     elif w.dead():

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+import xxhash
 
 from harness.judge import footprint
 from harness.run import fpenv
@@ -93,15 +94,16 @@ def digest(parts: list[memoryview | bytes]) -> str:
     return h.hexdigest()[:2 * DIGEST_BYTES]
 
 
-def combined(digests: list[str]) -> str:
-    """One digest for several parts from the parts' own digests: the judge, which digests each buffer anyway,
-    gets a timed sample's reference without hashing the bytes a second time."""
-    return digest([bytes.fromhex(d) for d in digests])
-
-
-def parts_digest(parts: list[memoryview]) -> str:
-    """What a timed sample's digest is (sandbox and judge alike): each part digested, then combined."""
-    return combined([digest([part]) for part in parts])
+def sample_digest(parts: list[memoryview]) -> str:
+    """What a timed sample left (timed_parts), as the sandbox reports it after every sample: XXH3-128 of the parts
+    in order. Not SHA-256: it runs on the timed core between samples, where SHA-256 (1.8 GB/s here, XXH3 38 GB/s)
+    took 41 s of the main job's 62 s of timed samples; and it is the sandbox's claim, which a hostile library in
+    the same process could forge whatever the hash. The judge's own digests (`digest`), which decide whether bytes
+    it has judged are judged again, stay SHA-256."""
+    h = xxhash.xxh3_128()
+    for part in parts:
+        h.update(part)
+    return h.hexdigest()
 
 
 def timed_parts(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
@@ -178,7 +180,7 @@ class Prepared:
             self.backend.upload(self.addrs[name], np.frombuffer(data, np.uint8))
 
     def timed_digest(self) -> str:
-        return parts_digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
+        return sample_digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
 
     def close(self) -> None:
         for addr in self.addrs.values():
