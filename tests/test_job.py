@@ -360,3 +360,25 @@ def test_the_judge_uses_the_timed_core_only_while_no_row_is_timed_there(monkeypa
     timed_cores = at_go[0][1]
     assert at_timed and all(timed_cores <= cpus for cpus in at_timed), "judging after the timed calls stayed off " \
         "the idle timed core"
+
+
+def test_no_worker_is_forked_while_a_row_is_planned_in_a_thread():
+    """Forking beside a planning thread hung in the C library's fork handlers (a BLAS call in the thread): the
+    fork waits for the plan, and spares are not started while one runs."""
+    import threading
+
+    planned = threading.Event()
+
+    def make():
+        time.sleep(0.3)
+        planned.set()
+        return "planned"
+
+    ahead = runner._Ahead(object(), make, os.sched_getaffinity(0))
+    assert runner._Ahead.running()
+    pid = runner._fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert planned.is_set() and not runner._Ahead.running(), "forked while the row was still being planned"
+    assert ahead.take(set()) == "planned"

@@ -398,10 +398,17 @@ class _Ahead:
     there (the worker waits for this very row). In the main job's first perf round the judge's planning (a large
     row's golden: seconds) took one core shared with the precision rows while the timed core waited idle."""
 
+    THREAD = "plan-ahead"
+
+    @staticmethod
+    def running() -> bool:
+        """Whether a row is being planned in a thread now."""
+        return any(t.name == _Ahead.THREAD for t in threading.enumerate())
+
     def __init__(self, case: Case, make: Callable[[], RowJudge], cpus: set[int]):
         self.case = case
         self.judge: RowJudge | None = None
-        self.thread = threading.Thread(target=self._make, args=(make, cpus), name="plan-ahead", daemon=True)
+        self.thread = threading.Thread(target=self._make, args=(make, cpus), name=self.THREAD, daemon=True)
         self.thread.start()
 
     def _make(self, make: Callable[[], RowJudge], cpus: set[int]) -> None:
@@ -444,7 +451,9 @@ class _Spares:
                 and bool(os.sched_getaffinity(0) - set(settings.cpus)))
 
     def start(self, device: int) -> None:
-        if self.deaths < self.MAX_DEATHS and device not in self.idle:
+        """A spare for `device`, unless it has one, or a row is being planned (_fork would wait for it: the next
+        call, a loop turn later, starts it)."""
+        if self.deaths < self.MAX_DEATHS and device not in self.idle and not _Ahead.running():
             w = self.idle[device] = _Worker(self.settings, device, spare=True)
             w.tally, w.goldens, w.ahead_bytes = self.tally, self.goldens, self.ahead
 
@@ -600,7 +609,12 @@ def _fork() -> int:
     """os.fork, with the parent's objects frozen in the child: its cyclic garbage (say a sqlite connection of an
     earlier History, or a test's) must never be collected there, where its finalizer would close the parent's
     database from the worker, after the worker closed or reused the descriptors (seen: a worker SIGSEGV in
-    libsqlite3 under the pytest plugin). No collection may run between the fork and the freeze either."""
+    libsqlite3 under the pytest plugin). No collection may run between the fork and the freeze either. Never
+    while a row is planned in a thread (_Ahead): seen, fork() hung in the C library's fork handlers while the
+    planning thread was inside a BLAS call."""
+    for thread in threading.enumerate():
+        if thread.name == _Ahead.THREAD:
+            thread.join()
     enabled = gc.isenabled()
     gc.disable()
     try:
