@@ -393,9 +393,9 @@ class _Worker:
 
 class _Ahead:
     """The next row's RowJudge, made in a thread of the judge while the row before it is timed (state: the
-    thread and what it made). The thread runs where the judge's main thread runs, off the timed cores; `take`
-    lets a plan that is still running onto the timed cores as well, for the rest of it, once no row is timed
-    there (the worker waits for this very row). In the main job's first perf round the judge's planning (a large
+    thread and what it made). The thread runs on the judge's own cores (`cpus`, set by the thread: the main thread
+    may be on the timed cores too just then); `take` lets a plan that is still running onto the timed cores as
+    well, for the rest of it, once no row is timed there (the worker waits for this very row). In the main job's first perf round the judge's planning (a large
     row's golden: seconds) took one core shared with the precision rows while the timed core waited idle."""
 
     THREAD = "plan-ahead"
