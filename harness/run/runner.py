@@ -395,15 +395,16 @@ class _Ahead:
     """The next row's RowJudge, made in a thread of the judge while the row before it is timed (state: the
     thread and what it made). The thread runs on the judge's own cores (`cpus`, set by the thread: the main thread
     may be on the timed cores too just then); `take` lets a plan that is still running onto the timed cores as
-    well, for the rest of it, once no row is timed there (the worker waits for this very row). In the main job's first perf round the judge's planning (a large
-    row's golden: seconds) took one core shared with the precision rows while the timed core waited idle."""
+    well, for the rest of it, once no row is timed there (the worker waits for this very row). In the main job's
+    first perf round the judge's planning (a large row's golden: seconds) took one core shared with the precision
+    rows while the timed core waited idle."""
 
     THREAD = "plan-ahead"
 
     @staticmethod
-    def running() -> bool:
-        """Whether a row is being planned in a thread now."""
-        return any(t.name == _Ahead.THREAD for t in threading.enumerate())
+    def running() -> list[threading.Thread]:
+        """The threads planning a row now."""
+        return [t for t in threading.enumerate() if t.name == _Ahead.THREAD]
 
     def __init__(self, case: Case, make: Callable[[], RowJudge], cpus: set[int]):
         self.case = case
@@ -612,9 +613,8 @@ def _fork() -> int:
     libsqlite3 under the pytest plugin). No collection may run between the fork and the freeze either. Never
     while a row is planned in a thread (_Ahead): seen, fork() hung in the C library's fork handlers while the
     planning thread was inside a BLAS call."""
-    for thread in threading.enumerate():
-        if thread.name == _Ahead.THREAD:
-            thread.join()
+    for thread in _Ahead.running():
+        thread.join()
     enabled = gc.isenabled()
     gc.disable()
     try:
