@@ -6,8 +6,11 @@ kernels run, with `launches_counted` (the emulator's kernel launches: no memset 
 NaN flag holding the call's epoch) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
 forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
 cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
-rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). Also the cancellation probe (1024^2
-LEFT NORMAL_5_1, real part against the float64 truth) per Csymm precision.
+rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). No 3M kernel is built: the 3M
+variants' precision is the method composed on each Sgemm build's cube (harness/kernels/three_m.py: its three real
+products as one SgemmStridedBatched call, the pre-adds and the combination in fp32), judged by the row's gate. Also
+the cancellation probe (1024^2 LEFT NORMAL_5_1, real part against the float64 truth) per Csymm precision, and per
+precision for the 3M method (3m_<precision>) and for the vector path (vector_fp32).
 
     python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores (1024^2 rows on the emulated cube)
     python benchmarks/kernel_cost.py --json --model  # the model only, no emulator (seconds)
@@ -20,7 +23,7 @@ import sys
 from pathlib import Path
 
 from harness import abi
-from harness.kernels import cost_model, kernel_precision
+from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
 from harness.run.engine import load_table, run_case
@@ -107,26 +110,75 @@ def designs(row: str, case, cores: int) -> list[cost_model.Design]:
     return cost_model.sgemm_designs(a.m, a.n, a.k, a.batch, a.beta == 0, fast)
 
 
-def chosen(row: str, case) -> str:
-    """The precision the built kernels run for the row."""
+def chosen(row: str, case, design: cost_model.Design, precision: str, cores: int) -> bool:
+    """Whether the built kernels run `design` at `precision` for the row on `cores` cube cores."""
     a = case.args
-    return cost_model.csymm_precision(a.m, a.n, a.side == abi.SIDE_LEFT) if row in CSYMM_ROWS else "fp32"
+    if row not in CSYMM_ROWS:
+        return design.built and precision == "fp32"
+    left = a.side == abi.SIDE_LEFT
+    vector = cost_model.csymm_path(a.m, a.n, left, cores, cost_model.aiv_count(cores)) == "vector"
+    if design.name == cost_model.VECTOR_PATH:
+        return vector and precision == "fp32"
+    return design.built and not vector and precision == cost_model.csymm_precision(a.m, a.n, left)
 
 
 def model(rows: dict) -> dict:
-    """Every row's variants: each design at each precision and core count."""
+    """Every row's variants: each design at each precision and core count (the vector path at fp32 only)."""
     out = {}
     for row, case in rows.items():
-        out[row] = [{**cost_model.floor(d, cores, precision), "chosen": d.built and precision == chosen(row, case)}
+        out[row] = [{**cost_model.floor(d, cores, precision), "chosen": chosen(row, case, d, precision, cores)}
                     for cores in cost_model.CUBE_CORES for d in designs(row, case, cores)
-                    for precision in cost_model.PRECISIONS]
+                    for precision in cost_model.PRECISIONS
+                    if precision == "fp32" or d.name != cost_model.VECTOR_PATH]
     return out
+
+
+def _probe(r) -> dict:
+    return {"passed": r.passed, "matched_ratio": r.matched_ratio, "max_abs_error": r.max_abs_error}
+
+
+def _measure_three_m(backend, rows: dict, variants: dict, precision: str) -> None:
+    """The 3M variants of each Csymm row at `precision`: the row computed by the 3M method on the Sgemm kernel's
+    cube and judged by the row's gate."""
+    how = "emulated in the Mmad" if precision == "hf32x3" else "kernels"
+    for row in CSYMM_ROWS:
+        judgement = three_m.judge_row(backend, rows[row])
+        ratio = judgement.metrics.get("matched_ratio")
+        measured = {"gate_passed": judgement.verdict == "PASS",
+                    "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
+                    "measured_on": f"ascend-cpu emulator (3M composed: the three real products as one "
+                                   f"SgemmStridedBatched call ({how}), pre-adds and combination in fp32)"}
+        for v in variants[row]:
+            if v["precision"] == precision and v["name"] == cost_model.THREE_M:
+                v.update(measured)
+
+
+def _measure_vector(rows: dict, variants: dict) -> dict:
+    """The vector path's variant of each Csymm row: the row on the kernels with the vector path forced; returns its
+    cancellation probe."""
+    backend = ascend_cpu.AscendCpuBackend(build_ascend_cpu(ascend_cpu.CSYMM_PATH["vector"]), cores=None)
+    try:
+        for row in CSYMM_ROWS:
+            backend.reset_stats()
+            record = run_case(rows[row], backend)
+            ratio = (record["precision"] or {}).get("matched_ratio")
+            measured = {"gate_passed": record["verdict"] == "PASS",
+                        "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
+                        "measured_on": "ascend-cpu emulator (kernels, the vector path forced)",
+                        "launches_counted": backend.stats()["launches"]}
+            for v in variants[row]:
+                if v["name"] == cost_model.VECTOR_PATH:
+                    v.update(measured)
+        return _probe(kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1"))
+    finally:
+        backend.close()
 
 
 def measure(rows: dict, variants: dict) -> dict:
     """Run each row on the emulator per precision build; attach gate_passed and matched_ratio_min to the variants
-    of that precision whose cube computes the built kernels' products (the 3M design's are not measured); return
-    the cancellation probe per Csymm precision."""
+    of that precision whose cube computes the built kernels' products, and to the 3M variants the method composed
+    on the Sgemm builds' cube (harness/kernels/three_m.py); return the cancellation probe per Csymm precision
+    (3m_<precision>: the 3M method's; vector_fp32: the vector path's)."""
     probe = {}
     for (precision, op), patches in BUILDS.items():
         backend = ascend_cpu.AscendCpuBackend(build_ascend_cpu(patches), cores=None)
@@ -148,12 +200,25 @@ def measure(rows: dict, variants: dict) -> dict:
                     if v["chosen"] and v["precision"] == precision:  # the kernels counted: no memset per call
                         v["launches_counted"] = kernels
             if op == "csymm":
-                r = kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1")
-                probe[precision] = {"passed": r.passed, "matched_ratio": r.matched_ratio,
-                                    "max_abs_error": r.max_abs_error}
+                probe[precision] = _probe(kernel_precision.csymm_real_part(backend, 1024, "NORMAL_5_1"))
+            else:  # the same cube arithmetic runs the 3M method's three real products (harness/kernels/three_m.py)
+                _measure_three_m(backend, rows, variants, precision)
+                probe[f"3m_{precision}"] = _probe(three_m.real_part_probe(backend, 1024, "NORMAL_5_1"))
         finally:
             backend.close()
+    probe["vector_fp32"] = _measure_vector(rows, variants)
     return probe
+
+
+def _label(v: dict) -> str:
+    return f"{v['name']} / {v['precision']} / {v['cube_cores']} cores"
+
+
+def _probe_key(v: dict) -> str:
+    """The cancellation probe that measured a variant's arithmetic (the built products, 3M, or the vector path)."""
+    if v["name"] == cost_model.VECTOR_PATH:
+        return "vector_fp32"
+    return f"3m_{v['precision']}" if v["name"] == cost_model.THREE_M else v["precision"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -164,11 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = cases()
     variants = model(rows)
     probe = {} if opts.model else measure(rows, variants)
-    reach = {row: {**cost_model.limit_budget(CSYMM_ROWS[row][3], variants[row]), "public_us": PUBLIC_US[row],
-                   "under_limit_and_gate_passed": [f"{v['name']} / {v['precision']} / {v['cube_cores']} cores"
-                                                   for v in variants[row] if v.get("gate_passed")
-                                                   and v["floor_us"] <= CSYMM_ROWS[row][3]]}
-             for row in CSYMM_ROWS}
+    reach = {}
+    for row in CSYMM_ROWS:
+        passed = [v for v in variants[row] if v.get("gate_passed") and v["floor_us"] <= CSYMM_ROWS[row][3]]
+        reach[row] = {**cost_model.limit_budget(CSYMM_ROWS[row][3], variants[row]), "public_us": PUBLIC_US[row],
+                      "under_limit_and_gate_passed": [_label(v) for v in passed],
+                      "under_limit_gate_and_probe_passed": [_label(v) for v in passed
+                                                            if probe.get(_probe_key(v), {}).get("passed")]}
     if opts.json:
         print(json.dumps({**variants, "to_reach_limit": reach, "probe_1024_left_normal_5_1": probe,
                           "sources": cost_model.SOURCES}, indent=1))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import abi
-from harness.kernels import cost_model, kernel_precision
+from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
 from harness.run.engine import load_table, run_case
@@ -28,6 +28,18 @@ SAMPLED = ("TC_L0_", "TC_ED_", "TC_EX_")
 def _sample() -> list:
     return [pytest.param(case, id=case.id) for name, table in TABLES.items() for case in load_table(table)
             if case.name.startswith(SAMPLED) and name.removesuffix("_test.csv") in KERNELS]
+
+
+def _csymm_path(case) -> str:
+    """The GEMM path the host chooses for a Csymm row on the emulator's 36 cube / 72 vector cores."""
+    a = case.args
+    return cost_model.csymm_path(a.m, a.n, a.side == abi.SIDE_LEFT, 36, 72)
+
+
+def _vector_rows() -> list:
+    """The sampled Csymm rows the host sends to the vector cores: they also run on the cube path, forced."""
+    return [p for p in _sample() if p.values[0].op == "csymm" and p.values[0].args.m > 0 and p.values[0].args.n > 0
+            and _csymm_path(p.values[0]) == "vector"]
 
 
 def test_operators_without_kernels_are_skipped_with_the_reason(device):
@@ -52,9 +64,23 @@ def device():
     backend.close()
 
 
+@pytest.fixture(scope="module")
+def cube():
+    """The kernels with Csymm's cube path forced for every shape (its checks on the small rows too)."""
+    backend = ascend_cpu.open(patches=ascend_cpu.CSYMM_PATH["cube"])
+    yield backend
+    backend.close()
+
+
 @pytest.mark.parametrize("case", _sample())
 def test_sampled_row_passes_on_the_kernels(case, device):
     record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+
+
+@pytest.mark.parametrize("case", _vector_rows())
+def test_sampled_csymm_row_passes_on_the_cube_path_too(case, cube):
+    record = run_case(case, cube)
     assert record["verdict"] == "PASS", record["reason"]
 
 
@@ -87,7 +113,7 @@ def _inf_row(table: str):
                                      pytest.param("tile-dealt-twice", marks=pytest.mark.slow)])  # a build: ~30 s
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
-    backend = ascend_cpu.open(patches=patches)
+    backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
     try:
         if control == "nan-into-cube":
             cases = [_nan_row("csymm_test.csv"), _nan_row("sgemm_strided_batched_test.csv")]
@@ -115,7 +141,7 @@ def test_a_flag_read_without_dcci_reads_a_stale_dcache_line(table):
     # epoch in GM.
     # With DataCacheCleanAndInvalid before the read (the kernels) both rows pass (the sampled rows above).
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS["missing-dcci"]
-    backend = ascend_cpu.open(patches=patches)
+    backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
     try:
         assert run_case(_gemm_row(table), backend)["verdict"] == "PASS"
         record = run_case(_nan_row(table), backend)
@@ -134,17 +160,18 @@ def _cube_macs_after_a_nan_call(backend, table: str) -> int:
 
 
 @pytest.mark.parametrize("table", ["csymm_test.csv", "sgemm_strided_batched_test.csv"])
-def test_an_earlier_nan_call_leaves_the_next_call_on_the_cube_without_a_memset(device, table):
+def test_an_earlier_nan_call_leaves_the_next_call_on_the_cube_without_a_memset(cube, table):
     # issue 23: no memset clears the NaN flag between calls; the NaN row's scan stored its call's epoch, the next
     # call has a new one, so its readers see "no NaN" and its cube runs (common/arch35_nan_guard.h)
-    assert _cube_macs_after_a_nan_call(device, table) > 0
+    assert _cube_macs_after_a_nan_call(cube, table) > 0
 
 
 @pytest.mark.slow  # builds a kernel variant: ~30 s on the loaded 2-core machine
 def test_a_flag_read_as_nonzero_without_its_memset_keeps_later_calls_off_the_cube():
     # the negative control: the pre-epoch reading (set = nonzero) without the memset it needed; after one NaN call
     # every later call takes the plain fp32 fallback (still the right result: PASS, but no cube work)
-    backend = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["nan-flag-never-cleared"][0])
+    backend = ascend_cpu.open(patches=ascend_cpu.NEGATIVE_CONTROLS["nan-flag-never-cleared"][0]
+                              + ascend_cpu.CSYMM_PATH["cube"])
     try:
         for table in ("csymm_test.csv", "sgemm_strided_batched_test.csv"):
             assert _cube_macs_after_a_nan_call(backend, table) == 0, table
@@ -177,6 +204,17 @@ def test_split_hf32_keeps_fp32_grade_precision_where_one_hf32_product_fails(devi
     assert not result.passed and result.max_abs_error > 10 * split.max_abs_error, result.reason
 
 
+@pytest.mark.slow  # ~20 s: a 1024^2 Csymm and three 1024^3 real products on the emulated cube
+def test_3m_fails_the_cancellation_probe_the_built_kernel_passes(device):
+    # the only design the model puts under both 1024^2 limits subtracts finished sums: on the emulator's cube (its
+    # products by the Sgemm kernel, fp32 here) the 1024^2 LEFT NORMAL_5_1 probe fails where the built split HF32
+    # kernel, whose real and imaginary products share every K fractal, passes
+    built = kernel_precision.csymm_real_part(device, 1024, "NORMAL_5_1")
+    composed = three_m.real_part_probe(device, 1024, "NORMAL_5_1")
+    assert built.passed, built.reason
+    assert not composed.passed and composed.max_abs_error > 10 * built.max_abs_error, composed
+
+
 def test_core_count_query_failure_is_an_error_not_one_core(device):
     case = _gemm_row("csymm_test.csv")
     device.fail_device_info(True)
@@ -207,14 +245,14 @@ def test_csymm_asks_for_no_workspace(device, side, beta_zero):
     assert record["memory"]["workspace_bytes"] == 0
 
 
-def test_launches_per_csymm_call(device):
+def test_launches_per_csymm_call(cube):
     for beta_zero in (True, False):
         case = _first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and _beta_zero(c) == beta_zero
                           and c.expected_status == abi.Status.SUCCESS and min(c.args.m, c.args.n) >= 16
                           and c.args.alpha != 0)
-        device.reset_stats()
-        assert run_case(case, device)["verdict"] == "PASS"
-        stats = device.stats()
+        cube.reset_stats()
+        assert run_case(case, cube)["verdict"] == "PASS"
+        stats = cube.stats()
         # one mixed launch: the NaN scan, SyncAll, the panels UB -> L1 and the cube GEMM (or the fallback), the
         # epilogue L0C -> UB only when beta != 0 (else Fixpipe writes C); before it was 3 / 4 launches; and no
         # memset of the NaN flag (issue 23: the scan stores the call's epoch), so the call is one stream task
@@ -226,6 +264,29 @@ def test_launches_per_csymm_call(device):
         # no GM workspace: the copies move C only (written once, read once when beta != 0); the panels reach L1
         # from UB
         assert stats["cube_gm_bytes"] == cost_model.csymm_copy_gm_bytes(case.args.m, case.args.n, beta_zero), case.id
+
+
+def test_the_host_takes_the_path_the_cost_model_chooses(device):
+    # csymm_host.cpp VectorPath and cost_model.csymm_path count the same documented cycles: every NaN-free sampled
+    # GEMM row runs on the vector cores alone (one AIV-only launch of min(72, ceil(mn / 64)) blocks, no cube MACs)
+    # exactly where the model says "vector", else on the cube
+    paths = set()
+    for case in (p.values[0] for p in _sample() if p.values[0].op == "csymm"):
+        a = case.args
+        if case.expected_status != abi.Status.SUCCESS or a.m * a.n == 0 or a.alpha == 0 or \
+                "nan" in case.description.lower():
+            continue
+        device.reset_stats()
+        assert run_case(case, device)["verdict"] == "PASS", case.id
+        stats = device.stats()
+        path = _csymm_path(case)
+        paths.add(path)
+        assert stats["launches"] == 1, case.id
+        if path == "vector":
+            assert stats["cube_macs"] == 0 and stats["blocks"] == min(72, -(-a.m * a.n // 64)), (case.id, stats)
+        else:
+            assert stats["cube_macs"] > 0, (case.id, stats)
+    assert paths == {"vector", "cube"}
 
 
 def _sgemm_fast(c) -> bool:
@@ -283,7 +344,7 @@ def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
     # the panels UB -> L1 (cube waits for READY on PIPE_MTE1) and the result L0C -> UB (AIVs wait on PIPE_V): each
     # handshake dropped is an L1 race, a deadlock or a UB race of the fused launch; the epilogue needs beta != 0
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
-    backend = ascend_cpu.open(patches=patches)
+    backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
     try:
         record = run_case(_first_row("csymm_test.csv", lambda c: _gemm_row_filter(c) and not _beta_zero(c)), backend)
     finally:

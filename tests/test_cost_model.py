@@ -66,9 +66,14 @@ def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
 @pytest.mark.parametrize("left", [True, False])
 def test_csymm_designs(left):
     m = n = 1024
-    built, workspace, three_m, before = cm.csymm_designs(m, n, left, True, 36)
-    assert built.built and not workspace.built and not three_m.built and not before.built
-    assert built.built_products and workspace.built_products and not three_m.built_products  # 3M: not measured
+    built, workspace, three_m, before, vector = cm.csymm_designs(m, n, left, True, 36)
+    assert built.built and not workspace.built and not three_m.built and not before.built and vector.built
+    # 3M has no kernel (its precision: harness/kernels/three_m.py); the vector path runs no cube products
+    assert built.built_products and workspace.built_products and not three_m.built_products
+    assert not vector.built_products and vector.launches == 1 and cm.cube_macs(vector) == 0
+    # ceil(mn / 72) = 14564 elements per vector core: 228 rounds of 64 lanes, 4k multiply-adds each
+    assert vector.vector_cycles == cm.csymm_vector_path_cycles(m, n, left, 72) == 228 * 4 * m
+    assert cm.floor(vector, 36, "fp32")["vector_us"] == pytest.approx(vector.vector_cycles / (cm.clock_ghz(36) * 1e3))
     # issue 23: the NaN flag holds the call's epoch, no memset: one mixed launch is the whole call
     assert built.launches == 1 and cm.csymm_designs(m, n, left, False, 36)[0].launches == 1
     assert workspace.launches == 2  # memset + mixed
@@ -144,5 +149,27 @@ def test_kernel_cost_json_prints_one_object_with_every_row_and_field():
             for key in ("name", "precision", "cube_cores", "launches", "cube_macs", "floor_us", "rates_source"):
                 assert key in v, (row, key)
         assert {v["precision"] for v in data[row]} == {"fp32", "hf32", "hf32x3"}
+        assert {v["precision"] for v in data[row] if v["name"] == cm.VECTOR_PATH} == ({"fp32"} if "csymm" in row
+                                                                                     else set())
+        assert sum(v["chosen"] for v in data[row]) == 2, row  # one design and precision per core count
         assert {v["cube_cores"] for v in data[row]} == {28, 36}
     assert data["to_reach_limit"]["csymm_1024_left_lower"]["limit_us"] == 89.27
+
+
+@pytest.mark.parametrize("cores", cm.CUBE_CORES)
+def test_the_vector_path_takes_the_small_shapes_and_the_cube_the_rest(cores):
+    # csymm_path (the host's VectorPath): vector where its documented cycles are not above the cube path's
+    aivs = cm.aiv_count(cores)
+    assert cm.csymm_path(16, 16, True, cores, aivs) == cm.csymm_path(64, 64, False, cores, aivs) == "vector"
+    assert cm.csymm_path(256, 256, True, cores, aivs) == cm.csymm_path(1024, 1024, False, cores, aivs) == "cube"
+    # along the square shapes the choice switches once, from vector to cube
+    paths = [cm.csymm_path(s, s, True, cores, aivs) for s in range(1, 300, 3)]
+    switch = paths.index("cube")
+    assert set(paths[:switch]) == {"vector"} and set(paths[switch:]) == {"cube"}
+    # the cube path's cycles include its vector cores' work: the scan and the panels (4 x 4: one fractal of Mmad,
+    # 8 cycles, is less than the path)
+    assert cm.csymm_cube_path_cycles(4, 4, True, cores, aivs) > 8
+    # at 256^2 the vector path's floor is above the built cube design's
+    designs = {d.name: cm.floor(d, cores, "fp32") for d in cm.csymm_designs(256, 256, True, True, cores)}
+    built = cm.floor(cm.csymm_designs(256, 256, True, True, cores)[0], cores, "hf32x3")
+    assert designs[cm.VECTOR_PATH]["floor_us"] > built["floor_us"]

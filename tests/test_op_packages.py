@@ -14,10 +14,10 @@ from harness.backends import open_backend
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What may name an operator: the packages, their registry, the goldens. The Ascend kernel modules (build of the
-#: emulator library, its backend, the kernels' cost model and precision probe) are about the Ascend C sources of
-#: two operators, not the harness's operator model.
+#: emulator library, its backend, and harness/kernels/: the kernels' cost model, precision probes and the 3M
+#: composition) are about the Ascend C sources of two operators, not the harness's operator model.
 ALLOWED = ("harness/ops/", "golden/", "harness/backends/build.py", "harness/backends/ascend_cpu.py",
-           "harness/kernels/cost_model.py", "harness/kernels/kernel_precision.py")
+           "harness/kernels/")
 INTERFACE = ("NAME", "COLUMNS", "GATE", "Args", "SYMBOL", "ARGTYPES", "CALLS", "parse", "buffers", "golden_result",
              "scalars", "sample_problem", "output_overlap", "accumulates", "error_scale", "gate", "flops",
              "buffer_bytes", "bytes_needed", "expected_workspace_bytes", "baseline_params", "invoke")

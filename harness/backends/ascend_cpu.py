@@ -25,6 +25,16 @@ _CUBE_SIZES = "ascend/blas/common/arch35_cube_sizes.h"
 _NAN_GUARD = "ascend/blas/common/arch35_nan_guard.h"
 _SGEMM_KERNEL = "ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_kernel.cpp"
 
+_CSYMM_HOST = "ascend/blas/symm/arch35/csymm_host.cpp"
+_CSYMM_PATH_CHOICE = "    return VectorPathCycles(plan, vectorCores) <= CubePathCycles(plan, vectorCores, SplitHf32(plan));"
+#: Csymm's GEMM path forced one way for every shape (the host chooses per shape, csymm_host.cpp VectorPath): tests
+#: run the cube path's checks on small rows the host would send to the vector cores, and the cost benchmark
+#: measures the vector path on the task-book rows.
+CSYMM_PATH: dict[str, tuple[Patch, ...]] = {
+    "cube": ((_CSYMM_HOST, _CSYMM_PATH_CHOICE, "    return vectorCores < 0 && VectorPathCycles(plan, vectorCores) < 0;"),),
+    "vector": ((_CSYMM_HOST, _CSYMM_PATH_CHOICE, "    return vectorCores > 0 || VectorPathCycles(plan, vectorCores) > 0;"),),
+}
+
 #: Negative controls: name -> (patches of the real sources, text the failure must contain). Each is a plausible
 #: kernel bug the emulator (or the precision gate, for the plane order) must catch on the tables' rows.
 NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {

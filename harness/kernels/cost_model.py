@@ -24,6 +24,11 @@ SOURCES = {
     "cube_cores": "platform query aclrtGetDeviceInfo on the device; 28 (the public contribution's 950PR) and 36 "
                   "(the emulator's default) reported",
     "vector_cores": "asc-devkit impl/basic_api/utils/kernel_utils_constants.h: AIV_CORE_NUM = 72 for 3510",
+    "vector": "asc-devkit docs/zh/api/附录/Vector指令理论性能汇总.md, table 8 (Atlas A2/A3): FusedMulAdd float 64 "
+              "elements per cycle and vector core; its 950PR tables give no vector arithmetic rates and SIMT's rate is "
+              "not published, so the model takes 64 fp32 lanes per cycle for the 950's vector cores (SIMT included)",
+    "movement": f"{CUBE_DOC}, table 5 (arch 3510): L1 -> L0A and L1 -> L0B 256 bytes per cycle each; table 8: "
+                "L0C -> Unified Buffer float NoQuant 128 bytes per cycle",
     "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, "
                    "figure 2: 950PR HF32 keeps 10 mantissa bits",
 }
@@ -73,7 +78,8 @@ def launch_us(launches: int) -> float:
 @dataclass(frozen=True)
 class Design:
     """One way to run a call: its stream tasks, the tiles of each cube launch, and the GM bytes no cache avoids
-    (split_gm_bytes: those the split HF32's lo operands add). built: the kernels in the tree; built_products: its
+    (split_gm_bytes: those the split HF32's lo operands add; vector_cycles: a vector-only path's work). built: the
+    kernels in the tree; built_products: its
     cube computes the built kernels' products in their L0C order (so their precision, measured on the emulator, is
     its precision)."""
     name: str
@@ -83,6 +89,7 @@ class Design:
     built: bool
     built_products: bool
     split_gm_bytes: int = 0
+    vector_cycles: float = 0.0  # the busiest vector core's SIMT work on a vector-only path (64 lanes per cycle)
 
 
 def cube_macs(design: Design) -> int:
@@ -93,13 +100,15 @@ def cube_macs(design: Design) -> int:
 def floor(design: Design, cube_cores: int, precision: str) -> dict:
     """The design's floor (us) and its parts at `cube_cores` and `precision`; launches on one stream run in order."""
     cube = sum(cube_us(list(tiles), cube_cores, precision) for tiles in design.cube_launches)
+    vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
     memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     launches = launch_us(design.launches)
+    rates = ("mmad", "fp8_peak", "hbm", "launch") + (("vector",) if design.vector_cycles else ())
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
-            "built_products": design.built_products,
-            "cube_us": cube, "memory_us": memory, "launch_us": launches, "floor_us": max(cube, memory) + launches,
-            "rates_source": [SOURCES[k] for k in ("mmad", "fp8_peak", "hbm", "launch")]}
+            "built_products": design.built_products, "cube_us": cube, "vector_us": vector, "memory_us": memory,
+            "launch_us": launches, "floor_us": max(cube + vector, memory) + launches,
+            "rates_source": [SOURCES[k] for k in rates]}
 
 
 # ---- Csymm ----------------------------------------------------------------------------------------------------
@@ -144,6 +153,68 @@ def csymm_precision(m: int, n: int, left: bool) -> str:
     return "hf32x3" if 2 * (m if left else n) >= CSYMM_SPLIT_MIN_REAL_K else "fp32"
 
 
+#: Real K per L1 chunk in the built kernel (csymm_host.cpp kRealChunkK / kSplitChunkK).
+CSYMM_CHUNK_K = {"fp32": 128, "hf32x3": 48}
+VECTOR_LANES = 64
+L0_LOAD_BYTES_PER_CYCLE = 256
+FIXPIPE_BYTES_PER_CYCLE = 128
+
+
+def aiv_count(cube_cores: int) -> int:
+    """Two vector cores per AI core (KERNEL_TYPE_MIX_AIC_1_2; 72 for 36: AIV_CORE_NUM in SOURCES['vector_cores'])."""
+    return 2 * cube_cores
+
+
+def csymm_vector_path_cycles(m: int, n: int, left: bool, vector_cores: int) -> float:
+    """The vector path (csymm_vector): one SIMT thread per element of C, ceil(mn / cores) consecutive elements per
+    vector core (at least one round of lanes each), each thread 4k multiply-adds, 64 lanes per cycle."""
+    k = m if left else n
+    cores = min(vector_cores, -(-m * n // VECTOR_LANES))
+    return -(-(-(-m * n // cores)) // VECTOR_LANES) * 4 * k
+
+
+def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_cores: int) -> float:
+    """The built cube path's busiest AI core in cycles, as csymm_host.cpp CubePathCycles counts it: the NaN scan
+    (before the SyncAll), the first K chunk's panels built by the core's two vector cores and loaded into L0, the
+    larger of the panel building, the L0A and L0B loads and the Mmads (they overlap), and the last tile's Fixpipe.
+    What no document gives (SyncAll, cross-core flags, each instruction's head overhead) is left out: it only adds
+    to the cube path."""
+    k = m if left else n
+    precision = csymm_precision(m, n, left)
+    terms = PRECISIONS[precision][1]
+    rate = MACS_PER_CYCLE[PRECISIONS[precision][0]]
+    chunk = CSYMM_CHUNK_K[precision]
+    real_k = 2 * k
+    k_sum = (-(-real_k // chunk) - 1) * chunk + _up(real_k - (-(-real_k // chunk) - 1) * chunk, K0)
+    k_first = _up(min(chunk, real_k), K0)
+    tiles = csymm_tiles(m, n, left, cube_cores)
+    used = min(cube_cores, len(tiles))
+    busiest = 0.0
+    for core in range(used):
+        build = load_a = load_b = mmad = fixpipe = 0.0
+        fill = None
+        for rows, cols, _ in tiles[core::used]:
+            rows, cols = _up(rows, FRACTAL), _up(cols, FRACTAL)
+            if fill is None:
+                a, b = terms * rows * k_first, terms * k_first * cols
+                fill = (a + b) / (2 * VECTOR_LANES) + max(a, b) * 4 / L0_LOAD_BYTES_PER_CYCLE
+            build += terms * (rows + cols) * k_sum / (2 * VECTOR_LANES)
+            load_a += terms * rows * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
+            load_b += terms * cols * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
+            mmad += terms * rows * cols * k_sum / rate
+            fixpipe = rows * cols * 4 / FIXPIPE_BYTES_PER_CYCLE
+        busiest = max(busiest, fill + max(build, mmad, load_a, load_b) + fixpipe)
+    scan = -(-(k * k + m * n) // (min(vector_cores, 2 * used) * VECTOR_LANES))
+    return scan + busiest
+
+
+def csymm_path(m: int, n: int, left: bool, cube_cores: int, vector_cores: int) -> str:
+    """"vector" where the vector path's cycles are not above the cube path's (csymm_host.cpp VectorPath), else
+    "cube"."""
+    vector = csymm_vector_path_cycles(m, n, left, vector_cores)
+    return "vector" if vector <= csymm_cube_path_cycles(m, n, left, cube_cores, vector_cores) else "cube"
+
+
 def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
     """GM bytes the on-chip Csymm moves by copies (what the emulator's cube_gm_bytes counts: tensor copies, Fixpipe,
     DataCopyPad): C written once (Fixpipe L0C -> GM when beta == 0, else DataCopyPad after the epilogue) and read
@@ -178,6 +249,12 @@ def csymm_on_chip_unique_gm_bytes(m: int, n: int, left: bool, beta_zero: bool) -
     return 4 * k * (k + 1) + 8 * m * n + 8 * m * n + (0 if beta_zero else 8 * m * n)
 
 
+#: The 3M design's name (its precision is measured by harness/kernels/three_m.py, not by a kernel).
+THREE_M = "one launch, 3M (three real products)"
+#: The vector path's name (csymm_vector: plain fp32 on the vector cores, for shapes csymm_path sends there).
+VECTOR_PATH = "built: one vector-only launch, plain fp32 (small shapes)"
+
+
 def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
     """Built: one mixed launch on chip and no other stream task (csymm_kernel.cpp: the NaN scan, SyncAll, the
     AIVs' panels UB -> L1 and the cube's GEMM under cross-core flags, the beta epilogue L0C -> UB; no GM
@@ -188,7 +265,7 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     tasks). 3M: three real products (Ar*Br, Ai*Bi,
     (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in one launch; its imaginary part subtracts finished
     sums. Before: the kernels as four launches (prepare, gemm, gemm_nan, + epilogue when beta != 0) after the
-    memset."""
+    memset. Vector: the built vector-only launch the host takes where csymm_path says "vector" (fp32 only)."""
     tiles = (csymm_tiles(m, n, left, cube_cores),)
     gm_bytes = csymm_unique_gm_bytes(m, n, left, beta_zero)
     split_bytes = csymm_split_gm_bytes(m, n, left)
@@ -196,11 +273,13 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     built = Design("built: one mixed launch on chip (panels UB -> L1, epilogue L0C -> UB)", 1, tiles, on_chip, True,
                    True)
     workspace = Design("before: one mixed launch on a GM workspace", 2, tiles, gm_bytes, False, True, split_bytes)
-    three_m = Design("one launch, 3M (three real products)", 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
+    three_m = Design(THREE_M, 1, (csymm_tiles(m, n, left, cube_cores, gemms=3),),
                      on_chip, False, False)
     before = Design("before: prepare, gemm, gemm_nan (+ epilogue) on a GM workspace", 4 if beta_zero else 5, tiles,
                     gm_bytes, False, True, split_bytes)
-    return [built, workspace, three_m, before]
+    vector = Design(VECTOR_PATH, 1, (), on_chip, True, False,
+                    vector_cycles=csymm_vector_path_cycles(m, n, left, aiv_count(cube_cores)))
+    return [built, workspace, three_m, before, vector]
 
 
 # ---- SgemmStridedBatched ---------------------------------------------------------------------------------------
@@ -234,12 +313,12 @@ def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: b
 
 
 def limit_budget(limit_us: float, variants: list[dict]) -> dict:
-    """What reaching a task-book limit takes: the cube time left after one launch, how far each precision's best
-    variant is from it, and the variants whose floor is under the limit."""
+    """What reaching a task-book limit takes: the compute time (cube, or a vector-only path's) left after one
+    launch, how far each precision's best variant is from it, and the variants whose floor is under the limit."""
     budget = limit_us - launch_us(1)
     best: dict[str, float] = {}
     for v in variants:
-        best[v["precision"]] = min(best.get(v["precision"], float("inf")), v["cube_us"])
+        best[v["precision"]] = min(best.get(v["precision"], float("inf")), v["cube_us"] + v["vector_us"])
     return {"limit_us": limit_us, "cube_budget_us": budget,
             "cube_over_budget": {p: round(us / budget, 3) for p, us in sorted(best.items())},
             "floor_under_limit": [f"{v['name']} / {v['precision']} / {v['cube_cores']} cores" for v in variants

@@ -15,10 +15,23 @@ from harness.tables import fill
 from harness.ops import csymm as csymm_op
 
 
-def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
-    """C = A*B (LEFT) or B*A (RIGHT) on `backend` (LOWER, alpha 1, beta 0, m x m, A and B filled with `spec`)."""
+def probe_operands(m: int, spec: str, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
+    """The probe's A (its LOWER triangle is what the operator reads) and B, m x m complex64, filled with `spec`."""
     a = fill.make_matrix(spec, 2 * m, m, 2 * m, seed).view(np.complex64).reshape(m, m).T
     b = fill.make_matrix(spec, 2 * m, m, 2 * m, seed + 1).view(np.complex64).reshape(m, m).T
+    return a, b
+
+
+def judge_real_part(out: np.ndarray, a: np.ndarray, b: np.ndarray, side: int) -> criteria.MixedResult:
+    """The real part of a probe's C judged against the float64 truth rounded to float32."""
+    full = np.tril(a.astype(np.complex128)) + np.tril(a.astype(np.complex128), -1).T
+    truth = full @ b.astype(np.complex128) if side == abi.SIDE_LEFT else b.astype(np.complex128) @ full
+    return criteria.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())
+
+
+def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
+    """C = A*B (LEFT) or B*A (RIGHT) on `backend` (LOWER, alpha 1, beta 0, m x m, A and B filled with `spec`)."""
+    a, b = probe_operands(m, spec, seed)
     ptrs = {}
     for name, arr in (("A", a), ("B", b), ("C", np.zeros((m, m), np.complex64))):
         flat = np.ascontiguousarray(arr.T).reshape(-1)  # column-major
@@ -33,6 +46,4 @@ def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.S
     finally:
         for p in ptrs.values():
             backend.free(p)
-    full = np.tril(a.astype(np.complex128)) + np.tril(a.astype(np.complex128), -1).T
-    truth = full @ b.astype(np.complex128) if side == abi.SIDE_LEFT else b.astype(np.complex128) @ full
-    return criteria.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())
+    return judge_real_part(out, a, b, side)

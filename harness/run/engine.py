@@ -188,7 +188,8 @@ class Golden:
         return judge_output(self.case, self.bufs, out, self.expected, self.truth)
 
 
-def _golden(case: Case, bufs: dict[str, Buffer]) -> Golden:
+def golden_of(case: Case, bufs: dict[str, Buffer]) -> Golden:
+    """What the row's output is judged against (a perf row over the sampling budget: a sample of its C)."""
     spec = ops.get(case.op)
     sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
     if sampled is None:
@@ -328,7 +329,7 @@ class RowJudge:
             return kept if kept.index is not None else replace(kept, bufs=self.bufs)
         start = time.perf_counter()
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            golden = _golden(self.case, self.bufs)
+            golden = golden_of(self.case, self.bufs)
         self.golden_s = time.perf_counter() - start
         # list(): one step under the GIL (the runner plans the next row in a thread while it frees others' goldens)
         if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, list(self.goldens.values()))) \

@@ -7,6 +7,7 @@
  * launch keeps its operands on chip (csymm_kernel.cpp) and asks the handle for no workspace. It never
  * synchronises.
  */
+#include <algorithm>
 #include <cstdint>
 
 #include "ascend_host_env.h"
@@ -31,6 +32,78 @@ constexpr uint32_t kSplitChunkK = 48;
 constexpr int64_t kSplitMinRealK = 64;
 
 bool SplitHf32(const CsymmTiling& plan) { return 2 * plan.k >= kSplitMinRealK; }
+
+/* The path choice on documented rates (the same arithmetic as harness/kernels/cost_model.csymm_path_cycles), in
+ * cycles of one core: asc-devkit Cube指令理论性能汇总.md table 2 (Mmad fp32 16x16x1, HF32 16x16x8 MACs per cycle),
+ * table 5 (L1 -> L0A / L0B 256 bytes per cycle each), table 8 (L0C -> UB 128 bytes per cycle); vector cores: 64 fp32
+ * lanes per cycle (Vector指令理论性能汇总.md table 8, FusedMulAdd float; the 950's own table gives no arithmetic
+ * rates, and SIMT's is not published). */
+constexpr double kVectorLanes = 64.0;
+constexpr double kL0LoadBytes = 256.0;
+constexpr double kFixpipeBytes = 128.0;
+constexpr int64_t kFractal = 16;
+constexpr int64_t kK0 = 8;
+
+/* The vector path: one SIMT thread per element of C, ceil(m n / cores) consecutive elements per vector core, at least
+ * 64 (one round of lanes), each thread 4k multiply-adds (2k real K positions, real and imaginary part). */
+uint32_t VectorPathCores(const CsymmTiling& plan, int32_t vectorCores)
+{
+    return static_cast<uint32_t>(blas_host::UsedCores(blas_host::CeilDiv(plan.m * plan.n, 64), vectorCores));
+}
+
+double VectorPathCycles(const CsymmTiling& plan, int32_t vectorCores)
+{
+    const int64_t cores = VectorPathCores(plan, vectorCores);
+    const int64_t rounds = blas_host::CeilDiv(blas_host::CeilDiv(plan.m * plan.n, cores), 64);
+    return static_cast<double>(rounds) * 4.0 * static_cast<double>(plan.k);
+}
+
+/* The cube path's busiest AI core: the NaN scan (before the SyncAll), the first K chunk's panels built by its two
+ * vector cores and loaded into L0, then the larger of the panel building, the L0A and L0B loads and the Mmads over
+ * all its chunks (they overlap), and its last tile's Fixpipe. Launch costs are the same one launch for both paths
+ * and left out; so are the costs no document gives (SyncAll, cross-core flags, each instruction's head overhead),
+ * which only add to the cube path. */
+double CubePathCycles(const CsymmTiling& plan, int32_t vectorCores, bool split)
+{
+    const double terms = split ? 3.0 : 1.0;
+    const double macsPerCycle = split ? 2048.0 : 256.0;
+    const int64_t chunkK = split ? kSplitChunkK : kRealChunkK;
+    const int64_t realK = 2 * plan.k;
+    /* every chunk is chunkK deep (a multiple of K0) but the last; their padded depths summed, and the first's */
+    const double kSum = static_cast<double>((blas_host::CeilDiv(realK, chunkK) - 1) * chunkK +
+                                            blas_host::CeilAlign(blas_host::TailOf(realK, chunkK), kK0));
+    const double kFirst = static_cast<double>(blas_host::CeilAlign(std::min(chunkK, realK), kK0));
+    double busiest = 0.0;
+    for (int32_t core = 0; core < plan.usedCores; ++core) {
+        double build = 0.0, loadA = 0.0, loadB = 0.0, mmad = 0.0, fill = -1.0, fixpipe = 0.0;
+        for (int64_t tile = core; tile < plan.tileCount; tile += plan.usedCores) {
+            int64_t row0, col0, rows, cols;
+            blas_host::CsymmTileRegion(plan, tile, &row0, &col0, &rows, &cols);
+            const double engineRows = static_cast<double>(blas_host::CeilAlign(cols, kFractal));      // C columns
+            const double engineCols = static_cast<double>(blas_host::CeilAlign(2 * rows, kFractal));  // 2 x C rows
+            if (fill < 0.0) {
+                const double a = terms * engineRows * kFirst;
+                const double b = terms * kFirst * engineCols;
+                fill = (a + b) / (2.0 * kVectorLanes) + std::max(a, b) * 4.0 / kL0LoadBytes;
+            }
+            build += terms * (engineRows + engineCols) * kSum / (2.0 * kVectorLanes);
+            loadA += terms * engineRows * kSum * 4.0 / kL0LoadBytes;
+            loadB += terms * engineCols * kSum * 4.0 / kL0LoadBytes;
+            mmad += terms * engineRows * engineCols * kSum / macsPerCycle;
+            fixpipe = engineRows * engineCols * 4.0 / kFixpipeBytes;
+        }
+        busiest = std::max(busiest, fill + std::max(std::max(build, mmad), std::max(loadA, loadB)) + fixpipe);
+    }
+    const int64_t aivs = std::min<int64_t>(vectorCores, 2 * static_cast<int64_t>(plan.usedCores));
+    const double scan = static_cast<double>(blas_host::CeilDiv(plan.k * plan.k + plan.m * plan.n,
+                                                               aivs * static_cast<int64_t>(kVectorLanes)));
+    return scan + busiest;
+}
+
+bool VectorPath(const CsymmTiling& plan, int32_t vectorCores)
+{
+    return VectorPathCycles(plan, vectorCores) <= CubePathCycles(plan, vectorCores, SplitHf32(plan));
+}
 
 CsymmEpilogueTilingData EpilogueArgs(const CsymmTiling& plan, int32_t vectorCores, uint32_t* usedCores)
 {
@@ -108,6 +181,12 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     const CsymmEpilogueTilingData epilogue = EpilogueArgs(plan, vectorCores, &epilogueCores);
     if (plan.path == CsymmPath::SCALE_ONLY) {
         csymm_scale_kernel_do(epilogueCores, stream, C, epilogue);
+        return ACLBLAS_STATUS_SUCCESS;
+    }
+    if (VectorPath(plan, vectorCores)) {  // one AIV-only launch: plain fp32, NaN needs no scan off the cube
+        const uint32_t cores = VectorPathCores(plan, vectorCores);
+        csymm_vector_kernel_do(cores, stream, A, B, C, PrepareArgs(plan, false, static_cast<int32_t>(cores), 0),
+                               epilogue);
         return ACLBLAS_STATUS_SUCCESS;
     }
     /* one mixed launch and no other stream task, no workspace: the panels go UB -> L1 and the result L0C -> UB on

@@ -22,8 +22,10 @@
  *               CrossCoreSetFlag<2, PIPE_FIX>(RESULT); the AIVs wait on PIPE_V, compute P + beta * C with C read
  *               once (DataCopyPad), write C once and hand the UB back (CrossCoreSetFlag<2, PIPE_V>(UB_FREE)). With
  *               beta == 0 Fixpipe writes C itself (L0C -> GM);
- *   2b. gemm_nan (AIV, SIMT): when the flag holds the epoch, C = alpha * op(A, B) + beta * C in plain fp32 from A and B
- *               (NaN never enters Mmad); the AIC does nothing.
+ *   2b. fallback (AIV, SIMT): when the flag holds the epoch, C = alpha * op(A, B) + beta * C in plain fp32 from A and
+ *               B (NaN never enters Mmad); the AIC does nothing.
+ * csymm_vector (AIV only): the same plain fp32 computation as the whole call, for shapes where the cube path's work
+ *               (scan, panels, L0 loads, Mmad, Fixpipe) costs more than the vector cores' (csymm_host.cpp).
  * csymm_scale (AIV only): C = beta*C for alpha == 0. The host (csymm_host.cpp) launches one of them.
  */
 #include <cstdint>
@@ -447,37 +449,52 @@ __aicore__ inline void CsymmGemm(GM_ADDR c, const CsymmFusedTilingData& ft)
     arch35::CubeEnd();
 }
 
-// ---- 2b. the NaN fallback ---------------------------------------------------------------------------------------
+// ---- 2b. plain fp32 on the vector cores: the NaN fallback and the vector path ------------------------------------
 
-/* C = L * R + beta * C in plain fp32 for engine rows row0, row0 + step, ... (columns of C), one SIMT thread per
- * complex element of the row. */
-__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmGemmNanRows(
+/* C = alpha * op(A, B) + beta * C in plain fp32 straight from A and B, one SIMT thread per complex element of C,
+ * elements [e0, e1) of C's m x n (element e: row e % m, column e / m, so consecutive threads write consecutive
+ * elements): the NaN fallback (NaN never enters Mmad) and, for small shapes, the whole call (csymm_vector). */
+__simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPlainElements(
     __gm__ float* a, __gm__ float* b, __gm__ float* c, CsymmPrepareTilingData t, CsymmEpilogueTilingData e,
-    uint32_t row0, uint32_t step)
+    uint64_t e0, uint64_t e1)
 {
     const uint64_t realK = 2 * static_cast<uint64_t>(t.k);
-    for (uint32_t row = row0; row < t.n; row += step) {
-        for (uint32_t i = threadIdx.x; i < t.m; i += blockDim.x) {
-            float re = 0.0f;
-            float im = 0.0f;
-            for (uint64_t q = 0; q < realK; ++q) {
-                const float l = EngineL(a, b, t, row, q);
-                re += l * EngineR(a, b, t, q, 2 * i);
-                im += l * EngineR(a, b, t, q, 2 * i + 1);
-            }
-            const uint64_t ci = 2 * (i + static_cast<uint64_t>(row) * e.ldc);
-            if (e.epilogue == CS_EPILOGUE_BETA_ONE) {
-                re += c[ci];
-                im += c[ci + 1];
-            } else if (e.epilogue != CS_EPILOGUE_BETA_ZERO) {
-                const float oldRe = c[ci];
-                const float oldIm = c[ci + 1];
-                re += e.betaReal * oldRe - e.betaImag * oldIm;
-                im += e.betaReal * oldIm + e.betaImag * oldRe;
-            }
-            c[ci] = re;
-            c[ci + 1] = im;
+    for (uint64_t el = e0 + threadIdx.x; el < e1; el += blockDim.x) {
+        const uint64_t i = el % t.m;
+        const uint64_t row = el / t.m;  // engine row = column of C
+        float re = 0.0f;
+        float im = 0.0f;
+        for (uint64_t q = 0; q < realK; ++q) {
+            const float l = EngineL(a, b, t, row, q);
+            re += l * EngineR(a, b, t, q, 2 * i);
+            im += l * EngineR(a, b, t, q, 2 * i + 1);
         }
+        const uint64_t ci = 2 * (i + row * e.ldc);
+        if (e.epilogue == CS_EPILOGUE_BETA_ONE) {
+            re += c[ci];
+            im += c[ci + 1];
+        } else if (e.epilogue != CS_EPILOGUE_BETA_ZERO) {
+            const float oldRe = c[ci];
+            const float oldIm = c[ci + 1];
+            re += e.betaReal * oldRe - e.betaImag * oldIm;
+            im += e.betaReal * oldIm + e.betaImag * oldRe;
+        }
+        c[ci] = re;
+        c[ci + 1] = im;
+    }
+}
+
+/* This vector core's share of CsymmPlainElements: ceil(m n / cores) consecutive elements of C. */
+__aicore__ inline void CsymmPlainCore(GM_ADDR a, GM_ADDR b, GM_ADDR c, const CsymmPrepareTilingData& t,
+                                      const CsymmEpilogueTilingData& e, uint64_t core, uint64_t cores)
+{
+    const uint64_t elements = static_cast<uint64_t>(t.m) * t.n;
+    const uint64_t each = (elements + cores - 1) / cores;
+    const uint64_t e0 = core * each;
+    const uint64_t e1 = e0 + each < elements ? e0 + each : elements;
+    if (e0 < e1) {
+        asc_vf_call<CsymmPlainElements>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), t, e, e0,
+                                        e1);
     }
 }
 
@@ -518,12 +535,18 @@ extern "C" __global__ __aicore__ void csymm_fused(GM_ADDR a, GM_ADDR b, GM_ADDR 
             CsymmGemm(c, tiling);  // nothing when the flag is set
         }
     } else if (nan) {
-        asc_vf_call<CsymmGemmNanRows>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), tiling.prepare,
-                                      tiling.epilogue, static_cast<uint32_t>(AscendC::GetBlockIdx()),
-                                      static_cast<uint32_t>(AscendC::GetBlockNum() * AscendC::GetTaskRatio()));
+        CsymmPlainCore(a, b, c, tiling.prepare, tiling.epilogue, AscendC::GetBlockIdx(),
+                       AscendC::GetBlockNum() * AscendC::GetTaskRatio());
     } else {
         CsymmVectorSide(a, b, c, tiling);
     }
+}
+
+extern "C" __global__ __aicore__ void csymm_vector(GM_ADDR a, GM_ADDR b, GM_ADDR c, CsymmPrepareTilingData prepare,
+                                                  CsymmEpilogueTilingData epilogue)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    CsymmPlainCore(a, b, c, prepare, epilogue, AscendC::GetBlockIdx(), AscendC::GetBlockNum());
 }
 
 extern "C" __global__ __aicore__ void csymm_scale(GM_ADDR c, CsymmEpilogueTilingData tiling)
@@ -544,6 +567,12 @@ void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, cons
                            const CsymmFusedTilingData& tiling)
 {
     csymm_fused<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(c), Gm(nanFlag), tiling);
+}
+
+void csymm_vector_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* c,
+                            const CsymmPrepareTilingData& prepare, const CsymmEpilogueTilingData& epilogue)
+{
+    csymm_vector<<<numBlocks, nullptr, stream>>>(Gm(a), Gm(b), Gm(c), prepare, epilogue);
 }
 
 void csymm_scale_kernel_do(uint32_t numBlocks, void* stream, void* c, const CsymmEpilogueTilingData& tiling)

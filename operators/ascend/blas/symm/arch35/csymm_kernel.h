@@ -17,6 +17,11 @@
 void csymm_fused_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* c, void* nanFlag,
                            const CsymmFusedTilingData& tiling);
 
+/* The GEMM path on the vector cores alone, one launch: C = alpha * op(A, B) + beta * C in plain fp32 straight from A
+ * and B, one SIMT thread per element of C (small shapes; NaN needs no scan there). */
+void csymm_vector_kernel_do(uint32_t numBlocks, void* stream, const void* a, const void* b, void* c,
+                            const CsymmPrepareTilingData& prepare, const CsymmEpilogueTilingData& epilogue);
+
 /* C = beta * C (alpha == 0 path); BETA_ZERO writes zeros without reading C. */
 void csymm_scale_kernel_do(uint32_t numBlocks, void* stream, void* c, const CsymmEpilogueTilingData& tiling);
 

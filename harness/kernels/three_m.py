@@ -1,0 +1,106 @@
+"""The 3M method's arithmetic on the emulator's cube: what a 3M Csymm kernel would compute, measured without one.
+
+3M computes a complex product from three real ones, P1 = Xr*Yr, P2 = Xi*Yi, P3 = (Xr + Xi)*(Yr + Yi), and
+re = P1 - P2, im = P3 - P1 - P2: a quarter fewer cube MACs than the built kernel's one real GEMM on an embedded
+operand (cost_model.csymm_designs), at the price of subtracting finished sums. No 3M kernel is built; this runs its
+three products as ONE SgemmStridedBatched call (batch 3) on the ascend-cpu emulator, so they go through the emulated
+Mmad (fp32, HF32, or split HF32 as the backend's build says) in the same fractal order a Csymm kernel's cube would
+use, and does what its vector cores would do in fp32: alpha folded into A, A mirrored from its stored triangle, the
+pre-adds Xr + Xi and Yr + Yi, the combination, and the beta epilogue (each fp32 operation rounded once, as numpy
+float32 rounds). What it cannot show: a 3M kernel's own tiling, its L0C -> UB hand-over and any fault of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from harness import abi
+from harness.judge import criteria
+from harness.kernels import kernel_precision
+from harness.ops import sgemm_strided_batched as sgemm_op
+from harness.run import engine
+from harness.tables.case import Case
+
+F32 = np.float32
+
+
+def real_products(backend, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P1 = Xr*Yr, P2 = Xi*Yi, P3 = (Xr + Xi)*(Yr + Yi) of complex64 matrices x (r x q) and y (q x c), in one
+    SgemmStridedBatched call of three batches on `backend` (column-major, alpha 1, beta 0)."""
+    (r, q), c = x.shape, y.shape[1]
+    xs = np.stack([x.real, x.imag, x.real + x.imag]).astype(F32)  # pre-adds in fp32
+    ys = np.stack([y.real, y.imag, y.real + y.imag]).astype(F32)
+    data = {"A": np.concatenate([m.ravel(order="F") for m in xs]),
+            "B": np.concatenate([m.ravel(order="F") for m in ys]), "C": np.zeros(3 * r * c, F32)}
+    ptrs = {}
+    try:
+        for name, flat in data.items():
+            ptrs[name] = backend.alloc(flat.nbytes)
+            backend.upload(ptrs[name], flat)
+        status = sgemm_op.invoke(backend.lib, backend.handle, abi.OP_N, abi.OP_N, r, c, q, 1.0, ptrs["A"], r, r * q,
+                                 ptrs["B"], q, q * c, 0.0, ptrs["C"], r, r * c, 3)
+        if status != abi.Status.SUCCESS:
+            raise RuntimeError(f"aclblasSgemmStridedBatched returned {abi.status_name(status)}: "
+                               f"{backend.last_message()}")
+        out = backend.download(ptrs["C"], 3 * r * c * 4).view(F32)
+    finally:
+        for p in ptrs.values():
+            backend.free(p)
+    p1, p2, p3 = (out[i * r * c:(i + 1) * r * c].reshape(c, r).T for i in range(3))
+    return p1, p2, p3
+
+
+def combine(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray) -> np.ndarray:
+    """re = P1 - P2, im = (P3 - P1) - P2 in fp32: the finished sums subtracted."""
+    return ((p1 - p2) + 1j * ((p3 - p1) - p2)).astype(np.complex64)
+
+
+def _alpha_a(a: np.ndarray, uplo: int, k: int, lda: int, alpha: complex) -> np.ndarray:
+    """alpha * A (k x k, complex64) mirrored from its stored triangle, the fp32 multiply the vector cores do."""
+    idx = np.arange(k)
+    row, col = np.meshgrid(idx, idx, indexing="ij")
+    stored = row <= col if uplo == abi.UPPER else row >= col
+    full = a[np.where(stored, row + col * lda, col + row * lda)]
+    ar, ai = F32(alpha.real), F32(alpha.imag)
+    re = full.real * ar - full.imag * ai
+    im = full.imag * ar + full.real * ai
+    return (re + 1j * im).astype(np.complex64)
+
+
+def csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """C after C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT) by the 3M method, on the storage
+    arrays (complex64, column-major with the args' leading dimensions) of a Csymm row."""
+    m, n = a_args.m, a_args.n
+    left = a_args.side == abi.SIDE_LEFT
+    k = m if left else n
+    alpha_a = _alpha_a(a, a_args.uplo, k, a_args.lda, complex(a_args.alpha))
+    bm = b[(np.arange(m)[:, None] + np.arange(n)[None, :] * a_args.ldb)]
+    product = combine(*(real_products(backend, alpha_a, bm) if left else real_products(backend, bm, alpha_a)))
+    at = np.arange(m)[:, None] + np.arange(n)[None, :] * a_args.ldc
+    out = c.copy()
+    beta = complex(a_args.beta)
+    if beta != 0:
+        old = c[at]
+        br, bi = F32(beta.real), F32(beta.imag)
+        product = ((product.real + (br * old.real - bi * old.imag))
+                   + 1j * (product.imag + (br * old.imag + bi * old.real))).astype(np.complex64)
+    out[at] = product
+    return out
+
+
+def judge_row(backend, case: Case) -> criteria.Judgement:
+    """A Csymm row computed by the 3M method on `backend` and judged by the row's own gate against its golden
+    (for a large perf row, the golden's sample of C)."""
+    bufs = engine.plan(case, use_poison=False)
+    golden = engine.golden_of(case, bufs)
+    out = csymm(backend, case.args, bufs["A"].host, bufs["B"].host, bufs["C"].host)
+    return golden.judge(out)
+
+
+def real_part_probe(backend, m: int, spec: str, seed: int = 7,
+                    side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
+    """kernel_precision's cancellation probe (LOWER, alpha 1, beta 0, m x m) computed by the 3M method."""
+    a, b = kernel_precision.probe_operands(m, spec, seed)
+    alpha_a = _alpha_a(a.ravel(order="F"), abi.LOWER, m, m, 1.0)
+    out = combine(*(real_products(backend, alpha_a, b) if side == abi.SIDE_LEFT
+                    else real_products(backend, b, alpha_a)))
+    return kernel_precision.judge_real_part(out, a, b, side)
