@@ -1,5 +1,6 @@
 """The ascend-cpu emulator runs a launch's cores as concurrent threads: each cross-core check (deadlock, a GM race,
-a missing barrier, a missing dcci, an unpaired or misplaced cross-core flag) must fail on a kernel with that bug,
+a missing barrier, a missing dcci, an unpaired or misplaced cross-core flag) and each hand-off between one core's
+pipes on its UB (vector unit, DataCopyPad, queues) must fail on a kernel with that bug,
 naming kernel, core and flag or address, and stay quiet on the same kernel synchronised as asc-devkit documents.
 The scenarios are the emulator's self-test kernels (`operators/ascend_cpu/selftest/emu_selftest_kernel.cpp`); the
 real kernels' sample rows and their negative controls are in test_ascend_cpu.py.
@@ -41,6 +42,39 @@ SCENARIOS = {
     "l0c-to-ub": [],
     "l0c-to-ub-no-wait": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
                           "AIC block 0 (Fixpipe L0C->UB, write on PIPE_FIX)", "AIV block 0 (SIMT on UB, write on PIPE_V)"],
+    # One AIV's own pipes on its UB: the vector unit (PIPE_V) against DataCopyPad GM->UB (MTE2) and UB->GM (MTE3);
+    # the intra-core message names both calls and pipes and the missing SetFlag/WaitFlag
+    "muls-no-flag": ["emu_selftest_ub", "AIV block 0", "Muls: pipe V reads UB [0, 256) that pipe MTE2 written "
+                     "(DataCopyPad GM->UB)", "no SetFlag<MTE2_V>/WaitFlag since"],
+    "muls-flag": [],
+    "axpy-no-flag": ["emu_selftest_ub", "AIV block 0", "Axpy: pipe V reads UB [0, 256) that pipe MTE2 written "
+                     "(DataCopyPad GM->UB)", "no SetFlag<MTE2_V>/WaitFlag since"],
+    "copy-out-no-flag": ["emu_selftest_ub", "AIV block 0", "DataCopyPad UB->GM: pipe MTE3 reads UB [256, 512) that "
+                         "pipe V written (Muls)", "no SetFlag<V_MTE3>/WaitFlag since"],
+    "copy-in-over-muls": ["emu_selftest_ub", "AIV block 0", "DataCopyPad GM->UB: pipe MTE2 overwrites UB [0, 256) "
+                          "that pipe V read (Muls)", "no SetFlag<V_MTE2>/WaitFlag since"],
+    "duplicate-before-copy-out": ["emu_selftest_ub", "AIV block 0", "Duplicate: pipe V overwrites UB [256, 512) that "
+                                  "pipe MTE3 read (DataCopyPad UB->GM)", "no SetFlag<MTE3_V>/WaitFlag since"],
+    "duplicate-after-copy-out": [],
+    # The VECIN/VECOUT queues carry those hand-offs (EnQue -> DeQue, FreeTensor -> AllocTensor), as the Sgemm
+    # epilogue relies on; a skipped call leaves the access unsignalled
+    "queue": [],
+    "queue-no-enque": ["emu_selftest_ub", "AIV block 0", "Muls: pipe V reads UB [0, 256) that pipe MTE2 written "
+                       "(DataCopyPad GM->UB)", "no SetFlag<MTE2_V>/WaitFlag since"],
+    "queue-no-free": ["emu_selftest_ub", "AIV block 0", "DataCopyPad GM->UB: pipe MTE2 overwrites UB [0, 256) that "
+                      "pipe V read (Muls)", "no SetFlag<V_MTE2>/WaitFlag since"],
+    # The AIC's Fixpipe into an AIV's UB read by the vector unit: the cross-core flag must reach PIPE_V
+    "l0c-to-ub-muls": [],
+    "l0c-to-ub-muls-no-wait": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
+                               "AIC block 0 (Fixpipe L0C->UB, write on PIPE_FIX)", "AIV block 0 (Muls, write on PIPE_V)",
+                               "no cross-core flag ordering them"],
+    "l0c-to-ub-muls-wait-pipe": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
+                                 "AIV block 0 (Muls, read on PIPE_V)", "pipe error",
+                                 "received AIC block 0's cross-core flag on another pipe than PIPE_V"],
+    "l0c-to-ub-copy": [],
+    "l0c-to-ub-copy-no-wait": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
+                               "AIC block 0 (Fixpipe L0C->UB, write on PIPE_FIX)",
+                               "AIV block 0 (DataCopy UB->L1, read on PIPE_MTE3)", "no cross-core flag ordering them"],
 }
 
 

@@ -238,12 +238,33 @@ void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event)
         Raise(std::string("SetFlag<") + event + ">(" + std::to_string(id) + ") while the flag is still set: the "
               "earlier signal was never waited for (unpaired SetFlag)");
     }
+    Post(f, src);
+}
+
+void Post(Core::Pending& f, Pipe src)
+{
+    const Core& c = Cur();
     f.set = true;
     for (int q = 0; q < kPipes; ++q) {
         f.vis[q] = c.visible[Idx(src)][q];
     }
     f.vis[Idx(src)] = c.seq[Idx(src)];
     std::memcpy(f.xclk, c.xclk[Idx(src)], sizeof(f.xclk));
+}
+
+void Take(Core::Pending& f, Pipe dst)
+{
+    if (!f.set) {
+        return;
+    }
+    Core& c = Cur();
+    f.set = false;
+    for (int q = 0; q < kPipes; ++q) {
+        c.visible[Idx(dst)][q] = std::max(c.visible[Idx(dst)][q], f.vis[q]);
+    }
+    for (int g = 0; g < 3; ++g) {
+        c.xclk[Idx(dst)][g] = std::max(c.xclk[Idx(dst)][g], f.xclk[g]);
+    }
 }
 
 void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event)
@@ -255,13 +276,7 @@ void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event)
         Raise(std::string("WaitFlag<") + event + ">(" + std::to_string(id) + ") can never be satisfied: no "
               "SetFlag<" + event + ">(" + std::to_string(id) + ") is pending (the core would hang)");
     }
-    f.set = false;
-    for (int q = 0; q < kPipes; ++q) {
-        c.visible[Idx(dst)][q] = std::max(c.visible[Idx(dst)][q], f.vis[q]);
-    }
-    for (int g = 0; g < 3; ++g) {
-        c.xclk[Idx(dst)][g] = std::max(c.xclk[Idx(dst)][g], f.xclk[g]);
-    }
+    Take(f, dst);
 }
 
 void Barrier(Pipe p)

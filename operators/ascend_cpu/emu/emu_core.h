@@ -131,6 +131,10 @@ void CheckGm(const void* lo, const void* hi, const char* what);
 
 void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event);
 void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event);
+/* The hand-off under SetFlag/WaitFlag on a signal the caller keeps (a queue's buffer, kernel_operator.h TQue):
+ * Post records what pipe `src` has finished; Take, if a post is pending, lets pipe `dst` see it and clears it. */
+void Post(Core::Pending& f, Pipe src);
+void Take(Core::Pending& f, Pipe dst);
 void Barrier(Pipe p);
 /* The kernel of this block must be a cube (AIC) or vector (AIV) kernel for `what`. */
 void RequireType(KernelType t, const char* what);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "emu_core.h"
 #include "emu_launch.h"
@@ -165,7 +166,7 @@ struct Int {
 };
 }  // namespace Std
 
-// ---- vector queue API (Sgemm epilogue): functional, with UB capacity and GM bounds checks --------------------
+// ---- vector queue API (Sgemm epilogue): functional, with UB bounds, pipe hand-off and GM bounds checks ---------
 
 enum class TPosition { GM, VECIN, VECOUT, VECCALC, A1, B1, C1, A2, B2, CO1, CO2 };
 
@@ -178,6 +179,28 @@ inline ascend_cpu::Buf BufOfPosition(TPosition pos)
     case TPosition::B2: return ascend_cpu::Buf::L0B;
     case TPosition::CO1: return ascend_cpu::Buf::L0C;
     default: return ascend_cpu::Buf::UB;
+    }
+}
+
+/* Pipe `pipe` of this AIV reads or writes `bytes` of UB from `off` (the vector unit, SIMT, DataCopyPad): bounds and
+ * 32-byte start, the hand-off from this core's other pipes (SetFlag/WaitFlag: emu_core.h Touch) and, in a mixed
+ * launch unless crossCore is false, from the AIC's Fixpipe into this UB (cross-core flags: emu_launch.h
+ * SharedAccess). */
+inline void UbAccess(ascend_cpu::Buf buf, uint64_t off, uint64_t bytes, ascend_cpu::Pipe pipe, bool write,
+                     const char* what, bool crossCore = true)
+{
+    using ascend_cpu::Buf;
+    if (buf != Buf::UB) {
+        ascend_cpu::Raise(std::string(what) + ": the tensor is not in UB");
+    }
+    ascend_cpu::CheckLocal(Buf::UB, off, bytes, what);
+    if (bytes == 0) {
+        return;
+    }
+    ascend_cpu::Touch(Buf::UB, off, off + bytes, pipe, write, what);
+    const ascend_cpu::Core& c = ascend_cpu::Cur();
+    if (crossCore && ascend_cpu::SharedUsed(Buf::UB, c.slot)) {
+        ascend_cpu::SharedAccess(Buf::UB, c.slot, off, off + bytes, pipe, write, what);
     }
 }
 }  // namespace detail
@@ -207,18 +230,8 @@ public:
      * (cross-core flags). */
     __ubuf__ T* GetPhyAddr() const
     {
-        using ascend_cpu::Buf;
-        using ascend_cpu::Pipe;
-        if (buf_ != Buf::UB) {
-            ascend_cpu::Raise("LocalTensor::GetPhyAddr for SIMT: the tensor is not in UB");
-        }
-        const uint64_t bytes = static_cast<uint64_t>(count_) * sizeof(T);
-        ascend_cpu::CheckLocal(Buf::UB, off_, bytes, "LocalTensor::GetPhyAddr (SIMT on UB)");
-        ascend_cpu::Touch(Buf::UB, off_, off_ + bytes, Pipe::V, true, "SIMT on UB");
-        ascend_cpu::Core& c = ascend_cpu::Cur();
-        if (ascend_cpu::SharedUsed(Buf::UB, c.slot)) {
-            ascend_cpu::SharedAccess(Buf::UB, c.slot, off_, off_ + bytes, Pipe::V, true, "SIMT on UB");
-        }
+        detail::UbAccess(buf_, off_, static_cast<uint64_t>(count_) * sizeof(T), ascend_cpu::Pipe::V, true,
+                         "SIMT on UB");
         return Data();
     }
 
@@ -278,7 +291,11 @@ struct AscendCUtils {
     static void SetOverflow(uint64_t ctrlValue) { ascend_cpu::Cur().ctrlOverflow = ctrlValue == 1 ? 1 : 0; }
 };
 
-/* Queues run in program order on one emulated core, so EnQue/DeQue carry no synchronisation here. */
+/* A VECIN or VECOUT queue over num buffers of one UB region. The queues synchronise the stages they join (Ascend C
+ * programming model: tasks communicate and synchronise through queues), as a SetFlag/WaitFlag pair per buffer
+ * would: EnQue -> DeQue hands a buffer from its producer's pipe to its consumer's (VECIN MTE2 -> V, VECOUT
+ * V -> MTE3), FreeTensor -> the next AllocTensor of that buffer hands it back. A buffer used without them is checked
+ * like any other UB access (kernel_operator.h detail::UbAccess). DeQue returns the last buffer allocated. */
 template <TPosition Pos, int32_t Depth>
 class TQue {
 public:
@@ -286,32 +303,58 @@ public:
     LocalTensor<T> AllocTensor()
     {
         const uint32_t slot = next_++ % num_;
+        ascend_cpu::Take(freed_[slot], kProducer);
         return LocalTensor<T>(off_ + slot * bytes_, bytes_ / sizeof(T));
     }
     template <typename T>
-    void EnQue(const LocalTensor<T>&)
+    void EnQue(const LocalTensor<T>& t)
     {
+        Post(ready_, t, kProducer);
     }
     template <typename T>
     LocalTensor<T> DeQue()
     {
         const uint32_t slot = (next_ - 1) % num_;
+        ascend_cpu::Take(ready_[slot], kConsumer);
         return LocalTensor<T>(off_ + slot * bytes_, bytes_ / sizeof(T));
     }
     template <typename T>
-    void FreeTensor(const LocalTensor<T>&) {}
+    void FreeTensor(const LocalTensor<T>& t)
+    {
+        Post(freed_, t, kConsumer);
+    }
     void Init(uint32_t off, uint32_t num, uint32_t bytes)
     {
         off_ = off;
         num_ = num;
         bytes_ = bytes;
+        ready_.assign(num, {});
+        freed_.assign(num, {});
     }
 
 private:
+    using Pipe = ascend_cpu::Pipe;
+    using Signals = std::vector<ascend_cpu::Core::Pending>;
+    static_assert(Pos == TPosition::VECIN || Pos == TPosition::VECOUT, "the emulator models VECIN/VECOUT queues only");
+    static constexpr Pipe kProducer = Pos == TPosition::VECOUT ? Pipe::V : Pipe::MTE2;
+    static constexpr Pipe kConsumer = Pos == TPosition::VECOUT ? Pipe::MTE3 : Pipe::V;
+
+    /* A tensor of another queue signals nothing here: its accesses are checked without this queue's hand-off. */
+    template <typename T>
+    void Post(Signals& signals, const LocalTensor<T>& t, Pipe pipe)
+    {
+        const uint32_t rel = t.Offset() - off_;
+        if (bytes_ != 0 && t.Offset() >= off_ && rel < num_ * bytes_ && rel % bytes_ == 0) {
+            ascend_cpu::Post(signals[rel / bytes_], pipe);
+        }
+    }
+
     uint32_t off_ = 0;
     uint32_t num_ = 1;
     uint32_t bytes_ = 0;
     uint32_t next_ = 0;
+    Signals ready_ = Signals(1);
+    Signals freed_ = Signals(1);
 };
 
 class TPipe {
@@ -360,8 +403,8 @@ inline void CheckGmCopy(const GlobalTensor<T>& gm, const DataCopyExtParams& p, u
     ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(p.blockLen) * p.blockCount;
 }
 
-/* UB side: block i at i * (RoundUp(blockLen, 32) + 32 * gapBlocks); bounds, 32-byte start and the shared-UB race
- * check (the AIC's Fixpipe may write this UB). */
+/* UB side: block i at i * (RoundUp(blockLen, 32) + 32 * gapBlocks); its span [first block, end of the last) is
+ * checked as one access of the copy's pipe (detail::UbAccess), the gaps included. */
 inline uint64_t UbPitch(const DataCopyExtParams& p, uint32_t gapBlocks)
 {
     return (static_cast<uint64_t>(p.blockLen) + 31) / 32 * 32 + 32ull * gapBlocks;
@@ -372,11 +415,7 @@ inline void CheckUbCopy(const LocalTensor<T>& ub, const DataCopyExtParams& p, ui
                         bool write, const char* what)
 {
     const uint64_t bytes = p.blockCount == 0 ? 0 : (p.blockCount - 1) * UbPitch(p, gapBlocks) + p.blockLen;
-    ascend_cpu::CheckLocal(ascend_cpu::Buf::UB, ub.Offset(), bytes, what);
-    ascend_cpu::Core& c = ascend_cpu::Cur();
-    if (bytes != 0 && ascend_cpu::SharedUsed(ascend_cpu::Buf::UB, c.slot)) {
-        ascend_cpu::SharedAccess(ascend_cpu::Buf::UB, c.slot, ub.Offset(), ub.Offset() + bytes, pipe, write, what);
-    }
+    UbAccess(ub.Buffer(), ub.Offset(), bytes, pipe, write, what);
 }
 }  // namespace detail
 
@@ -417,7 +456,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
  * AIC's L1 on PIPE_MTE3, over the hardware channel (ENABLE_CV_COMM_VIA_SSBUF=true; without it the copy goes through
  * GM and needs Matmul's REGISTER_MATMUL). Start addresses 32-byte aligned; count * sizeof(T) a multiple of 32 (the
  * device would round the copy down: here an error). The AIC may read it only after a cross-core flag set on
- * PIPE_MTE3 and waited for on the reading pipe. */
+ * PIPE_MTE3 and waited for on the reading pipe; the UB it reads is checked as DataCopyPad's (detail::UbAccess). */
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count)
 {
@@ -439,12 +478,11 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                           " bytes, not a multiple of 32 (asc-devkit DataCopy（UBToL1连续数据搬运）: count * sizeof(T) "
                           "must be 32-byte aligned, the device would round the copy down)");
     }
-    ascend_cpu::CheckLocal(Buf::UB, src.Offset(), bytes, what);
     ascend_cpu::CheckLocal(Buf::L1, dst.Offset(), bytes, what);
     ascend_cpu::Core& c = ascend_cpu::Cur();
     const uint32_t aic = ascend_cpu::AicSlotOf(c);
     ascend_cpu::Core& cube = ascend_cpu::SharedCore(aic, what);
-    ascend_cpu::Touch(Buf::UB, src.Offset(), src.Offset() + bytes, Pipe::MTE3, false, what);
+    detail::UbAccess(src.Buffer(), src.Offset(), bytes, Pipe::MTE3, false, what);
     ascend_cpu::SharedAccess(Buf::L1, aic, dst.Offset(), dst.Offset() + bytes, Pipe::MTE3, true, what);
     std::memcpy(cube.mem[static_cast<int>(Buf::L1)].data() + dst.Offset(), src.Data(), bytes);
     c.unpublished[static_cast<int>(Pipe::MTE3)] = c.seq[static_cast<int>(Pipe::MTE3)];
@@ -557,9 +595,33 @@ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const 
     c.unpublishedWhat[static_cast<int>(Pipe::FIX)] = what;
 }
 
+// ---- vector unit on UB (PIPE_V) ----------------------------------------------------------------------------------
+
+namespace detail {
+/* One vector instruction over count elements: src (if any) read, dst read too if readsDst, then dst written, each a
+ * UB access on PIPE_V. Against the AIC's Fixpipe a read of dst's own bytes is left to the write (which conflicts
+ * with all the read does): otherwise which of the two a race names would depend on which core came first. */
+template <typename T>
+inline void VecOperands(const char* what, int32_t count, const LocalTensor<T>& dst, const LocalTensor<T>* src,
+                        bool readsDst)
+{
+    using ascend_cpu::Pipe;
+    const uint64_t bytes = (count > 0 ? static_cast<uint64_t>(count) : 0) * sizeof(T);
+    if (src != nullptr) {
+        const bool inDst = src->Buffer() == dst.Buffer() && src->Offset() == dst.Offset();
+        UbAccess(src->Buffer(), src->Offset(), bytes, Pipe::V, false, what, !inDst);
+    }
+    if (readsDst) {
+        UbAccess(dst.Buffer(), dst.Offset(), bytes, Pipe::V, false, what, false);
+    }
+    UbAccess(dst.Buffer(), dst.Offset(), bytes, Pipe::V, true, what);
+}
+}  // namespace detail
+
 template <typename T>
 inline void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, T s, int32_t count)
 {
+    detail::VecOperands("Muls", count, dst, &src, false);
     T* d = dst.Data();
     const T* a = src.Data();
     for (int32_t i = 0; i < count; ++i) {
@@ -571,6 +633,7 @@ inline void Muls(const LocalTensor<T>& dst, const LocalTensor<T>& src, T s, int3
 template <typename T>
 inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<T>& src, T s, int32_t count)
 {
+    detail::VecOperands("Axpy", count, dst, &src, true);
     T* d = dst.Data();
     const T* a = src.Data();
     for (int32_t i = 0; i < count; ++i) {
@@ -582,6 +645,7 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<T>& src, T s, int3
 template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, T v, int32_t count)
 {
+    detail::VecOperands<T>("Duplicate", count, dst, nullptr, false);
     T* d = dst.Data();
     for (int32_t i = 0; i < count; ++i) {
         d[i] = v;

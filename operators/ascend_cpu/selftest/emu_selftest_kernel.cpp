@@ -1,5 +1,6 @@
 /*
- * Small kernels that prove the concurrent emulator's cross-core checks (emu/emu_launch.h) bite and stay quiet:
+ * Small kernels that prove the concurrent emulator's cross-core checks (emu/emu_launch.h) and one core's pipe hand-off
+ * checks on UB (emu/emu_core.h Touch) bite and stay quiet:
  * each scenario is a correct kernel or the same kernel with one synchronisation bug, run by
  * aclblasAscendCpuSelfTest(name) and judged by the fault it reports (tests/test_ascend_cpu_concurrency.py).
  * The operators' own kernels are the sample rows; these isolate one rule each, on a few bytes of GM.
@@ -42,6 +43,24 @@ enum Scenario : uint32_t {
     L0C_TO_UB,         // the AIC Fixpipes L0C -> both AIVs' UB (dualDstCtl 1) and sets <2, PIPE_FIX>; the AIVs wait
                        // on PIPE_V and read it with SIMT
     L0C_TO_UB_NO_WAIT, // the same, the AIVs read without waiting (UB race)
+    // one AIV, its own pipes on its UB (vector unit, DataCopyPad): each bug with its synchronised twin
+    MULS_NO_FLAG,      // DataCopyPad GM->UB (MTE2), then Muls reads it (V) with no MTE2_V flag
+    MULS_FLAG,         // the same with SetFlag/WaitFlag<MTE2_V>, then V_MTE3 before the copy out
+    AXPY_NO_FLAG,      // Duplicate y, DataCopyPad GM->UB x, Axpy(y, x) with no MTE2_V flag
+    COPY_OUT_NO_FLAG,  // Muls writes UB, DataCopyPad UB->GM (MTE3) reads it with no V_MTE3 flag
+    COPY_IN_OVER_MULS, // DataCopyPad GM->UB overwrites the UB a Muls read, with no V_MTE2 flag
+    DUP_BEFORE_COPY_OUT,  // Duplicate overwrites the UB a DataCopyPad UB->GM read, with no MTE3_V flag
+    DUP_AFTER_COPY_OUT,   // the same with SetFlag/WaitFlag<MTE3_V>
+    QUEUE,             // two tiles through VECIN/VECOUT queues (the Sgemm epilogue's pattern): EnQue/DeQue and
+                       // FreeTensor/AllocTensor carry the hand-offs
+    QUEUE_NO_ENQUE,    // the same, the input tile used without EnQue/DeQue (no MTE2 -> V hand-off)
+    QUEUE_NO_FREE,     // the same, the input buffer reused without FreeTensor (no V -> MTE2 hand-off)
+    // the AIC's Fixpipe L0C -> UB read by the vector unit, or copied on UB -> L1
+    L0C_TO_UB_MULS,    // the AIVs wait on PIPE_V, then Muls the result in place
+    L0C_TO_UB_MULS_NO_WAIT,    // the same without the wait (UB race)
+    L0C_TO_UB_MULS_WAIT_PIPE,  // the wait on PIPE_MTE2, a Muls on V reads it into UB 512 (pipe error)
+    L0C_TO_UB_COPY,    // the AIVs wait on PIPE_MTE3, then copy the result UB -> their AIC's L1
+    L0C_TO_UB_COPY_NO_WAIT,    // the same without the wait (UB race)
 };
 
 /* Fills `count` floats of UB with `value` and copies them to gm (UB -> GM, MTE3). */
@@ -51,9 +70,12 @@ __aicore__ inline void WriteTile(AscendC::TPipe& pipe, __gm__ float* gm, float v
     pipe.InitBuffer(que, 1, kBytes);
     AscendC::LocalTensor<float> t = que.AllocTensor<float>();
     AscendC::Duplicate(t, value, static_cast<int32_t>(kFloats));
+    que.EnQue(t);  // V -> MTE3
+    t = que.DeQue<float>();
     AscendC::GlobalTensor<float> g;
     g.SetGlobalBuffer(gm, kFloats);
     AscendC::DataCopyPad(g, t, AscendC::DataCopyExtParams{1, kBytes, 0, 0, 0});
+    que.FreeTensor(t);
 }
 
 __aicore__ inline void ReadTile(AscendC::TPipe& pipe, __gm__ float* gm)
@@ -144,14 +166,107 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(64) inline void SimtScale(__ubuf__ float* ub
     }
 }
 
-/* Each AIV: its half of the result (8 rows of 16) read and scaled in UB by SIMT threads. */
+/* Each AIV: its half of the result (8 rows of 16) read and scaled in UB by SIMT threads or the vector unit, or
+ * copied UB -> L1 (AIV s to L1 bytes [512 s, 512 s + 512)). */
 __aicore__ inline void UseResult(uint32_t scenario)
 {
-    if (scenario != L0C_TO_UB_NO_WAIT) {
+    const bool copies = scenario == L0C_TO_UB_COPY || scenario == L0C_TO_UB_COPY_NO_WAIT;
+    if (scenario == L0C_TO_UB_MULS_WAIT_PIPE) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE2>(4);
+    } else if (scenario == L0C_TO_UB_COPY) {
+        AscendC::CrossCoreWaitFlag<2, PIPE_MTE3>(4);
+    } else if (scenario != L0C_TO_UB_NO_WAIT && scenario != L0C_TO_UB_MULS_NO_WAIT && !copies) {
         AscendC::CrossCoreWaitFlag<2, PIPE_V>(4);
     }
     AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, 0, 128);
-    asc_vf_call<SimtScale>(dim3{64, 1, 1}, ub.GetPhyAddr());
+    if (scenario == L0C_TO_UB || scenario == L0C_TO_UB_NO_WAIT) {
+        asc_vf_call<SimtScale>(dim3{64, 1, 1}, ub.GetPhyAddr());
+    } else if (copies) {
+        const uint32_t at = static_cast<uint32_t>(AscendC::GetSubBlockIdx()) * 512;
+        AscendC::DataCopy(AscendC::LocalTensor<float>(AscendC::TPosition::A1, at, 128), ub, 128u);
+    } else if (scenario == L0C_TO_UB_MULS_WAIT_PIPE) {
+        AscendC::Muls(AscendC::LocalTensor<float>(AscendC::TPosition::VECCALC, 512, 128), ub, 2.0f, 128);
+    } else {
+        AscendC::Muls(ub, ub, 2.0f, 128);  // in place
+    }
+}
+
+/* One AIV on its own UB: tile x at UB 0 and y at UB kBytes, GM words [0, kFloats) in, [kFloats, 2 kFloats) out. */
+__aicore__ inline void UbPipes(__gm__ float* gm, uint32_t scenario)
+{
+    using AscendC::HardEvent;
+    AscendC::LocalTensor<float> x(AscendC::TPosition::VECCALC, 0, kFloats);
+    AscendC::LocalTensor<float> y(AscendC::TPosition::VECCALC, kBytes, kFloats);
+    AscendC::GlobalTensor<float> in;
+    AscendC::GlobalTensor<float> out;
+    in.SetGlobalBuffer(gm, kFloats);
+    out.SetGlobalBuffer(gm + kFloats, kFloats);
+    const AscendC::DataCopyExtParams tile{1, kBytes, 0, 0, 0};
+    const AscendC::DataCopyPadExtParams<float> noPad{false, 0, 0, 0.0f};
+    const int32_t n = static_cast<int32_t>(kFloats);
+    if (scenario == AXPY_NO_FLAG) {
+        AscendC::Duplicate(y, 1.0f, n);
+        AscendC::DataCopyPad(x, in, tile, noPad);
+        AscendC::Axpy(y, x, 2.0f, n);
+        return;
+    }
+    if (scenario == DUP_BEFORE_COPY_OUT || scenario == DUP_AFTER_COPY_OUT) {
+        AscendC::Duplicate(y, 1.0f, n);
+        AscendC::SetFlag<HardEvent::V_MTE3>(0);
+        AscendC::WaitFlag<HardEvent::V_MTE3>(0);
+        AscendC::DataCopyPad(out, y, tile);
+        if (scenario == DUP_AFTER_COPY_OUT) {
+            AscendC::SetFlag<HardEvent::MTE3_V>(0);
+            AscendC::WaitFlag<HardEvent::MTE3_V>(0);
+        }
+        AscendC::Duplicate(y, 2.0f, n);  // the next tile's value
+        return;
+    }
+    AscendC::DataCopyPad(x, in, tile, noPad);
+    if (scenario != MULS_NO_FLAG) {
+        AscendC::SetFlag<HardEvent::MTE2_V>(0);
+        AscendC::WaitFlag<HardEvent::MTE2_V>(0);
+    }
+    AscendC::Muls(y, x, 2.0f, n);
+    if (scenario == COPY_IN_OVER_MULS) {
+        AscendC::DataCopyPad(x, in, tile, noPad);  // the next tile into x while V may still read it
+        return;
+    }
+    if (scenario != COPY_OUT_NO_FLAG) {
+        AscendC::SetFlag<HardEvent::V_MTE3>(0);
+        AscendC::WaitFlag<HardEvent::V_MTE3>(0);
+    }
+    AscendC::DataCopyPad(out, y, tile);
+}
+
+/* Two tiles GM -> UB -> Muls -> UB -> GM through queues of one buffer each: the second tile reuses both buffers. */
+__aicore__ inline void UbQueues(__gm__ float* gm, uint32_t scenario)
+{
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inQue;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outQue;
+    pipe.InitBuffer(inQue, 1, kBytes);
+    pipe.InitBuffer(outQue, 1, kBytes);
+    AscendC::GlobalTensor<float> g;
+    g.SetGlobalBuffer(gm, 2 * kFloats);
+    const AscendC::DataCopyExtParams tile{1, kBytes, 0, 0, 0};
+    for (uint32_t i = 0; i < 2; ++i) {
+        AscendC::LocalTensor<float> x = inQue.AllocTensor<float>();
+        AscendC::DataCopyPad(x, g[i * kFloats], tile, AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        if (scenario != QUEUE_NO_ENQUE) {
+            inQue.EnQue(x);
+            x = inQue.DeQue<float>();
+        }
+        AscendC::LocalTensor<float> y = outQue.AllocTensor<float>();
+        AscendC::Muls(y, x, 2.0f, static_cast<int32_t>(kFloats));
+        if (scenario != QUEUE_NO_FREE) {
+            inQue.FreeTensor(x);
+        }
+        outQue.EnQue(y);
+        y = outQue.DeQue<float>();
+        AscendC::DataCopyPad(g[i * kFloats], y, tile);
+        outQue.FreeTensor(y);
+    }
 }
 
 __aicore__ inline void Check(bool ok, const char* what)
@@ -199,7 +314,7 @@ extern "C" __global__ __aicore__ void emu_selftest_mix(GM_ADDR gm, uint32_t scen
         }
         return;
     }
-    if (scenario == L0C_TO_UB || scenario == L0C_TO_UB_NO_WAIT) {
+    if (scenario == L0C_TO_UB || scenario == L0C_TO_UB_NO_WAIT || scenario >= L0C_TO_UB_MULS) {
         if (ASCEND_IS_AIV) {
             UseResult(scenario);
         } else {
@@ -240,6 +355,17 @@ extern "C" __global__ __aicore__ void emu_selftest_mix(GM_ADDR gm, uint32_t scen
     CopyTilesToL1(tiles);
 }
 
+extern "C" __global__ __aicore__ void emu_selftest_ub(GM_ADDR gm, uint32_t scenario)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    auto* tiles = reinterpret_cast<__gm__ float*>(gm);
+    if (scenario >= QUEUE) {
+        UbQueues(tiles, scenario);
+    } else {
+        UbPipes(tiles, scenario);
+    }
+}
+
 extern "C" __global__ __aicore__ void emu_selftest_aiv_only(GM_ADDR, uint32_t)
 {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
@@ -260,7 +386,13 @@ constexpr Named kScenarios[] = {
     {"dcci", DCCI}, {"ub-to-l1", UB_TO_L1}, {"ub-to-l1-no-flag", UB_TO_L1_NO_FLAG},
     {"ub-to-l1-wait-pipe", UB_TO_L1_WAIT_PIPE}, {"ub-to-l1-set-pipe", UB_TO_L1_SET_PIPE},
     {"ub-to-l1-never-set", UB_TO_L1_NEVER_SET}, {"ub-to-l1-odd", UB_TO_L1_ODD}, {"l0c-to-ub", L0C_TO_UB},
-    {"l0c-to-ub-no-wait", L0C_TO_UB_NO_WAIT},
+    {"l0c-to-ub-no-wait", L0C_TO_UB_NO_WAIT}, {"muls-no-flag", MULS_NO_FLAG}, {"muls-flag", MULS_FLAG},
+    {"axpy-no-flag", AXPY_NO_FLAG}, {"copy-out-no-flag", COPY_OUT_NO_FLAG}, {"copy-in-over-muls", COPY_IN_OVER_MULS},
+    {"duplicate-before-copy-out", DUP_BEFORE_COPY_OUT}, {"duplicate-after-copy-out", DUP_AFTER_COPY_OUT},
+    {"queue", QUEUE}, {"queue-no-enque", QUEUE_NO_ENQUE}, {"queue-no-free", QUEUE_NO_FREE},
+    {"l0c-to-ub-muls", L0C_TO_UB_MULS}, {"l0c-to-ub-muls-no-wait", L0C_TO_UB_MULS_NO_WAIT},
+    {"l0c-to-ub-muls-wait-pipe", L0C_TO_UB_MULS_WAIT_PIPE}, {"l0c-to-ub-copy", L0C_TO_UB_COPY},
+    {"l0c-to-ub-copy-no-wait", L0C_TO_UB_COPY_NO_WAIT},
 };
 
 }  // namespace
@@ -286,6 +418,8 @@ extern "C" int aclblasAscendCpuSelfTest(const char* name, char* msg, int cap)
     auto* p = static_cast<uint8_t*>(gm);
     if (s <= SYNCALL_SKIPPED) {
         emu_selftest_vector<<<4, nullptr, nullptr>>>(p, s);
+    } else if (s >= MULS_NO_FLAG && s <= QUEUE_NO_FREE) {
+        emu_selftest_ub<<<1, nullptr, nullptr>>>(p, s);
     } else if (s == AIV_ONLY_FLAG) {
         emu_selftest_aiv_only<<<2, nullptr, nullptr>>>(p, s);
     } else {
