@@ -339,6 +339,22 @@ def test_fused_sgemm_without_its_cross_core_flags_fails(control):
 
 
 @pytest.mark.slow  # each builds a kernel variant
+@pytest.mark.parametrize("control", ["epilogue-load-not-enqueued", "epilogue-temp-not-freed",
+                                     "epilogue-result-not-enqueued"])
+def test_sgemm_epilogue_without_its_queue_hand_offs_fails(control):
+    # the vector unit's UB accesses (Muls, Axpy) against the same core's DataCopyPad pipes: the queues' EnQue/DeQue
+    # and FreeTensor are the epilogue's only synchronisation
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches)
+    try:
+        record = run_case(_first_row("sgemm_strided_batched_test.csv", _sgemm_general), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
+    assert expected in record["reason"] and "sgemm_strided_batched_fused_" in record["reason"], record["reason"]
+
+
+@pytest.mark.slow  # each builds a kernel variant
 @pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait"])
 def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
     # the panels UB -> L1 (cube waits for READY on PIPE_MTE1) and the result L0C -> UB (AIVs wait on PIPE_V): each

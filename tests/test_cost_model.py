@@ -137,6 +137,11 @@ def test_no_fp32_design_reaches_the_1024_limits_on_documented_rates():
         assert not any("/ fp32 /" in v for v in reach["floor_under_limit"])
         # split HF32 only under the limit with the 3M products in one launch
         assert all("3M" in v for v in reach["floor_under_limit"] if "/ hf32x3 /" in v)
+        # no tiling of the built products does it either: every cube core busy to the end is 103.1 us + the launch
+        built = [v for v in variants if v["built_products"] and v["precision"] == "hf32x3"]
+        assert all(v["balanced_cube_us"] <= v["cube_us"] for v in variants)
+        assert min(v["balanced_cube_us"] for v in built) == pytest.approx(103.1, abs=0.1)
+        assert min(v["balanced_cube_us"] for v in built) + cm.launch_us(1) > limit
 
 
 def test_kernel_cost_json_prints_one_object_with_every_row_and_field():

@@ -125,6 +125,18 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "fused-never-ready": ((
         (_SGEMM_KERNEL, "            AscendC::CrossCoreSetFlag<2, PIPE_FIX>(SB_SLOT_READY + slot);\n", ""),
     ), "deadlock: every live core of the launch waits"),
+    # The Sgemm epilogue's queues without their hand-offs (Ascend C tasks synchronise through TQue): a UB tile loaded
+    # by DataCopyPad (MTE2) and read by Muls (V) without EnQue/DeQue; a temp tile overwritten by the next load before
+    # Muls has released it (FreeTensor); C's tile stored (MTE3) before Axpy's result was enqueued.
+    "epilogue-load-not-enqueued": ((
+        (_SGEMM_KERNEL, "        que.EnQue(local);\n", ""),
+    ), "that pipe MTE2 written (DataCopyPad GM->UB) without signalling it first (no SetFlag<MTE2_V>"),
+    "epilogue-temp-not-freed": ((
+        (_SGEMM_KERNEL, "            tempQue_.FreeTensor(temp);\n", ""),
+    ), "that pipe V read (Muls) without signalling it first (no SetFlag<V_MTE2>"),
+    "epilogue-result-not-enqueued": ((
+        (_SGEMM_KERNEL, "        outQue_.EnQue(out);\n", ""),
+    ), "that pipe V written (Axpy) without signalling it first (no SetFlag<V_MTE3>"),
     # Sgemm's Fixpipe writes with twice the leading dimension of C: past the end of the buffer passed in.
     "gm-out-of-bounds": ((
         ("ascend/blas/gemm_strided_batched/arch35/sgemm_strided_batched_host.cpp", "    t.ldOut = ldOut;",

@@ -103,10 +103,14 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
     vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
     memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     launches = launch_us(design.launches)
+    fmt, passes = PRECISIONS[precision]
+    # the cube time of the same products on any tiling at all: every cube core busy to the end
+    balanced = passes * cube_macs(design) / (MACS_PER_CYCLE[fmt] * cube_cores * clock_ghz(cube_cores) * 1e3)
     rates = ("mmad", "fp8_peak", "hbm", "launch") + (("vector",) if design.vector_cycles else ())
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
-            "built_products": design.built_products, "cube_us": cube, "vector_us": vector, "memory_us": memory,
+            "built_products": design.built_products, "cube_us": cube, "balanced_cube_us": balanced,
+            "vector_us": vector, "memory_us": memory,
             "launch_us": launches, "floor_us": max(cube + vector, memory) + launches,
             "rates_source": [SOURCES[k] for k in rates]}
 
