@@ -33,12 +33,12 @@ constexpr int64_t kSplitMinRealK = 64;
 
 bool SplitHf32(const CsymmTiling& plan) { return 2 * plan.k >= kSplitMinRealK; }
 
-/* The path choice on documented rates (the same arithmetic as harness/kernels/cost_model.csymm_path_cycles), in
+/* The path choice on documented rates (the same arithmetic as harness/kernels/cost_model.csymm_path), in
  * cycles of one core: asc-devkit Cube指令理论性能汇总.md table 2 (Mmad fp32 16x16x1, HF32 16x16x8 MACs per cycle),
  * table 5 (L1 -> L0A / L0B 256 bytes per cycle each), table 8 (L0C -> UB 128 bytes per cycle); vector cores: 64 fp32
  * lanes per cycle (Vector指令理论性能汇总.md table 8, FusedMulAdd float; the 950's own table gives no arithmetic
  * rates, and SIMT's is not published). */
-constexpr double kVectorLanes = 64.0;
+constexpr int64_t kVectorLanes = 64;
 constexpr double kL0LoadBytes = 256.0;
 constexpr double kFixpipeBytes = 128.0;
 constexpr int64_t kFractal = 16;
@@ -48,13 +48,13 @@ constexpr int64_t kK0 = 8;
  * 64 (one round of lanes), each thread 4k multiply-adds (2k real K positions, real and imaginary part). */
 uint32_t VectorPathCores(const CsymmTiling& plan, int32_t vectorCores)
 {
-    return static_cast<uint32_t>(blas_host::UsedCores(blas_host::CeilDiv(plan.m * plan.n, 64), vectorCores));
+    return static_cast<uint32_t>(blas_host::UsedCores(blas_host::CeilDiv(plan.m * plan.n, kVectorLanes), vectorCores));
 }
 
 double VectorPathCycles(const CsymmTiling& plan, int32_t vectorCores)
 {
     const int64_t cores = VectorPathCores(plan, vectorCores);
-    const int64_t rounds = blas_host::CeilDiv(blas_host::CeilDiv(plan.m * plan.n, cores), 64);
+    const int64_t rounds = blas_host::CeilDiv(blas_host::CeilDiv(plan.m * plan.n, cores), kVectorLanes);
     return static_cast<double>(rounds) * 4.0 * static_cast<double>(plan.k);
 }
 
@@ -95,8 +95,7 @@ double CubePathCycles(const CsymmTiling& plan, int32_t vectorCores, bool split)
         busiest = std::max(busiest, fill + std::max(std::max(build, mmad), std::max(loadA, loadB)) + fixpipe);
     }
     const int64_t aivs = std::min<int64_t>(vectorCores, 2 * static_cast<int64_t>(plan.usedCores));
-    const double scan = static_cast<double>(blas_host::CeilDiv(plan.k * plan.k + plan.m * plan.n,
-                                                               aivs * static_cast<int64_t>(kVectorLanes)));
+    const double scan = static_cast<double>(blas_host::CeilDiv(plan.k * plan.k + plan.m * plan.n, aivs * kVectorLanes));
     return scan + busiest;
 }
 
