@@ -49,9 +49,16 @@ def real_products(backend, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np
     return p1, p2, p3
 
 
+def _complex(re: np.ndarray, im: np.ndarray) -> np.ndarray:
+    """complex64 from its parts as they are (re + 1j * im would turn an Inf real part into NaN when im is NaN)."""
+    out = np.empty(np.shape(re), np.complex64)
+    out.real, out.imag = re, im
+    return out
+
+
 def combine(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray) -> np.ndarray:
     """re = P1 - P2, im = (P3 - P1) - P2 in fp32: the finished sums subtracted."""
-    return ((p1 - p2) + 1j * ((p3 - p1) - p2)).astype(np.complex64)
+    return _complex(p1 - p2, (p3 - p1) - p2)
 
 
 def _alpha_a(a: np.ndarray, uplo: int, k: int, lda: int, alpha: complex) -> np.ndarray:
@@ -61,9 +68,7 @@ def _alpha_a(a: np.ndarray, uplo: int, k: int, lda: int, alpha: complex) -> np.n
     stored = row <= col if uplo == abi.UPPER else row >= col
     full = a[np.where(stored, row + col * lda, col + row * lda)]
     ar, ai = F32(alpha.real), F32(alpha.imag)
-    re = full.real * ar - full.imag * ai
-    im = full.imag * ar + full.real * ai
-    return (re + 1j * im).astype(np.complex64)
+    return _complex(full.real * ar - full.imag * ai, full.imag * ar + full.real * ai)
 
 
 def csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -81,8 +86,8 @@ def csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
     if beta != 0:
         old = c[at]
         br, bi = F32(beta.real), F32(beta.imag)
-        product = ((product.real + (br * old.real - bi * old.imag))
-                   + 1j * (product.imag + (br * old.imag + bi * old.real))).astype(np.complex64)
+        product = _complex(product.real + (br * old.real - bi * old.imag),
+                           product.imag + (br * old.imag + bi * old.real))
     out[at] = product
     return out
 
