@@ -74,6 +74,11 @@ def _alpha_a(a: np.ndarray, uplo: int, k: int, lda: int, alpha: complex) -> np.n
 def csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """C after C = alpha*A*B + beta*C (LEFT) or alpha*B*A + beta*C (RIGHT) by the 3M method, on the storage
     arrays (complex64, column-major with the args' leading dimensions) of a Csymm row."""
+    with np.errstate(invalid="ignore", over="ignore"):  # Inf and NaN rows: IEEE results, as the vector cores
+        return _csymm(backend, a_args, a, b, c)
+
+
+def _csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     m, n = a_args.m, a_args.n
     left = a_args.side == abi.SIDE_LEFT
     k = m if left else n
