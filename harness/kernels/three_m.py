@@ -101,7 +101,8 @@ def judge_row(backend, case: Case) -> criteria.Judgement:
     """A Csymm row computed by the 3M method on `backend` and judged by the row's own gate against its golden
     (for a large perf row, the golden's sample of C)."""
     bufs = engine.plan(case, use_poison=False)
-    golden = engine.golden_of(case, bufs)
+    with np.errstate(invalid="ignore", over="ignore"):  # the golden of an Inf or NaN row
+        golden = engine.golden_of(case, bufs)
     out = csymm(backend, case.args, bufs["A"].host, bufs["B"].host, bufs["C"].host)
     return golden.judge(out)
 
