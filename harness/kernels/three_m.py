@@ -5,7 +5,7 @@ re = P1 - P2, im = P3 - P1 - P2: a quarter fewer cube MACs than the built kernel
 operand (cost_model.csymm_designs), at the price of subtracting finished sums. No 3M kernel is built; this runs its
 three products as ONE SgemmStridedBatched call (batch 3) on the ascend-cpu emulator, so they go through the emulated
 Mmad (fp32, HF32, or split HF32 as the backend's build says) in the same fractal order a Csymm kernel's cube would
-use, and does what its vector cores would do in fp32: alpha folded into A, A mirrored from its stored triangle, the
+use (operands holding NaN: the Sgemm kernel's plain fp32 fallback, as a 3M kernel would need one), and does what its vector cores would do in fp32: alpha folded into A, A mirrored from its stored triangle, the
 pre-adds Xr + Xi and Yr + Yi, the combination, and the beta epilogue (each fp32 operation rounded once, as numpy
 float32 rounds). What it cannot show: a 3M kernel's own tiling, its L0C -> UB hand-over and any fault of them.
 """
