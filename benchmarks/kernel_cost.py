@@ -137,17 +137,22 @@ def _probe(r) -> dict:
     return {"passed": r.passed, "matched_ratio": r.matched_ratio, "max_abs_error": r.max_abs_error}
 
 
+def _measured(verdict: str, precision: dict | None, how: str) -> dict:
+    """A variant's emulator figures from a row's verdict and precision metrics (matched ratio per part or one)."""
+    ratio = (precision or {}).get("matched_ratio")
+    return {"gate_passed": verdict == "PASS",
+            "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
+            "measured_on": f"ascend-cpu emulator ({how})"}
+
+
 def _measure_three_m(backend, rows: dict, variants: dict, precision: str) -> None:
     """The 3M variants of each Csymm row at `precision`: the row computed by the 3M method on the Sgemm kernel's
     cube and judged by the row's gate."""
     how = "emulated in the Mmad" if precision == "hf32x3" else "kernels"
     for row in CSYMM_ROWS:
         judgement = three_m.judge_row(backend, rows[row])
-        ratio = judgement.metrics.get("matched_ratio")
-        measured = {"gate_passed": judgement.verdict == "PASS",
-                    "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
-                    "measured_on": f"ascend-cpu emulator (3M composed: the three real products as one "
-                                   f"SgemmStridedBatched call ({how}), pre-adds and combination in fp32)"}
+        measured = _measured(judgement.verdict, judgement.metrics, f"3M composed: the three real products as one "
+                             f"SgemmStridedBatched call ({how}), pre-adds and combination in fp32")
         for v in variants[row]:
             if v["precision"] == precision and v["name"] == cost_model.THREE_M:
                 v.update(measured)
@@ -161,10 +166,7 @@ def _measure_vector(rows: dict, variants: dict) -> dict:
         for row in CSYMM_ROWS:
             backend.reset_stats()
             record = run_case(rows[row], backend)
-            ratio = (record["precision"] or {}).get("matched_ratio")
-            measured = {"gate_passed": record["verdict"] == "PASS",
-                        "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
-                        "measured_on": "ascend-cpu emulator (kernels, the vector path forced)",
+            measured = {**_measured(record["verdict"], record["precision"], "kernels, the vector path forced"),
                         "launches_counted": backend.stats()["launches"]}
             for v in variants[row]:
                 if v["name"] == cost_model.VECTOR_PATH:
@@ -189,11 +191,8 @@ def measure(rows: dict, variants: dict) -> dict:
                 backend.reset_stats()
                 record = run_case(case, backend)
                 kernels = backend.stats()["launches"]
-                ratio = (record["precision"] or {}).get("matched_ratio")
                 how = "emulated in the Mmad" if patches == SPLIT_PATCH else "kernels"
-                measured = {"gate_passed": record["verdict"] == "PASS",
-                            "matched_ratio_min": min(ratio.values()) if isinstance(ratio, dict) else ratio,
-                            "measured_on": f"ascend-cpu emulator ({how})"}
+                measured = _measured(record["verdict"], record["precision"], how)
                 for v in variants[row]:
                     if v["precision"] == precision and v["built_products"]:
                         v.update(measured)
