@@ -52,8 +52,12 @@ def clock_ghz(cube_cores: int) -> float:
     return FP8_PEAK_FLOPS / (2 * MACS_PER_CYCLE["fp8"] * cube_cores) / 1e9
 
 
+def _ceil_div(x: int, a: int) -> int:
+    return -(-x // a)
+
+
 def _up(x: int, a: int) -> int:
-    return -(-x // a) * a
+    return _ceil_div(x, a) * a
 
 
 def tile_cycles(rows: int, cols: int, k: int, precision: str) -> float:
@@ -173,8 +177,8 @@ def csymm_vector_path_cycles(m: int, n: int, left: bool, vector_cores: int) -> f
     """The vector path (csymm_vector): one SIMT thread per element of C, ceil(mn / cores) consecutive elements per
     vector core (at least one round of lanes each), each thread 4k multiply-adds, 64 lanes per cycle."""
     k = m if left else n
-    cores = min(vector_cores, -(-m * n // VECTOR_LANES))
-    return -(-(-(-m * n // cores)) // VECTOR_LANES) * 4 * k
+    cores = min(vector_cores, _ceil_div(m * n, VECTOR_LANES))
+    return _ceil_div(_ceil_div(m * n, cores), VECTOR_LANES) * 4 * k
 
 
 def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_cores: int) -> float:
@@ -189,7 +193,8 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
     rate = MACS_PER_CYCLE[PRECISIONS[precision][0]]
     chunk = CSYMM_CHUNK_K[precision]
     real_k = 2 * k
-    k_sum = (-(-real_k // chunk) - 1) * chunk + _up(real_k - (-(-real_k // chunk) - 1) * chunk, K0)
+    full_chunks = _ceil_div(real_k, chunk) - 1  # every chunk is `chunk` deep (a multiple of K0) but the last
+    k_sum = full_chunks * chunk + _up(real_k - full_chunks * chunk, K0)
     k_first = _up(min(chunk, real_k), K0)
     tiles = csymm_tiles(m, n, left, cube_cores)
     used = min(cube_cores, len(tiles))
@@ -208,7 +213,7 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
             mmad += terms * rows * cols * k_sum / rate
             fixpipe = rows * cols * 4 / FIXPIPE_BYTES_PER_CYCLE
         busiest = max(busiest, fill + max(build, mmad, load_a, load_b) + fixpipe)
-    scan = -(-(k * k + m * n) // (min(vector_cores, 2 * used) * VECTOR_LANES))
+    scan = _ceil_div(k * k + m * n, min(vector_cores, 2 * used) * VECTOR_LANES)
     return scan + busiest
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from golden.cblas import matrix_view
+from golden.truth import symmetric_from_triangle
 from harness import abi
 from harness.judge import criteria
 from harness.kernels import kernel_precision
@@ -61,12 +63,9 @@ def combine(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray) -> np.ndarray:
     return _complex(p1 - p2, (p3 - p1) - p2)
 
 
-def _alpha_a(a: np.ndarray, uplo: int, k: int, lda: int, alpha: complex) -> np.ndarray:
-    """alpha * A (k x k, complex64) mirrored from its stored triangle, the fp32 multiply the vector cores do."""
-    idx = np.arange(k)
-    row, col = np.meshgrid(idx, idx, indexing="ij")
-    stored = row <= col if uplo == abi.UPPER else row >= col
-    full = a[np.where(stored, row + col * lda, col + row * lda)]
+def _alpha_a(a: np.ndarray, uplo: int, alpha: complex) -> np.ndarray:
+    """alpha * A (complex64) mirrored from the `uplo` triangle of `a`, the fp32 multiply the vector cores do."""
+    full = symmetric_from_triangle(a, uplo)
     ar, ai = F32(alpha.real), F32(alpha.imag)
     return _complex(full.real * ar - full.imag * ai, full.imag * ar + full.real * ai)
 
@@ -82,18 +81,18 @@ def _csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.n
     m, n = a_args.m, a_args.n
     left = a_args.side == abi.SIDE_LEFT
     k = m if left else n
-    alpha_a = _alpha_a(a, a_args.uplo, k, a_args.lda, complex(a_args.alpha))
-    bm = b[(np.arange(m)[:, None] + np.arange(n)[None, :] * a_args.ldb)]
+    alpha_a = _alpha_a(matrix_view(a, k, k, a_args.lda), a_args.uplo, complex(a_args.alpha))
+    bm = matrix_view(b, m, n, a_args.ldb)
     product = combine(*(real_products(backend, alpha_a, bm) if left else real_products(backend, bm, alpha_a)))
-    at = np.arange(m)[:, None] + np.arange(n)[None, :] * a_args.ldc
     out = c.copy()
+    target = matrix_view(out, m, n, a_args.ldc)
     beta = complex(a_args.beta)
     if beta != 0:
-        old = c[at]
+        old = matrix_view(c, m, n, a_args.ldc)
         br, bi = F32(beta.real), F32(beta.imag)
         product = _complex(product.real + (br * old.real - bi * old.imag),
                            product.imag + (br * old.imag + bi * old.real))
-    out[at] = product
+    target[...] = product
     return out
 
 
@@ -111,7 +110,7 @@ def real_part_probe(backend, m: int, spec: str, seed: int = 7,
                     side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
     """kernel_precision's cancellation probe (LOWER, alpha 1, beta 0, m x m) computed by the 3M method."""
     a, b = kernel_precision.probe_operands(m, spec, seed)
-    alpha_a = _alpha_a(a.ravel(order="F"), abi.LOWER, m, m, 1.0)
+    alpha_a = _alpha_a(a, abi.LOWER, 1.0)
     out = combine(*(real_products(backend, alpha_a, b) if side == abi.SIDE_LEFT
                     else real_products(backend, b, alpha_a)))
     return kernel_precision.judge_real_part(out, a, b, side)
