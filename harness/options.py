@@ -127,6 +127,24 @@ def add_timeout_option(p: argparse.ArgumentParser, default: float | None = None)
                    help=f"per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default {shown})")
 
 
+def add_operator_option(p: argparse.ArgumentParser) -> None:
+    """--operator NAME: which operator's table every given table is (harness.tables.header)."""
+    from harness import ops
+
+    p.add_argument("--operator", choices=ops.names(), metavar="NAME",
+                   help="read every table as this operator's: " + ", ".join(ops.names()) + " (default: the "
+                        "operator its file name <op>_test.csv names, else the one whose columns its header fits)")
+
+
+def add_table_options(p: argparse.ArgumentParser) -> None:
+    """--operator and --lenient: how `harness run` reads its tables before the first row (harness.tables.preflight)."""
+    add_operator_option(p)
+    p.add_argument("--lenient", action="store_true",
+                   help="run cells the harness reads otherwise than the ops-blas frame (a byte order mark, an "
+                        "undeclared fill extension), with a warning each, instead of refusing the table (exit 3); "
+                        "header errors are refused either way")
+
+
 def _on(values: dict[str, float]) -> str:
     """Per-backend defaults in words: `0.4 on cpu and ascend-cpu`."""
     by_value: dict[float, list[str]] = {}

@@ -43,6 +43,8 @@ TIMING_COLUMNS = (("min", "min_us"), ("max", "max_us"), ("mean", "mean_us"), ("s
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from harness import ops
+
     group = parser.getgroup("harness", "ops-blas case tables")
     group.addoption("--harness-backend", default="cpu", help="backend for case-table items (cpu, npu, cuda)")
     group.addoption("--harness-operator-lib", default=None, help="library exporting the ops-blas C ABI")
@@ -57,19 +59,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "--harness-report-dir)")
     group.addoption("--harness-timing", action="store_true",
                     help="also time perf rows (one round each) and end with a perf table, like pytest-benchmark")
+    group.addoption("--harness-operator", default=None, metavar="NAME", choices=ops.names(),
+                    help="read every case table as this operator's (`harness run --operator`)")
+    group.addoption("--harness-lenient", action="store_true",
+                    help="run cells the harness reads otherwise than the ops-blas frame (`harness run --lenient`)")
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path):
-    if file_path.name.endswith("_test.csv"):
+    """Every `*_test.csv` found, and any `.csv` named on the command line (`pytest my_csymm.csv`)."""
+    if file_path.name.endswith("_test.csv") or (file_path.suffix == ".csv" and parent.session.isinitpath(file_path)):
         return CaseTable.from_parent(parent, path=file_path)
     return None
 
 
 class CaseTable(pytest.File):
     def collect(self):
-        from harness.run.engine import load_table
+        """The table's rows, once `harness run`'s checks pass (harness.tables.preflight); a refused table is this
+        file's collection error, its lines `file:line:column: error: ...`."""
+        from harness.run.engine import table_cases
+        from harness.tables import preflight
+        from harness.tables.cases import TableError
 
-        for case in load_table(self.path):
+        option = self.config.getoption
+        try:
+            table, op, refusals, _ = preflight.check(str(self.path), option("harness_operator"),
+                                                     option("harness_lenient"))
+        except TableError as exc:
+            raise self.CollectError(str(exc)) from None
+        if refusals:
+            raise self.CollectError("\n".join(map(str, refusals)))
+        for case in table_cases(table, op):
             yield CaseItem.from_parent(self, name=case.name, case=case)
 
 

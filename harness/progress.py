@@ -44,12 +44,28 @@ def closing_lines(meta: dict[str, Any], records: list[Record], paths: dict[str, 
     from harness.reports import overview
 
     counts = overview.counts(records, meta["hardware"]["name"])
-    lines = [overview.outcome_line(counts["cases"], accepted), *overview.count_lines(counts),
+    lines = [overview.outcome_line(counts["cases"], accepted), *overview.count_lines(counts), *skip_lines(records),
              f"report: {paths.get('md', '')}", f"report (HTML): {paths.get('html', '')}"]
     if paths.get("junitxml"):
         lines.append(f"JUnit XML: {paths['junitxml']}")
     unjudged = "; perf rows were timed, not judged" if counts["timed"] and not overview.perf_judged(counts) else ""
     lines.append(f"{overview.verdict_word(code)}: exit {code} ({EXIT_WORDS.get(code, '')}){unjudged}")
+    return lines
+
+
+def skip_lines(records: list[Record], groups: int = 5, examples: int = 3) -> list[str]:
+    """Why rows were skipped: one line per reason, most rows first, naming the first few (report.md lists every
+    reason; a run whose rows were skipped must not leave the reader to guess why)."""
+    by_reason: dict[str, list[str]] = {}
+    for rec in records:
+        if rec["verdict"] == "SKIP":
+            by_reason.setdefault(rec.get("reason") or "no reason given", []).append(rec["case_name"])
+    ranked = sorted(by_reason.items(), key=lambda item: -len(item[1]))
+    lines = [f"skipped {len(names)}: {reason} ({', '.join(names[:examples])}{', ...' if len(names) > examples else ''})"
+             for reason, names in ranked[:groups]]
+    if len(ranked) > groups:
+        lines.append(f"skipped {sum(len(n) for _, n in ranked[groups:])} more for {len(ranked) - groups} other "
+                     "reasons (report.md lists them)")
     return lines
 
 

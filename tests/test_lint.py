@@ -66,11 +66,13 @@ def test_array_named_column_with_a_number_is_a_scalar(tmp_path):
     assert [(d.line, d.column) for d in found] == [(3, 3)]  # 'N3' is no number and no known fill method
 
 
-def test_unknown_columns_only_with_known_columns(tmp_path):
-    path = write(tmp_path, "# c\ncase_name,m,random_sead\nc1,4,7\n")
+def test_columns_are_checked_only_for_an_operator_this_harness_implements(tmp_path):
+    path = write(tmp_path, "# c\ncase_name,m,random_sead\nc1,4,7\n")  # demo_test.csv: an operator it lacks
     assert lint_table(path) == []
-    found = lint_table(path, known_columns={"case_name", "m", "random_seed"})
-    assert [str(d) for d in found] == [f"{path}:2:3: warning: unknown column 'random_sead': nothing reads it"]
+    errors = [str(d) for d in lint_table(path, "csymm") if d.severity == "error"]
+    assert errors[0] == f"{path}:2:3: error: unknown column 'random_sead' (did you mean 'random_seed'?)"
+    assert f"{path}:2:4: error: missing column 'side': a csymm row means nothing without it (the frame would " \
+           "silently give every row its default)" in errors
 
 
 def test_command_exit_codes_and_output(tmp_path, capsys):
@@ -105,7 +107,10 @@ def test_project_table_gets_unknown_column_check(tmp_path, capsys):
     path = write(tmp_path, header + "\nTC_1,d,LEFT,UPPER,4,4,1,0,RANDOM_NORM_1,4,RANDOM_NORM_1,4,0,0,VALUE_NORM_0,4,"
                  "SUCCESS,0,0,1\n", "csymm_test.csv")
     assert main(["lint", path]) == 1
-    assert f"{path}:1:20: warning: unknown column 'random_sead': nothing reads it" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{path}:1:20: error: unknown column 'random_sead' (did you mean 'random_seed'?)" in out
+    assert f"{path}:1:21: note: columns the header lacks take the frame's default in every row: random_seed = 0 " \
+           "(seed 42)" in out
 
 
 def test_shared_tables_report_only_real_findings(tmp_path, capsys):
@@ -117,14 +122,18 @@ def test_shared_tables_report_only_real_findings(tmp_path, capsys):
         shutil.copy(SHARED / name, tmp_path / name)
         paths.append(str(tmp_path / name))
     assert main(["lint", *paths]) == 1
-    cgemm, gemv, ssymm = paths[0], paths[1], paths[-1]
+    cgemm, gemv, sgemm, ssymm = paths
+    lacks = "note: columns the header lacks take the frame's default in every row:"
     assert capsys.readouterr().out.splitlines() == [
         *(f"{path}:1:1: warning: operator '{op}': this harness does not implement it (it implements "
           f"{', '.join(ops.names())}); only the C++ frame's generic cell rules were checked, and `harness run` skips "
           "every row" for path, op in ((cgemm, "cgemm_batched"), (gemv, "gemv_strided_batched"))),
+        f"{sgemm}:1:23: {lacks} mere_threshold, mare_multiplier = 0 (the gate's default); random_seed = 0 (seed 42)",
+        f"{ssymm}:1:15: {lacks} random_seed = 0 (seed 42); a_fill, b_fill, c_fill = RANDOM:-10:10 (the index sequence "
+        "1, 2, 3...); alpha_null, beta_null = false",
         f"{ssymm}:9:3: warning: side '0xFF': the C++ frame reads it as 0 (std::stoi stops at 'xFF')",
         f"{ssymm}:10:4: warning: uplo '0xFF': the C++ frame reads it as 0 (std::stoi stops at 'xFF')",
-        "4 file(s) checked: 0 error(s), 4 warning(s)",
+        "4 file(s) checked: 0 error(s), 4 warning(s), 2 note(s)",
     ]
 
 

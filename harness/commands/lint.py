@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness import ops
-from harness.tables.cases import ERROR, TableError, op_for_table, read_table
+from harness.options import add_operator_option
+from harness.tables import header
+from harness.tables.cases import ERROR, NOTE, TableError, read_table
 from harness.exitcodes import Exit
 from harness.tables.lint import lint_rows, unimplemented
 
@@ -14,17 +15,12 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser("lint", help="check case tables; file:line:column diagnostics",
                               description=__doc__.splitlines()[0])
     p.add_argument("csv", nargs="+", metavar="CSV", help="case tables (*_test.csv)")
+    add_operator_option(p)
     p.set_defaults(func=run)
 
 
-def known_columns_for(op: str | None) -> set[str] | None:
-    """The header an operator this harness implements reads; None (no unknown-column check) for other tables."""
-    module = ops.get(op)
-    return set(module.COLUMNS) if module is not None and hasattr(module, "COLUMNS") else None
-
-
 def run(args: argparse.Namespace) -> int:
-    errors = warnings = files = 0
+    errors = warnings = notes = files = 0
     missing = False
     for path in args.csv:
         try:
@@ -38,12 +34,14 @@ def run(args: argparse.Namespace) -> int:
             missing = True
             continue
         files += 1
-        found = lint_rows(table, known_columns_for(op_for_table(table)))
-        for diag in filter(None, [unimplemented(table), *found]):
+        op = header.resolve(table, args.operator)[0]
+        for diag in filter(None, [unimplemented(table, op), *lint_rows(table, op)]):
             print(diag)
             errors += diag.severity == ERROR
-            warnings += diag.severity != ERROR
-    print(f"{files} file(s) checked: {errors} error(s), {warnings} warning(s)")
+            notes += diag.severity == NOTE
+            warnings += diag.severity not in (ERROR, NOTE)
+    print(f"{files} file(s) checked: {errors} error(s), {warnings} warning(s)" + (f", {notes} note(s)" if notes
+                                                                                  else ""))
     if missing:
         return Exit.ENV
     return Exit.FAIL if errors or warnings else Exit.OK

@@ -22,11 +22,12 @@ from harness import ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.tables.cases import TableError
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case, load_cases, matches
+from harness.run.engine import DEFAULT_MEMORY_CAP, Case, matches, table_cases
 from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_baselines_option, add_history_option, add_select_option,
-                             add_timeout_option, add_timing_options, default_tables, non_negative_int, positive_float,
-                             positive_int)
+                             add_table_options, add_timeout_option, add_timing_options, default_tables,
+                             non_negative_int, positive_float, positive_int)
+from harness.tables import preflight
 from harness.settings import from_options
 from harness.progress import Progress
 from harness.store.session import Session, new_meta, new_settings, why
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="parallel workers for precision rows on a single --device (several devices get one worker "
                         "each)")
     add_select_option(p)
+    add_table_options(p)
     p.add_argument("--report-dir", default="reports", help="reports land in REPORT_DIR/<run_id>/")
     add_history_option(p)
     add_timeout_option(p)
@@ -116,13 +118,19 @@ def run(args: argparse.Namespace) -> int:
     if problem := _tables_problem(tables):
         print(f"harness run: {problem}", file=sys.stderr)
         return Exit.ENV
+    try:  # every header and lint finding before the first row (harness.tables.preflight)
+        checked = preflight.check_all(tables, args.operator, args.lenient)
+    except TableError as exc:
+        print(str(exc), file=sys.stderr)
+        return Exit.ENV
+    except OSError as exc:  # a table that vanished or cannot be read after the first check
+        print(f"harness run: {why(exc)}", file=sys.stderr)
+        return Exit.ENV
+    if checked is None:
+        return Exit.ENV
+    every = [case for table, op in checked for case in table_cases(table, op)]
     if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.perf.msprof)
         from harness.perf import msprof
-        try:
-            every = load_cases(tables)
-        except TableError as exc:
-            print(str(exc), file=sys.stderr)
-            return Exit.ENV
         return msprof.run(args, [c for c in every if matches(args.select, c.name)] if args.select else every,
                           baselines_for)
     try:
@@ -134,7 +142,6 @@ def run(args: argparse.Namespace) -> int:
         # the first line at once: reading and planning 2650 rows, then the probe, take seconds on a loaded machine
         print(f"harness run: {len(tables)} case table(s) ({', '.join(Path(t).name for t in tables)}) on the "
               f"{args.backend} backend", flush=True)
-        every = load_cases(tables)
         cases = [c for c in every if matches(args.select, c.name)] if args.select else every
         if args.select:
             print(f"-k {args.select!r}: {len(cases)} of {len(every)} rows selected", flush=True)

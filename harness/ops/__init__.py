@@ -11,6 +11,11 @@ operator either; a package re-exports from it what is part of its interface.
 Each package provides:
 
     NAME, COLUMNS (the table header it reads), GATE (precision criterion name), Args (frozen dataclass)
+    REQUIRED                                             the columns without which a row means nothing (besides
+                                                         case_name and expect_result): a header lacking one is an
+                                                         error before any row runs (harness.tables.header)
+    DEFAULTS: {column: what a row gets without it}       every other column but the base ones (harness.tables.
+                                                         cases.BASE_DEFAULTS); said once for a header lacking it
     SYMBOL, ARGTYPES                                     the aclblas C symbol and its ctypes argument types
     invoke(lib, handle, *C arguments) -> int             the raw C call (tests and probes use it directly)
     CALLS: {backend api: call(backend, args, ptrs, handle, scalars) -> status}

@@ -17,6 +17,14 @@ from harness import abi
 #: The valid op() values, and every transA x transB in the order the generators cross them.
 OPS = (abi.OP_N, abi.OP_T, abi.OP_C)
 COMBOS = tuple((ta, tb) for ta in OPS for tb in OPS)
+#: The columns without which a batched GEMM row means nothing (besides case_name and expect_result): a header
+#: without one is an error before any row runs (harness.tables.header).
+REQUIRED = ("transA", "transB", "m", "n", "k")
+#: What the frames (sgemm_batched_param.h and its strided twin) give every row for a column the header lacks.
+DEFAULTS = {"alpha": "1", "beta": "0", "lda": "the compact minimum", "ldb": "the compact minimum",
+            "ldc": "the compact minimum", "batchCount": "1", "a_fill": "RANDOM", "b_fill": "RANDOM",
+            "c_fill": "VALUE_NORM_0", "alpha_null": "false", "beta_null": "false", "aarray_null": "false",
+            "barray_null": "false", "carray_null": "false"}
 #: Coverage categories every batched GEMM table must reach: each transA x transB.
 REQUIRED_TRANS = [("transA x transB", a + b) for a in "NTC" for b in "NTC"]
 

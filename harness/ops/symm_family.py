@@ -23,6 +23,9 @@ COMBOS = ((abi.SIDE_LEFT, abi.UPPER), (abi.SIDE_LEFT, abi.LOWER), (abi.SIDE_RIGH
 #: cublas<t>symm_v2 (CuPy does not wrap SYMM): handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc.
 CUBLAS_ARGTYPES = [_L.PTR, _L.INT, _L.INT, _L.INT, _L.INT, _L.PTR, _L.PTR, _L.INT, _L.PTR, _L.INT, _L.PTR, _L.PTR,
                    _L.INT]
+#: The columns without which a SYMM row means nothing (besides case_name and expect_result): a header without one
+#: is an error before any row runs (harness.tables.header).
+REQUIRED = ("side", "uplo", "m", "n")
 #: Coverage categories every SYMM table must reach: each side x uplo.
 REQUIRED_SIDE_UPLO = [("side x uplo", f"{s} {u}") for s in ("LEFT", "RIGHT") for u in ("UPPER", "LOWER")]
 

@@ -20,7 +20,8 @@ from golden import sample
 from harness import abi, ops
 from harness.judge import criteria, footprint
 from harness.perf import verdict as perf
-from harness.tables.cases import CellReader, base_fields, op_for_table, read_table
+from harness.tables import header
+from harness.tables.cases import CellReader, Table, base_fields, read_table
 from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
 from harness.tables.case import Case
 from harness.store.record import Record
@@ -33,21 +34,29 @@ from harness.settings import DEFAULT_MEMORY_CAP
 KEPT_GOLDENS_BYTES = 1 << 30
 
 
-def load_table(path: str | Path) -> list[Case]:
-    """Every row of one table as a Case; rows for operators this harness lacks become SKIP cases."""
+def load_table(path: str | Path, operator: str | None = None) -> list[Case]:
+    """Every row of one table as a Case, read as `operator`'s, else as the operator its file name or header names
+    (harness.tables.header); `harness run` checks the header first (harness.tables.preflight), this reads any."""
     table = read_table(str(path))
-    op = op_for_table(table)
+    return table_cases(table, header.resolve(table, operator)[0])
+
+
+def table_cases(table: Table, op: str | None) -> list[Case]:
+    """Every row of a read table as a Case of `op`; rows of an operator this harness lacks, or of none that could
+    be told, become SKIP cases that say so."""
     spec = ops.get(op)
     cases = []
     for row in table.rows:
         diags: list = []
         reader = CellReader(row, diags)
         base = base_fields(reader)
-        case = Case(table=str(path), line=row.line, name=base.case_name, op=op, description=base.description,
+        case = Case(table=table.path, line=row.line, name=base.case_name, op=op, description=base.description,
                     expected_status=base.expect_result, seed=base.random_seed,
                     thresholds=(base.mere_threshold, base.mare_multiplier))
-        if spec is None:
-            case.skip = f"operator {op or '?'} is not implemented by this harness"
+        if op is None:
+            case.skip = "no operator: the file name is not <op>_test.csv and the header does not tell one (harness lint)"
+        elif spec is None:
+            case.skip = f"operator {op} is not implemented by this harness"
         else:
             case.args = spec.parse(reader, base.description)
             case.params = _plain(case.args)
@@ -70,9 +79,9 @@ def _plain(args: Any) -> dict[str, Any]:
     return out
 
 
-def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]:
+def load_cases(paths: list[str | Path], select: str | None = None, operator: str | None = None) -> list[Case]:
     """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
-    cases = [c for p in paths for c in load_table(p)]
+    cases = [c for p in paths for c in load_table(p, operator)]
     return [c for c in cases if matches(select, c.name)] if select else cases
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from harness import abi
 from harness.tables.fill import FillError, parse_fill, stod_prefix, stof_prefix
 
-ERROR, WARNING = "error", "warning"
+ERROR, WARNING, NOTE = "error", "warning", "note"
 _BOM = b"\xef\xbb\xbf"
 _TRIM = " \t\r\n"
 _GTEST_NAME = re.compile(r"[A-Za-z0-9_]+")
@@ -51,6 +51,9 @@ class Diagnostic:
     column: int
     severity: str
     message: str
+    #: the harness reads this otherwise than the ops-blas frame does (a BOM, a fill extension the table does not
+    #: declare): `harness run` refuses the table unless --lenient
+    misread: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}:{self.column}: {self.severity}: {self.message}"
@@ -169,7 +172,8 @@ def _is_skipped(line: str) -> bool:
 def _decode(raw: bytes, path: str, diags: list[Diagnostic]) -> str:
     if raw.startswith(_BOM):
         diags.append(Diagnostic(path, 1, 1, WARNING, "UTF-8 byte order mark: the C++ frame reads it as part of the "
-                                "first column name, so it never finds that column (save the file without BOM)"))
+                                "first column name, so it never finds that column (save the file without BOM)",
+                                misread=True))
         raw = raw[len(_BOM):]
     try:
         return raw.decode("utf-8")
@@ -314,9 +318,9 @@ class CellReader:
         self.row = row
         self.diagnostics = diagnostics
 
-    def _report(self, col: str, severity: str, message: str) -> None:
+    def _report(self, col: str, severity: str, message: str, misread: bool = False) -> None:
         self.diagnostics.append(Diagnostic(self.row.path, self.row.line, self.row.columns.get(col, 1), severity,
-                                           message))
+                                           message, misread))
 
     def cell(self, col: str) -> str | None:
         return self.row.cells.get(col)
@@ -459,13 +463,21 @@ class CellReader:
                                        "sequence 1,2,3…")
         elif not spec.cpp_known and spec.method not in self.row.extensions:
             self._report(col, WARNING, f"{col} {text!r}: {spec.method} is an extension unknown to the C++ frame "
-                                       "(it would fill the index sequence 1,2,3…)")
+                                       "(it would fill the index sequence 1,2,3…)", misread=True)
         for note in spec.notes:
             self._report(col, WARNING, f"{col} {text!r}: {note}")
         if spec.method == "RANDOM" and (spec.val1 < 0 or spec.val2 < 0):
             self._report(col, WARNING, f"{col} {text!r}: RANDOM_a_b draws from [-a, b); a negative bound means "
                                        "FLT_MAX on that side, not a signed bound")
         return text
+
+
+#: The columns every operator's rows need: without a case_name a row has no name, without expect_result no
+#: expected status (harness.tables.header refuses a header lacking one).
+BASE_REQUIRED = ("case_name", "expect_result")
+#: What every frame gives a row for a base column the header lacks (said once per table).
+BASE_DEFAULTS = {"description": "empty", "mere_threshold": "0 (the gate's default)",
+                 "mare_multiplier": "0 (the gate's default)", "random_seed": "0 (seed 42)"}
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,19 @@
 """Lint a case table: every place where the C++ frame would reject a cell or silently read it differently than its
 author probably meant, with `file:line:column` positions.
 
-The checks are the CellReader rules themselves, chosen per column by its name (the ops-blas naming conventions), so
-`harness lint` and `harness run` can never disagree about what a cell means.
+The header is checked against the table's operator (harness.tables.header). The cells of an operator this harness
+implements are read by the operator's own reader, the one `harness run` uses, so `harness lint` and `harness run`
+can never disagree about what a cell means; the cells of any other table by the CellReader rules chosen per column
+by its name (the ops-blas naming conventions).
 """
 from __future__ import annotations
 
 import re
 
 from harness import abi, ops
+from harness.tables import header
 from harness.tables.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table,
-                           base_fields, op_for_table, read_table, seed_of)
+                                  base_fields, read_table, seed_of)
 from harness.tables.fill import stof_prefix
 
 _INT_COLUMN = re.compile(r"(m|n|k|M|N|K|nrhs|kl|ku|ld[a-z]*|inc[a-z]*|batch_?[cC]ount|batch_size|group_?[cC]ount"
@@ -64,47 +67,38 @@ def _check_cell(reader: CellReader, col: str, header: set[str]) -> None:
         reader.float(col, 0.0)
 
 
-def lint_rows(table: Table, known_columns: set[str] | None = None) -> list[Diagnostic]:
-    """Diagnostics of an already-read table: reading problems, every cell, and unknown columns."""
+def lint_rows(table: Table, operator: str | None = None) -> list[Diagnostic]:
+    """Diagnostics of an already-read table, in file order: its header for its operator (`operator`, else the one
+    harness.tables.header finds), reading problems and every cell."""
+    op, found = header.resolve(table, operator)
+    return sorted(found + lint_cells(table, op), key=lambda d: (d.line, d.column))
+
+
+def lint_cells(table: Table, op: str | None) -> list[Diagnostic]:
+    """The table's reading problems and every row's cells as `op` reads them (the generic rules for an operator
+    this harness does not implement), with the output overlaps and frame readings of its rows."""
     diags = list(table.diagnostics)
-    if known_columns is not None:
-        for col, name in enumerate(table.header, start=1):
-            if name and name not in known_columns:
-                diags.append(Diagnostic(table.path, table.header_line, col, WARNING,
-                                        f"unknown column {name!r}: nothing reads it"))
-    header = set(table.header)
+    spec = ops.get(op)
+    names = set(table.header)
     for row in table.rows:
         reader = CellReader(row, diags)
-        for col in row.cells:
-            _check_cell(reader, col, header)
-    diags += _overlapping_outputs(table) + frame_readings(table)
-    diags.sort(key=lambda d: (d.line, d.column))
-    return diags
-
-
-def _overlapping_outputs(table: Table) -> list[Diagnostic]:
-    """Rows expected to succeed whose output batches overlap (strideC under C's span, or 0 with batchCount > 1):
-    their result depends on the order batches run in, so `harness run` refuses them (ERROR)."""
-    spec = ops.get(op_for_table(table))
-    if spec is None:
-        return []
-    found = []
-    for row in table.rows:
-        reader = CellReader(row, [])  # the cells' own problems are reported above
-        if base_fields(reader).expect_result != abi.Status.SUCCESS:
+        if spec is None:
+            for col in row.cells:
+                _check_cell(reader, col, names)
             continue
-        overlap = spec.output_overlap(spec.parse(reader, reader.text("description")))
-        if overlap:
-            found.append(Diagnostic(table.path, row.line, row.columns.get("strideC", 1), WARNING,
+        base = base_fields(reader)
+        args = spec.parse(reader, base.description)
+        if base.expect_result == abi.Status.SUCCESS and (overlap := spec.output_overlap(args)):
+            # strideC under C's span, or 0 with batchCount > 1: the result depends on the order batches run in
+            diags.append(Diagnostic(table.path, row.line, row.columns.get("strideC", 1), WARNING,
                                     f"output batches overlap: {overlap}; `harness run` refuses this row (ERROR)"))
-    return found
+    return diags + frame_readings(table, spec)
 
 
-def frame_readings(table: Table) -> list[Diagnostic]:
+def frame_readings(table: Table, spec) -> list[Diagnostic]:
     """Cells the operator's ops-blas frame reads otherwise than their literal value (the package's optional
     `frame_notes`, e.g. csymm's ld cells <= 0, which its frame runs as compact): a warning on each, since the table
     means one thing to the frame and another to a reader who takes the cell at its word."""
-    spec = ops.get(op_for_table(table))
     notes = getattr(spec, "frame_notes", None)
     if notes is None:
         return []
@@ -112,19 +106,18 @@ def frame_readings(table: Table) -> list[Diagnostic]:
             for row in table.rows for col, message in notes(CellReader(row, []))]
 
 
-def unimplemented(table: Table) -> Diagnostic | None:
+def unimplemented(table: Table, op: str | None) -> Diagnostic | None:
     """A warning for a table of an operator this harness does not implement: its cells were read with the C++
     frame's generic rules only (no column or operator check), and `harness run` would skip every row, so a clean
-    lint must not read as "this table is fine to run"."""
-    op = op_for_table(table)
-    if ops.get(op) is not None:
+    lint must not read as "this table is fine to run". None for an implemented operator, or none at all (the
+    header's error says why)."""
+    if op is None or ops.get(op) is not None:
         return None
-    what = f"operator {op!r}" if op else "no operator (the file is not named <op>_test.csv)"
     return Diagnostic(table.path, table.header_line, 1, WARNING,
-                      f"{what}: this harness does not implement it (it implements {', '.join(ops.names())}); "
+                      f"operator {op!r}: this harness does not implement it (it implements {', '.join(ops.names())}); "
                       "only the C++ frame's generic cell rules were checked, and `harness run` skips every row")
 
 
-def lint_table(path: str, known_columns: set[str] | None = None) -> list[Diagnostic]:
+def lint_table(path: str, operator: str | None = None) -> list[Diagnostic]:
     """Every diagnostic for one table file, in file order. A missing file raises OSError."""
-    return lint_rows(read_table(path), known_columns)
+    return lint_rows(read_table(path), operator)

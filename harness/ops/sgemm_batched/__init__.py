@@ -39,9 +39,11 @@ NAME = "sgemm_batched"
 COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha", "beta", "lda", "ldb", "ldc",
            "batchCount", "a_fill", "b_fill", "c_fill", "alpha_null", "beta_null", "aarray_null", "barray_null",
            "carray_null", "expect_result", "mere_threshold", "mare_multiplier", "random_seed")
+REQUIRED = gemm_family.REQUIRED
 GATE = "mixed_tolerance"
 DEFAULT_FILL = "RANDOM"
 _ROLES = ("A", "B", "C")
+DEFAULTS = gemm_family.DEFAULTS
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,10 @@ COLUMNS = ("case_name", "description", "transA", "transB", "m", "n", "k", "alpha
            "strideB", "ldc", "strideC", "batchCount", "a_fill", "b_fill", "c_fill", "expect_result",
            "mere_threshold", "mare_multiplier", "random_seed", "alpha_null", "beta_null", "aarray_null",
            "barray_null", "carray_null")
+REQUIRED = gemm_family.REQUIRED
 GATE = "mere_mare"
 DEFAULT_FILL = "RANDOM"
+DEFAULTS = {**gemm_family.DEFAULTS, **{f"stride{x}": "the compact stride (ld x stored columns)" for x in "ABC"}}
 #: The seed's clamp for near-zero elements (精度标准: atol_floor = 2^-13).
 ATOL_FLOOR = 2.0 ** -13
 

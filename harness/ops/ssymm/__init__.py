@@ -39,10 +39,17 @@ COLUMNS = ("case_name", "description", "side", "uplo", "m", "n", "alpha", "lda",
            "expect_result", "mere_threshold", "mare_multiplier", "a_fill", "b_fill", "c_fill", "random_seed",
            "alpha_null", "beta_null")
 GATE = "mere_mare"
+#: ssymm_param.h gives an ld no compact default (0, which every row expecting SUCCESS would fail on), so the ld
+#: columns are required here besides the SYMM ones.
+REQUIRED = (*symm_family.REQUIRED, "lda", "ldb", "ldc")
 #: The upstream test's fill string (`makeBlasMatrixRM(..., "RANDOM:-10:10", seed)`): the index sequence in effect.
 DEFAULT_FILL = "RANDOM:-10:10"
 #: An empty uplo cell, as ssymm_param.h defaults it.
 DEFAULT_UPLO = abi.LOWER
+#: What ssymm_param.h and the upstream test give every row for a column the header lacks.
+DEFAULTS = {"alpha": "1", "beta": "0", "a_fill": f"{DEFAULT_FILL} (the index sequence 1, 2, 3...)",
+            "b_fill": f"{DEFAULT_FILL} (the index sequence 1, 2, 3...)",
+            "c_fill": f"{DEFAULT_FILL} (the index sequence 1, 2, 3...)", "alpha_null": "false", "beta_null": "false"}
 
 
 @dataclass(frozen=True)
