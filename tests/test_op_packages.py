@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: composition) are about the Ascend C sources of two operators, not the harness's operator model.
 ALLOWED = ("harness/ops/", "golden/", "harness/backends/build.py", "harness/backends/ascend_cpu.py",
            "harness/kernels/")
-INTERFACE = ("NAME", "COLUMNS", "GATE", "Args", "SYMBOL", "ARGTYPES", "CALLS", "parse", "buffers", "golden_result",
+INTERFACE = ("NAME", "COLUMNS", "REQUIRED", "DEFAULTS", "GATE", "Args", "SYMBOL", "ARGTYPES", "CALLS", "parse",
+             "buffers", "golden_result",
              "scalars", "sample_problem", "output_overlap", "accumulates", "error_scale", "gate", "flops",
              "buffer_bytes", "bytes_needed", "expected_workspace_bytes", "baseline_params", "invoke")
 

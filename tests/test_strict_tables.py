@@ -103,7 +103,7 @@ def test_a_skipped_row_says_why_on_the_console_and_in_the_reports(tmp_path, caps
     captured = capsys.readouterr()
     reason = "operator cgemm_batched is not implemented by this harness"
     assert f"skipped 5: {reason} (TC_0, TC_1, TC_2, ...)" in captured.out.splitlines()
-    assert f"{table}:1:1: warning: operator 'cgemm_batched': this harness does not implement it" in captured.err
+    assert f"{table}:1:1: warning: operator 'cgemm_batched': this harness does not implement it" in captured.out
     assert {c["reason"] for c in _report(tmp_path)["cases"]} == {reason}
     markdown = next((tmp_path / "r").glob("*/report.md")).read_text()
     assert re.search(rf"\| {re.escape(reason)} +\| 5 +\| TC_0, TC_1, TC_2, TC_3, TC_4 +\|", markdown)
@@ -132,7 +132,7 @@ def test_a_cell_the_frame_reads_otherwise_is_refused_unless_lenient(tmp_path, ca
     assert not (tmp_path / "r").exists()
 
     assert _run(tmp_path, str(table), "--lenient") == 0
-    assert f"{table}:2:9: warning: a_fill 'NORMAL_1_0.5': NORMAL" in capsys.readouterr().err
+    assert f"{table}:2:9: warning: a_fill 'NORMAL_1_0.5': NORMAL" in capsys.readouterr().out
 
     table.write_text("# harness-extensions: NORMAL\n" + table.read_text())
     assert preflight.check(str(table))[2:] == ([], [])

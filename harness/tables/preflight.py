@@ -36,23 +36,24 @@ def check(path: str, operator: str | None = None,
     return table, op, _in_order(refusals), _in_order(findings)
 
 
-def check_all(paths: list[str], operator: str | None = None, lenient: bool = False,
-              out: TextIO | None = None) -> list[tuple[Table, str | None]] | None:
-    """Every table checked and what was found printed (at most SHOWN lines of each kind per table); the tables
-    with their operators, or None when any is refused."""
-    out = out or sys.stderr
+def check_all(paths: list[str], operator: str | None = None, lenient: bool = False, out: TextIO | None = None,
+              err: TextIO | None = None) -> list[tuple[Table, str | None]] | None:
+    """Every table checked, its findings printed to `out` and its refusals to `err` (at most SHOWN lines of each
+    per table); the tables with their operators, or None when any is refused. The streams default to sys.stdout
+    and sys.stderr as they are at the call."""
+    out, err = out or sys.stdout, err or sys.stderr
     checked, refused, misread = [], 0, 0
     for path in paths:
         table, op, refusals, findings = check(path, operator, lenient)
         _print(findings, path, "finding(s)", out)
-        _print(refusals, path, "error(s)", out)
+        _print(refusals, path, "error(s)", err)
         refused += len(refusals)
         misread += sum(d.misread for d in refusals)
         checked.append((table, op))
     if refused:
         why = (f"; {misread} of them where the harness would read a row otherwise than its ops-blas frame "
                "(--lenient runs them, as warnings)") if misread else ""
-        print(f"harness run: {refused} error(s) in the tables{why}; nothing run (exit 3)", file=out)
+        print(f"harness run: {refused} error(s) in the tables{why}; nothing run (exit 3)", file=err)
         return None
     return checked
 
