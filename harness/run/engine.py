@@ -34,11 +34,11 @@ from harness.settings import DEFAULT_MEMORY_CAP
 KEPT_GOLDENS_BYTES = 1 << 30
 
 
-def load_table(path: str | Path, operator: str | None = None) -> list[Case]:
-    """Every row of one table as a Case, read as `operator`'s, else as the operator its file name or header names
-    (harness.tables.header); `harness run` checks the header first (harness.tables.preflight), this reads any."""
+def load_table(path: str | Path) -> list[Case]:
+    """Every row of one table as a Case of the operator its file name or header names (harness.tables.header);
+    `harness run` checks the header first (harness.tables.preflight), this reads any table."""
     table = read_table(str(path))
-    return table_cases(table, header.resolve(table, operator)[0])
+    return table_cases(table, header.resolve(table)[0])
 
 
 def table_cases(table: Table, op: str | None) -> list[Case]:
@@ -54,7 +54,7 @@ def table_cases(table: Table, op: str | None) -> list[Case]:
                     expected_status=base.expect_result, seed=base.random_seed,
                     thresholds=(base.mere_threshold, base.mare_multiplier))
         if op is None:
-            case.skip = "no operator: the file name is not <op>_test.csv and the header does not tell one (harness lint)"
+            case.skip = "no operator: the file is not named <op>_test.csv and its header tells none (harness lint)"
         elif spec is None:
             case.skip = f"operator {op} is not implemented by this harness"
         else:
@@ -79,9 +79,9 @@ def _plain(args: Any) -> dict[str, Any]:
     return out
 
 
-def load_cases(paths: list[str | Path], select: str | None = None, operator: str | None = None) -> list[Case]:
+def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]:
     """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
-    cases = [c for p in paths for c in load_table(p, operator)]
+    cases = [c for p in paths for c in load_table(p)]
     return [c for c in cases if matches(select, c.name)] if select else cases
 
 
