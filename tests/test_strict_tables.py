@@ -15,6 +15,7 @@ from harness import ops
 from harness.cli import main
 from harness.options import default_tables
 from harness.progress import skip_lines
+from harness.run.engine import load_table
 from harness.tables import header, preflight
 from harness.tables.cases import NOTE, read_table
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table
@@ -77,6 +78,17 @@ def test_a_header_two_operators_share_is_an_error_listing_them(tmp_path, capsys)
     assert (f"{table}:1:1: error: which operator? the header fits sgemm_strided_batched and sgemm_batched: name "
             "the file <op>_test.csv or pass --operator NAME") in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_a_header_no_operator_fits_is_read_against_the_closest(tmp_path):
+    table = read_table(str(_write(tmp_path / "mine.csv", MISSPELLED, ROWS)))
+    op, found = header.resolve(table)
+    assert op is None and [d.severity for d in found] == ["error"] * 4
+    assert found[0].message.startswith("which operator? the header fits none this harness implements")
+    assert found[0].message.endswith("read as the closest, csymm:")
+    assert "unknown column 'M' (did you mean 'm'?)" == found[1].message
+    assert {c.skip for c in load_table(table.path)} == {"no operator: the file is not named <op>_test.csv and its "
+                                                        "header tells none (harness lint)"}
 
 
 def test_operator_option_decides_a_shared_header(tmp_path, capsys):

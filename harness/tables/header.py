@@ -91,9 +91,10 @@ def resolve(table: Table, operator: str | None = None) -> tuple[str | None, list
     if fitting:
         return None, [error(f"which operator? the header fits {' and '.join(fitting)}: name the file "
                             "<op>_test.csv or pass --operator NAME")]
-    closest = min(ops.names(), key=lambda name: len([d for d in check(table, ops.get(name)) if d.severity == ERROR]))
+    errors = {name: [d for d in check(table, ops.get(name)) if d.severity == ERROR] for name in ops.names()}
+    closest = min(errors, key=lambda name: len(errors[name]))
     return None, [error(f"which operator? the header fits none this harness implements ({', '.join(ops.names())}); "
-                        f"read as the closest, {closest}:"), *check(table, ops.get(closest))]
+                        f"read as the closest, {closest}:"), *errors[closest]]
 
 
 def _belongs_elsewhere(table: Table, op: str) -> list[Diagnostic]:
