@@ -150,6 +150,15 @@ def test_a_cell_the_frame_reads_otherwise_is_refused_unless_lenient(tmp_path, ca
     assert preflight.check(str(table))[2:] == ([], [])
 
 
+def test_a_byte_order_mark_is_refused_unless_lenient(tmp_path):
+    """The frame reads the BOM into the first column's name and never finds case_name; the harness strips it."""
+    table = tmp_path / "csymm_test.csv"
+    table.write_bytes(b"\xef\xbb\xbf" + write_csymm_table(table, ROWS).read_bytes())
+    refusals = preflight.check(str(table))[2]
+    assert [(d.severity, d.message.split(":")[0]) for d in refusals] == [("error", "UTF-8 byte order mark")]
+    assert preflight.check(str(table), lenient=True)[2] == []
+
+
 def test_every_column_is_required_or_has_a_default_said_once():
     for name in ops.names():
         spec = ops.get(name)
