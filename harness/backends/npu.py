@@ -276,8 +276,8 @@ class NpuBackend:
             return CallTimer(self._synchronize_operator_stream, self.host_clock)
         if scope == "steady":
             return EventTimer(self)
-        raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as README 'On an Ascend 950PR "
-                               "machine' says; the npu backend does not time it itself")
+        raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as docs/npu.md, 'msprof', "
+                               "says; the npu backend does not time it itself")
 
     def event(self) -> c_void_p:
         """A new event, destroyed at close (never after aclFinalize, as a finalizer could)."""
