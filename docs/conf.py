@@ -15,7 +15,6 @@ html_theme = "furo"
 html_title = project
 smartquotes = False  # an option's "--" must stay two hyphens, never an en dash
 myst_heading_anchors = 3
-suppress_warnings = ["myst.header"]
 
 
 def _escaped_parser():
