@@ -3,10 +3,10 @@ command block of the pages a user copies from runs as written on the cpu backend
 errors (a broken link or reference fails it), and the generated command reference names every option.
 
 Command blocks are the ```bash fences of RUN_PAGES. A block right after the line `<!-- requires CANN + NPU -->`
-is skipped with that reason. Each runs line by line in a scratch directory holding what the pages assume a
-checkout has: `cases/` (the project's tables, linked), and `OLD.so` / `NEW.so` (two copies of the CPU twin, the
-"two builds of your library" of the compare recipe); `harness` is this checkout's CLI. Nothing in the text is
-substituted: reports and the history land in the scratch directory because it is the working directory.
+is skipped with that reason. A page's other blocks run in order, line by line, in a scratch directory holding what
+the pages assume a checkout has: `cases/` (the project's tables, linked), and `OLD.so` / `NEW.so` (two copies of
+the CPU twin, the "two builds of your library" of the compare recipe); `harness` is this checkout's CLI. Nothing in
+the text is substituted: reports and the history land in the scratch directory because it is the working directory.
 """
 from __future__ import annotations
 
@@ -57,18 +57,17 @@ def commands(body: str) -> list[str]:
     return [line for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory) -> dict:
-    """A working directory with the tables and two builds of "your library", and an environment whose `harness`
-    is this checkout's."""
+def scratch(work: Path) -> dict:
+    """`work` set up as a checkout the pages assume (tables, two builds of "your library"), and an environment
+    whose `harness` is this checkout's."""
     from harness.backends.build import build_twin
 
-    work = tmp_path_factory.mktemp("docs-commands")
     (work / "cases").symlink_to(ROOT / "cases")
     twin = build_twin()
     for name in ("OLD.so", "NEW.so"):
         shutil.copy(twin, work / name)
-    bin_dir = tmp_path_factory.mktemp("bin")
+    bin_dir = work / ".bin"
+    bin_dir.mkdir()
     shim = bin_dir / "harness"
     shim.write_text(f"#!/bin/sh\nexec {sys.executable} -m harness.cli \"$@\"\n")
     shim.chmod(0o755)
@@ -89,16 +88,9 @@ def failures(body: str, cwd: Path, env: dict) -> list[str]:
     return found
 
 
-def _blocks() -> list:
-    params = []
-    for page in RUN_PAGES:
-        blocks = command_blocks((ROOT / page).read_text())
-        for line, body, needs_npu in blocks[1:] if page == "README.md" else blocks:  # [0]: the set-up commands
-            marks = [pytest.mark.slow]
-            if needs_npu:
-                marks.append(pytest.mark.skip(reason="requires CANN + NPU"))
-            params.append(pytest.param(body, id=f"{page}:{line}", marks=marks))
-    return params
+def _blocks(page: str) -> list[tuple[int, str, bool]]:
+    blocks = command_blocks((ROOT / page).read_text())
+    return blocks[1:] if page == "README.md" else blocks  # the README's first: the set-up commands (below)
 
 
 def test_readme_starts_with_the_setup_commands():
@@ -131,19 +123,33 @@ def test_block_parser_finds_the_marker():
     assert commands(command_blocks(text)[1][1]) == ["harness run --backend npu"]
 
 
-@pytest.mark.parametrize("body", _blocks())
-def test_command_block(body, scratch):
-    assert failures(body, scratch["cwd"], scratch["env"]) == []
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_command_blocks_work_as_written(page, tmp_path):
+    """The page's blocks in order, as a reader follows it (a later block may read what an earlier one recorded),
+    in a fresh checkout-like directory; the NPU blocks are test_npu_block's."""
+    env = scratch(tmp_path)
+    found = [f"{page}:{line}: {problem}" for line, body, needs_npu in _blocks(page) if not needs_npu
+             for problem in failures(body, env["cwd"], env["env"])]
+    assert found == []
 
 
-def test_a_renamed_option_fails_its_block(scratch):
+@pytest.mark.parametrize("line", [pytest.param(line, id=f"{page}:{line}") for page in RUN_PAGES
+                                  for line, _, needs_npu in _blocks(page) if needs_npu])
+def test_npu_block(line):
+    pytest.skip("requires CANN + NPU")
+
+
+@pytest.mark.slow
+def test_a_renamed_option_fails_its_block(tmp_path):
     """Negative control: the README's first recipe with one option renamed (as a stale page would have it) fails
-    the checker, with the usage error's exit 3; the same block as written passes (in test_command_block)."""
-    blocks = [body for _, body, npu in command_blocks((ROOT / "README.md").read_text())[1:] if not npu]
+    the checker, with the usage error's exit 3; the block as written passes (test_command_blocks_work_as_written)."""
+    env = scratch(tmp_path)
+    blocks = [body for _, body, npu in _blocks("README.md") if not npu]
     doctored = blocks[0].replace("--limit", "--count")
     assert doctored != blocks[0]
-    found = failures(doctored, scratch["cwd"], scratch["env"])
-    assert len(found) == 1 and "exit 3" in found[0] and "--count" in found[0]
+    found = failures(doctored, env["cwd"], env["env"])
+    assert len(found) == 1 and "exit 3" in found[0] and "unrecognized arguments: --count" in found[0]
 
 
 def _options(parser: argparse.ArgumentParser, prog: str = "harness") -> dict[str, list[str]]:
@@ -185,7 +191,8 @@ def test_site_builds_without_warnings_and_names_every_option(tmp_path):
     assert sorted(p.stem for p in (tmp_path / "html").glob("*.html")) == sorted(
         [p.stem for p in (ROOT / "docs").glob("*.md")] + ["genindex", "search"])  # every page, none left out
     # negative control: the same check on the page with one option's entries taken out finds it missing
-    assert missing_options(html.replace("<kbd>--timing-scope</kbd>", "<kbd></kbd>", 1)) == ["harness run --timing-scope"]
+    doctored = html.replace("<kbd>--timing-scope</kbd>", "<kbd></kbd>", 1)
+    assert missing_options(doctored) == ["harness run --timing-scope"]
 
 
 @pytest.mark.slow
