@@ -227,3 +227,21 @@ def ungrouped(parser: argparse.ArgumentParser) -> list[str]:
     """Options of a parser in argparse's default groups (positionals and "options"), -h aside."""
     return [a.option_strings[0] if a.option_strings else a.dest for g in parser._action_groups[:2]
             for a in g._group_actions if not isinstance(a, argparse._HelpAction)]
+
+
+def repeated_sentences(pages: dict[str, str]) -> list[str]:
+    """Sentences of 80 characters or more that two pages both carry (whitespace aside): content said twice."""
+    where: dict[str, set[str]] = {}
+    for name, text in pages.items():
+        for sentence in re.split(r"(?<=[.;:])\s", re.sub(r"\s+", " ", text)):
+            if len(sentence.strip()) >= 80:
+                where.setdefault(sentence.strip(), set()).add(name)
+    return [f"{sorted(names)}: {sentence[:100]}" for sentence, names in where.items() if len(names) > 1]
+
+
+def test_no_page_repeats_another():
+    pages = {p.name: p.read_text() for p in (ROOT / "docs").glob("*.md")}
+    assert repeated_sentences(pages) == []
+    # negative control: a paragraph of one page copied into another is found
+    paragraph = max(pages["precision.md"].split("\n\n"), key=len)
+    assert repeated_sentences({**pages, "tables.md": pages["tables.md"] + "\n\n" + paragraph})
