@@ -1,4 +1,4 @@
-"""The exit codes every `harness` command and CI script reads (contract, ARCHITECTURE.md "CLI").
+"""The exit codes every `harness` command and CI script reads (contract, docs/architecture.md "Exit codes").
 
 A low module on purpose: commands, the session and the reports all name these values, and none of them should
 import the command line to do so.

@@ -1,6 +1,6 @@
 """Backends: where an operator runs. `cpu` (the CPU twin or any library with the same C ABI), `npu` (Ascend, via
 the ACL runtime), `cuda` (cuBLAS through CuPy), `ascend-cpu` (the Ascend C kernels on a CPU emulator). The names
-are a contract; see ARCHITECTURE.md, section Backends.
+are a contract; see docs/architecture.md, "Backends and the C ABI".
 
 Every backend offers the same small surface (`Backend` below), so the engine, timing and memory code never ask
 which one they hold. Per-operator call code lives with the operator in `harness/ops/`, keyed by `Backend.api`.

@@ -22,7 +22,7 @@ import numpy as np
 from harness.backends import BackendUnavailable, aclblas_lib
 
 NO_CANN = "npu backend: libascendcl.so not found (requires CANN + NPU; source <CANN>/set_env.sh)"
-#: Where operators/ascend/CMakeLists.txt puts the library when built as docs/ascend.md says.
+#: Where operators/ascend/CMakeLists.txt puts the library when built as docs/npu.md says.
 DEFAULT_OPERATOR_LIB = Path(__file__).resolve().parents[2] / "operators" / "ascend" / "build" / "libaclblas_ascend.so"
 
 ACL_SUCCESS = 0
@@ -276,8 +276,8 @@ class NpuBackend:
             return CallTimer(self._synchronize_operator_stream, self.host_clock)
         if scope == "steady":
             return EventTimer(self)
-        raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as README 'On an Ascend 950PR "
-                               "machine' says; the npu backend does not time it itself")
+        raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as docs/npu.md, 'msprof', "
+                               "says; the npu backend does not time it itself")
 
     def event(self) -> c_void_p:
         """A new event, destroyed at close (never after aclFinalize, as a finalizer could)."""
@@ -360,7 +360,7 @@ def open(device: int = 0, operator_lib: str | None = None, **_: Any) -> NpuBacke
     acl = load_acl()
     library = operator_library(operator_lib)
     if not library.is_file():
-        raise BackendUnavailable(f"npu backend: operator library {library} does not exist (build it: docs/ascend.md)")
+        raise BackendUnavailable(f"npu backend: operator library {library} does not exist (build it: docs/npu.md)")
     try:
         return NpuBackend(acl, device, library)
     except AclError as exc:

@@ -19,7 +19,7 @@ from harness.settings import from_options
 #: `harness ab`'s rounds per row (harness.perf.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
 AB_ROUNDS = 10
 #: Samples per side and row over all rounds: a round of a 60 us row takes its 400 pairs in ~50 ms, well within
-#: its share of the time cap; more pairs per round is what narrows each round's shift (README, Comparing commits).
+#: its share of the time cap; more pairs per round is what narrows each round's shift (docs/comparing.md).
 AB_MAX_SAMPLES = 4000
 
 

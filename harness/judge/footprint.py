@@ -14,9 +14,9 @@ from pathlib import Path
 LEAK_BYTES = 64 << 20
 
 #: Bytes the harness holds at its peak per byte of each buffer, fitted with margin to the measured VmHWM peaks of the
-#: largest rows of both tables (README, "Memory"). Inputs: host data, backend copy, read-back, and the float64
-#: copies the truth and the forward-error scale make; the output as well plus golden, truth, masks and the
-#: criteria's float64 temporaries.
+#: largest rows of both tables (docs/performance.md, "Memory"). Inputs: host data, backend copy, read-back, and
+#: the float64 copies the truth and the forward-error scale make; the output as well plus golden, truth, masks and
+#: the criteria's float64 temporaries.
 INPUT_FACTOR = 9
 OUTPUT_FACTOR = 24
 #: The same for perf rows whose golden is computed on a sample of C (golden.sample): no full-size golden or truth.

@@ -3,7 +3,7 @@
 The tables' gate forgives ill-conditioned elements through the forward-error test, which is right for judging an
 operator but blind to an accumulation order that is measurably worse than it needs to be. This probe judges the
 real part of a Csymm product of nonzero-mean NORMAL matrices by MIXED_TOLERANCE against the truth rounded to
-float32: the measure behind the old plane order's negative control and the HF32 question (docs/ascend.md).
+float32: the measure behind the old plane order's negative control and the HF32 question (docs/kernels.md).
 """
 from __future__ import annotations
 

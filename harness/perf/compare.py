@@ -52,7 +52,7 @@ from harness.perf.timing import MIN_ROUNDS
 MIN_EFFECT = 0.02
 #: The noise floor for paired rounds (harness ab with rounds): the systematic difference one process's placement
 #: gives two builds of the same code is in the rounds' spread, not a floor. Chosen with
-#: benchmarks/compare_calibration.py --ab-runs 20 at load 2-14 (README, Comparing commits): the same code built
+#: benchmarks/compare_calibration.py --ab-runs 20 at load 2-14 (figures in the commit log): the same code built
 #: twice, 200 row comparisons, no REGRESSION at floors 0 to 1 %; the 5 % mutant (measured +3.9 %) caught on
 #: 46 / 44 / 40 of 50 rows at 0.25 / 0.5 / 1 %. Kept for round shifts from sample pairs (PAIR_TRIM): 0 of 200 at
 #: load 4-7.
@@ -62,7 +62,7 @@ ROUND_STAT = "p10_us"
 
 #: Separate runs: the run-to-run term added to the CI is NOISE_K times the typical difference between two rounds of
 #: the noisier run (see run_noise); chosen with benchmarks/compare_calibration.py at load 8-35: no false verdict in
-#: 210 row comparisons from 0.5 up, 1 REGRESSION and 3 IMPROVEMENT at 0 (README, Comparing commits).
+#: 210 row comparisons from 0.5 up, 1 REGRESSION and 3 IMPROVEMENT at 0 (figures in the commit log).
 NOISE_K = 1.5
 
 #: Separate runs whose rounds of a row ran at loads further apart than this factor (in load per CPU + 1, so that two
@@ -93,7 +93,7 @@ def _rounds(record: dict) -> tuple[list[float], int]:
 
 #: Share of a round's sample-pair log ratios cut from each end before averaging them (the interquartile mean):
 #: a pair the scheduler split (one side preempted, or the two in different machine states) is an outlier either
-#: way. Chosen on 12 ab runs at load 4.3 (README, Comparing commits): the spread of unchanged rows' shifts 0.19 %
+#: way. Chosen on 12 ab runs at load 4.3 (figures in the commit log): the spread of unchanged rows' shifts 0.19 %
 #: against 0.32 % for the difference of the round medians and 0.44 % for the median of the pair ratios; on the
 #: 30 runs of the calibration after (load 4-7): 0.11 % against 0.19 %, the 2 % mutant caught on 41 against 36 of 50.
 PAIR_TRIM = 0.25

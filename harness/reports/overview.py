@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.store.record import DISPUTED, Record, summarize
 
-#: The overall verdict word per exit code (ARCHITECTURE.md "Exit codes").
+#: The overall verdict word per exit code (docs/architecture.md "Exit codes").
 VERDICT_WORDS = {0: "PASS", 1: "FAIL", 2: "INCONCLUSIVE", 3: "ERROR"}
 JUDGED = ("PASS", "FAIL", "INCONCLUSIVE")
 _KIND_WORDS = {"taskbook": "task-book", "gpu": "GPU-ratio"}

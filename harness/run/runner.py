@@ -892,8 +892,9 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
 def _beside_allowed(settings: Settings, devices: list[int]) -> bool:
     """Whether the precision rows may run beside the perf phase: on the cpu backend, where a "device" is emulated
     in the worker's host threads and what timing must not share is a core, not a device, so a timed worker pinned
-    to cores of its own shares nothing with the precision rows on the others (README "Running": measured); with
-    workers >= 2 (the run may use more than one core) on one device, and at least two cores to split."""
+    to cores of its own shares nothing with the precision rows on the others (docs/architecture.md, "Where a run's
+    work goes"); with workers >= 2 (the run may use more than one core) on one device, and at least two cores to
+    split."""
     return (settings.backend == "cpu" and len(devices) == 1 and settings.workers >= 2 and settings.timing is not None
             and getattr(settings, "service", None) is None and len(os.sched_getaffinity(0)) >= 2)
 

@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-#: The keys of `meta.job` (README "Reports"): every one present whenever the run got as far as its rows.
+#: The keys of `meta.job` (docs/formats.md, "report.json"): every one present whenever the run got as far as its rows.
 KEYS = ("wall_s", "floor_s", "ratio", "overhead_s", "cores", "precision_work_s", "perf_check_s", "timed_s",
         "phases", "worker_starts", "worker_start_s", "goldens", "golden_s", "cpu_s", "idle_core_s")
 PHASES = ("precision", "both", "perf", "other")

@@ -3,7 +3,7 @@
 Plain dicts on purpose (typed as a TypedDict): the record crosses process boundaries (isolated workers), goes into
 JSON and SQLite, and is read back by `compare` long after the code that wrote it has changed.
 
-Keys (contract, ARCHITECTURE.md "Report"):
+Keys (contract, docs/architecture.md "Report"; every key in docs/formats.md):
   case_name, op, table, line, description (the table's description cell), verdict, expected_status, status,
   reason, is_perf, params, flops, duration_s,
   precision  None | {"gate": str, "matched_ratio", "max_abs_error", "mere", "mare": float for real outputs or

@@ -56,7 +56,7 @@ class RunSettings(TypedDict):
 
 
 class RunMeta(TypedDict):
-    """report.json `meta`, run.json and the history's runs.meta (contract, ARCHITECTURE.md "Report")."""
+    """report.json `meta`, run.json and the history's runs.meta (contract, docs/architecture.md "Report")."""
 
     kind: str  # "run", "ab", "pytest", "baseline" or "mutants": which shell made the session
     run_id: str
