@@ -36,6 +36,8 @@ def printable(text: str, lines: bool = False) -> str:
     """`text` with every control character escaped (ESC[2J, an OSC title sequence, a bidi override arrive as
     visible text, not as commands); `lines` keeps newlines and tabs (captured output), else they are escaped too,
     so a reason stays one line."""
+    if text.isprintable():  # the common case, in C: no control or format character at all
+        return text
     return text.translate(_ESCAPE_KEEP_LINES if lines else _ESCAPE)
 
 
