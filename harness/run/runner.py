@@ -819,7 +819,7 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
                     elif w.dead():
                         finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
                     elif now - w.since > settings.timeout_s + (0.0 if w.started else STARTUP_GRACE_S):
-                        partial = f" ({w.frames.partial} bytes of a message had arrived)" if w.frames.partial else ""
+                        partial = f" ({w.frames.partial} had arrived)" if w.frames.partial else ""
                         finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
                                                      f"{settings.timeout_s:g} s{partial}; worker killed",
                                           duration_s=settings.timeout_s))

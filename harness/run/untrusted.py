@@ -143,9 +143,11 @@ class Frames:
         self.got = 0
 
     @property
-    def partial(self) -> int:
-        """Bytes that have arrived of a frame not yet whole (0: none)."""
-        return len(self.head) + self.got
+    def partial(self) -> str:
+        """What has arrived of a frame not yet whole, in words ("" when nothing has)."""
+        if self.body is not None:
+            return f"{self.got} of the {len(self.body)} bytes of a message"
+        return f"{len(self.head)} bytes of a message's length" if self.head else ""
 
     def pull(self) -> bytes | None:
         """The next whole frame if it has arrived, else None. EOFError at the end of the stream, Unfit for a
@@ -170,7 +172,7 @@ class Frames:
                 except (BlockingIOError, InterruptedError):
                     return None
                 if n == 0:
-                    raise EOFError(f"the stream ended {len(self.body) - self.got} bytes into a frame")
+                    raise EOFError(f"the stream ended after {self.partial}")
                 self.got += n
 
     def _open_body(self, head_bytes: int) -> None:
