@@ -16,7 +16,8 @@ def case(tmp_path):
 
 def test_a_service_record_is_rebuilt_with_only_its_own_keys(case):
     sent = {**case.new_record(), "verdict": "SKIP", "reason": "timed", "timing": {"mean_us": 1.0, "median_us": 1.0,
-                                                                                  "min_us": 1.0, "n": 3},
+                                                                                  "min_us": 1.0, "n": 3,
+                                                                                  "samples_us": [1.0, 1.0, 1.0]},
             "injected": "x", "op": "forged"}
     rec = runner._checked(case, sent)
     assert rec["verdict"] == "SKIP" and rec["timing"]["n"] == 3

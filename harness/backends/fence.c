@@ -11,6 +11,8 @@
  * A fault anywhere else (a NULL pointer, a wild pointer, a stack overflow) gets a note too: the address, and the
  * instruction that faulted as file+offset from /proc/self/maps ("... at pc in /path/libop.so+0x11a9"), so a CRASH
  * says whose code it was (the operator's library, the harness's, numpy's) and `addr2line` finds the line.
+ * A SIGSEGV or SIGBUS that was sent (raise, kill) rather than caused by an access gets no note: it is sent again
+ * under the default action, so the worker dies of it as it would without this handler.
  * The handler runs on an alternate stack (in the thread that installed it), so a stack overflow is reported too.
  *
  * Everything the handler does is async-signal-safe: open, read, write, close, getpid, sigaction, no stdio, no
@@ -177,6 +179,16 @@ static void note_wild_fault(int sig, uintptr_t addr, void *context)
 
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    if (info->si_code <= 0) {
+        /* sent, not a fault (raise, kill, tgkill, sigqueue): there is no access to re-execute, so the signal is sent
+           again under the default action; it is blocked in this handler and kills the process as it returns */
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+        return;
+    }
     uintptr_t addr = (uintptr_t)info->si_addr;
     int on_fence = 0;
     for (int i = 0; i < MAX_FENCES; ++i) {
@@ -209,9 +221,6 @@ static void on_fault(int sig, siginfo_t *info, void *context)
         break;
     }
     if (!on_fence) note_wild_fault(sig, addr, context);
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
     sigaction(sig, &dfl, NULL);  /* returning re-executes the access, which now kills the process */
 }
 

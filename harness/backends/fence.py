@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.backends.build import REPO_ROOT, BuildError
+from harness.run import untrusted
 
 SOURCE = Path(__file__).with_name("fence.c")
 CACHE_DIR = REPO_ROOT / "build" / "fence"
@@ -48,22 +49,68 @@ def note_path(pid: int) -> Path:
 
 
 def fault_note(pid: int) -> str:
-    """The fault line a dead worker left (and remove it); "" when it left none."""
-    notes = Path(worker_prefix(pid))
-    text = ""
-    for path in [note_path(pid), *(sorted(notes.iterdir()) if notes.is_dir() else [])]:
-        try:
-            text = text or path.read_text(errors="replace").strip()[:1000]
-        except OSError:
-            continue
-        path.unlink(missing_ok=True)
+    """The fault line a dead worker left (and remove it); "" when it left none. Read as untrusted input
+    (harness.run.untrusted.read_note: no link followed, regular files only, at most NOTE_BYTES, made printable)."""
+    legacy = str(note_path(pid))
+    notes = [untrusted.read_note(legacy), *untrusted.read_notes(worker_prefix(pid))]
+    try:
+        os.unlink(legacy)
+    except OSError:
+        pass
     forget(pid)
-    return text
+    return next((n for n in notes if n), "")
 
 
 def forget(pid: int) -> None:
     """Remove a finished worker's note directory."""
     shutil.rmtree(worker_prefix(pid), ignore_errors=True)
+
+
+def sweep() -> list[str]:
+    """Remove the notes and note directories of this uid that a run killed from outside left behind (returns
+    their paths): only those whose owning process (the pid in the name: a warden's, or a worker's for a note)
+    is gone, or is a later process that reused the pid (it started after the note was last written)."""
+    tmp = tempfile.gettempdir()
+    stem = f"harness-fault-{os.getuid()}-"
+    removed = []
+    for name in os.listdir(tmp):
+        if not name.startswith(stem):
+            continue
+        digits = name[len(stem):].removeprefix("w").removesuffix(os.sep)
+        path = os.path.join(tmp, name)
+        try:
+            written = os.lstat(path).st_mtime
+        except OSError:
+            continue
+        if not digits.isdigit() or _alive_since(int(digits), written):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+        removed.append(path)
+    return removed
+
+
+def _alive_since(pid: int, written: float) -> bool:
+    """Whether process `pid` exists and started no later than `written` (a wall-clock time)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+        started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, StopIteration):
+        return True  # cannot tell: it may be the owner
+    return started <= written + 1.0  # btime has a resolution of 1 s
 
 
 def round_pages(nbytes: int) -> int:

@@ -18,7 +18,7 @@ import os
 import resource
 import time
 from dataclasses import asdict, dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -259,6 +259,81 @@ def timing_record(samples_s: list[float], config: TimingConfig, warmup_done: int
         "converged": converged and not why, "stop_reason": stop_reason, "not_converged": why,
         **({} if disturbed_at is None else {"disturbed_at": disturbed_at, "disturbed": len(disturbed_at)}),
     }
+
+
+#: The most samples a timing record from a worker may hold (a row's max_samples is far below).
+MAX_RECORD_SAMPLES = 1 << 20
+_FIGURES = ("mean_us", "median_us", "min_us")
+_OPTIONAL_FIGURES = ("max_us", "p90_us", "stdev_us", "load")
+_COUNTS = ("warmup", "calls_per_sample", "disturbed", "cpus")
+_WORDS = ("mode", "scope", "method", "stop_reason", "not_converged")
+_PAIRS = ("ci95_us", "median_ci95_us")
+
+
+def checked_record(value: Any, where: str = "timing", scopes: bool = True) -> dict:
+    """A timing record from a worker (untrusted: the operator shares its process), checked before any figure of
+    it is used: each field of timing_record's its type, every number finite (anywhere in it), the figures and
+    samples not negative, n the number of samples, disturbed_at indices into them, `scopes` records of their own
+    (one level). ValueError naming the first field that is not so."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} is a {type(value).__name__}, not a timing record")
+    _all_finite(value, where)
+    samples = value.get("samples_us")
+    if not isinstance(samples, list) or len(samples) > MAX_RECORD_SAMPLES:
+        raise ValueError(f"{where}.samples_us is not a list of at most {MAX_RECORD_SAMPLES} samples")
+    for i, x in enumerate(samples):
+        _number(x, f"{where}.samples_us[{i}]")
+    if not _count(value.get("n")) or value["n"] != len(samples):
+        raise ValueError(f"{where}.n is not the number of samples ({len(samples)})")
+    for key in _FIGURES:
+        _number(value.get(key), f"{where}.{key}")
+    for key in _OPTIONAL_FIGURES:
+        if value.get(key) is not None:
+            _number(value[key], f"{where}.{key}")
+    for key in _COUNTS:
+        if value.get(key) is not None and not _count(value[key]):
+            raise ValueError(f"{where}.{key} is not a count")
+    for key in _WORDS:
+        if not isinstance(value.get(key, ""), str) or len(value.get(key, "")) > 1000:
+            raise ValueError(f"{where}.{key} is not a string")
+    for key in _PAIRS:
+        pair = value.get(key)
+        if pair is not None and (not isinstance(pair, list) or len(pair) != 2):
+            raise ValueError(f"{where}.{key} is not a pair of numbers")
+        for i, x in enumerate(pair or []):
+            _number(x, f"{where}.{key}[{i}]", signed=True)
+    if not isinstance(value.get("converged", False), bool):
+        raise ValueError(f"{where}.converged is not true or false")
+    disturbed = value.get("disturbed_at", [])
+    if not isinstance(disturbed, list) or not all(_count(i) and i < len(samples) for i in disturbed):
+        raise ValueError(f"{where}.disturbed_at is not a list of sample indices")
+    if "scopes" in value:
+        if not scopes or not isinstance(value["scopes"], dict):
+            raise ValueError(f"{where}.scopes is not a dict of timing records")
+        for name, record in value["scopes"].items():
+            checked_record(record, f"{where}.scopes.{name}", scopes=False)
+    return value
+
+
+def _count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _number(x: Any, where: str, signed: bool = False) -> None:
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or (x < 0 and not signed):
+        raise ValueError(f"{where} is {x!r:.40}, not a finite{'' if signed else ' non-negative'} number")
+
+
+def _all_finite(value: Any, where: str) -> None:
+    """No NaN or infinity anywhere in `value` (JSON data)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where} is {value!r}, not a finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _all_finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _all_finite(item, f"{where}[{i}]")
 
 
 def in_scope(timing: dict | None, scope: str) -> dict | None:

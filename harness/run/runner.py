@@ -35,7 +35,7 @@ from typing import Any, Callable, NoReturn
 
 from harness import ops
 from harness.store import job
-from harness.run import proctree, worker
+from harness.run import proctree, untrusted, worker
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.run.engine import Case, Malformed, RowJudge, backend_info, footprint_bytes
@@ -72,7 +72,12 @@ class Interrupted(KeyboardInterrupt):
 
 
 class _Garbage(Exception):
-    """A worker sent something that is not a message of the protocol."""
+    """A worker sent something that is not a message of the protocol (the row's CRASH), or a message whose fields
+    are not what the protocol says (`malformed`: the row's ERROR, naming the field)."""
+
+    def __init__(self, why: str, malformed: bool = False):
+        super().__init__(why)
+        self.malformed = malformed
 
 
 class _Worker:
@@ -94,6 +99,7 @@ class _Worker:
             settings = replace(settings, backend_options={**settings.backend_options, **self.library.options()})
         self.settings = settings
         self.conn, child = mp.Pipe()
+        self.frames = untrusted.Frames(self.conn.fileno(), worker.MAX_MESSAGE)
         life_r, self.lifeline = os.pipe()
         self.capture = os.memfd_create("harness-worker-output", os.MFD_CLOEXEC)
         capture_w = os.open(f"/proc/self/fd/{self.capture}", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
@@ -189,19 +195,27 @@ class _Worker:
         except OSError:  # a worker already dead takes the row down with it (its pidfd reports the crash)
             pass
 
-    def receive(self) -> tuple[str, Any]:
-        """The next message; _Garbage for anything that is not [kind, payload] JSON within the size limit."""
+    def receive(self) -> tuple[str, Any] | None:
+        """The next message, None while it has not arrived whole (untrusted.Frames: never a wait); _Garbage for
+        anything that is not [kind, payload] JSON within the size limit, malformed where it nests too deep. Every
+        string in it is made printable here, where the worker's text enters the harness."""
         try:
-            message = json.loads(self.conn.recv_bytes(worker.MAX_MESSAGE))
+            frame = self.frames.pull()
+            if frame is None:
+                return None
+            message = json.loads(frame)
         except (EOFError, OSError, ValueError, RecursionError) as exc:
             self.exited(0.5)  # the pipe ended because the worker died: then that is the story
-            raise _Garbage(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
+            raise _Garbage(f"{type(exc).__name__}: {untrusted.printable(str(exc)[:80])}") from exc
         if not isinstance(message, list) or len(message) != 2:
-            raise _Garbage(f"not a message: {str(message)[:40]!r}")
+            raise _Garbage(f"not a message: {untrusted.printable(str(message)[:40])!r}")
         kind, payload = message
         if kind not in _KINDS:
-            raise _Garbage(f"unknown message {str(kind)[:40]!r}")
-        return kind, payload
+            raise _Garbage(f"unknown message {untrusted.printable(str(kind)[:40])!r}")
+        try:
+            return kind, untrusted.clean(payload, kind)
+        except untrusted.Unfit as exc:
+            raise _Garbage(f"a malformed {kind!r} message: {exc}", malformed=True) from None
 
     def handle(self, kind: str, payload: Any) -> Record | None:
         """One message of the row in flight; the row's record when it has ended. _Garbage when the message is
@@ -209,7 +223,7 @@ class _Worker:
         try:
             return self._handle(kind, payload)
         except (Malformed, KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise _Garbage(f"a malformed {kind!r} message: {str(exc)[:160]}") from None
+            raise _Garbage(f"a malformed {kind!r} message: {str(exc)[:160]}", malformed=True) from None
 
     def _handle(self, kind: str, payload: Any) -> Record | None:
         case = self.case
@@ -304,10 +318,11 @@ class _Worker:
             os.ftruncate(self.capture, 0)
         except OSError:
             return None
-        text = head.decode(errors="replace")
+        text = untrusted.printable(head.decode(errors="replace"), lines=True)
         if tail:
             skipped = size - len(head) - len(tail)
-            text += (f"\n[... {skipped} bytes not kept ...]\n" if skipped > 0 else "") + tail.decode(errors="replace")
+            text += (f"\n[... {skipped} bytes not kept ...]\n" if skipped > 0 else "") \
+                + untrusted.printable(tail.decode(errors="replace"), lines=True)
         return {"bytes": size, "text": text}
 
     def waitables(self) -> list:
@@ -363,6 +378,7 @@ class _Worker:
                 os.close(fd)
         self.pidfd = self.lifeline = self.capture = -1
         self.conn.close()
+        self.frames.close()
         fence.forget(self.pid)
         ahead, self.ahead = self.ahead, None
         for judge in (self.judge, ahead.take(set()) if ahead is not None else None):
@@ -477,8 +493,8 @@ class _Spares:
         now = time.monotonic()
         for w in list(self.idle.values()):
             try:
-                if w.conn in ready:
-                    w.handle(*w.receive())
+                if w.conn in ready and (message := w.receive()) is not None:
+                    w.handle(*message)
                 elif not w.dead() and now - w.since <= self.settings.timeout_s + (0 if w.started else
                                                                                     STARTUP_GRACE_S):
                     continue
@@ -795,22 +811,26 @@ def _run_phase(queues: dict[int, Any], settings: Settings, slots: list[int],
             now = time.monotonic()
             for w in busy:
                 try:
-                    if w.conn in ready:
-                        emit(w, w.handle(*w.receive()))
+                    if w.conn in ready and (message := w.receive()) is not None:
+                        emit(w, w.handle(*message))
                         ahead(w)
                         if w.replace and w.case is None:
                             finish(w, None)
                     elif w.dead():
                         finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
                     elif now - w.since > settings.timeout_s + (0.0 if w.started else STARTUP_GRACE_S):
+                        partial = f" ({w.frames.partial} had arrived)" if w.frames.partial else ""
                         finish(w, w.ended("TIMEOUT", f"no result within the per-row limit of "
-                                                     f"{settings.timeout_s:g} s; worker killed",
+                                                     f"{settings.timeout_s:g} s{partial}; worker killed",
                                           duration_s=settings.timeout_s))
                 except _Garbage as exc:
                     if w.case is None:  # garbage after its row ended: the worker goes, the row stays as judged
                         finish(w, None)
                     elif w.status is not None:  # the pipe broke because the worker died: that is the story
                         finish(w, w.ended("CRASH", f"the operator killed its worker process ({w.how_it_died()})"))
+                    elif exc.malformed:
+                        finish(w, w.ended("ERROR", f"the worker sent {exc}; the operator wrote to descriptors it "
+                                                   "does not own or changed the worker"))
                     else:
                         finish(w, w.ended("CRASH", f"the worker sent protocol garbage ({exc}); the operator wrote "
                                                    "to descriptors it does not own or changed the worker"))
@@ -1051,7 +1071,8 @@ def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Rec
 @contextmanager
 def _subreaper() -> Iterator[None]:
     """While workers run, orphans of a dead worker re-parent to the harness, where _Worker.kill finds them, and
-    the harness is not dumpable."""
+    the harness is not dumpable. Fault-note directories a run killed from outside left are removed first."""
+    fence.sweep()
     _KEEP.update(proctree.children(os.getpid()))
     was = proctree.set_subreaper(True)
     dumpable = proctree.set_dumpable(False)  # a worker of our uid cannot open our /proc/<pid>/fd or mem
@@ -1134,12 +1155,13 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
 
 def check_backend(settings: Settings) -> dict[str, Any]:
     """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
-    crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it."""
+    crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it.
+    SIGINT/SIGTERM meanwhile end the probe (its worker and note directory gone) and raise Interrupted."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
         ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
     limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
-    with _subreaper():
-        return _probe(settings, limit)
+    with _subreaper(), StopSignals() as stop:
+        return _probe(settings, limit, stop)
 
 
 def ensure_twin() -> None:
@@ -1152,7 +1174,7 @@ def ensure_twin() -> None:
         raise BackendUnavailable(f"cpu backend: {exc}") from exc
 
 
-def _probe(settings: Settings, limit: float) -> dict[str, Any]:
+def _probe(settings: Settings, limit: float, stop: StopSignals) -> dict[str, Any]:
     w = _Worker(settings)
     stage = "loading the library and creating a handle"
     try:
@@ -1160,6 +1182,8 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
         w.conn.send(None)  # after "ready": close the backend (aclblasDestroy) and report "closed"
         info: dict = {}
         while True:
+            if stop.signum:
+                raise Interrupted(stop.signum)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BackendUnavailable(f"{settings.backend} backend: the operator library did not finish "
@@ -1170,7 +1194,10 @@ def _probe(settings: Settings, limit: float) -> dict[str, Any]:
                                              f"worker while {stage} ({w.how_it_died()})")
                 continue
             try:
-                kind, payload = w.receive()
+                message = w.receive()
+                if message is None:
+                    continue
+                kind, payload = message
             except _Garbage as exc:
                 why = w.how_it_died() if w.status is not None else f"protocol garbage: {exc}"
                 raise BackendUnavailable(f"{settings.backend} backend: the operator library killed the probe "
