@@ -109,7 +109,7 @@ def _inf_row(table: str):
 
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
                                      "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
-                                     "saturation-unset",
+                                     "saturation-unset", "fixpipe-unit-flag-off",
                                      pytest.param("tile-dealt-twice", marks=pytest.mark.slow)])  # a build: ~30 s
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
@@ -342,7 +342,8 @@ def test_fused_sgemm_without_its_synchronisation_fails(control):
 
 
 @pytest.mark.slow  # each builds a kernel variant
-@pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait"])
+@pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait",
+                                     "epilogue-unit-flag-off"])
 def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
     # the panels UB -> L1 (cube waits for READY on PIPE_MTE1) and the result L0C -> UB (AIVs wait on PIPE_V): each
     # handshake dropped is an L1 race, a deadlock or a UB race of the fused launch; the epilogue needs beta != 0

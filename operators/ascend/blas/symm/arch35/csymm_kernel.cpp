@@ -422,6 +422,9 @@ __aicore__ inline void CsymmTiles(GM_ADDR c, const CsymmFusedTilingData& ft, uin
         fp.srcStride = static_cast<uint16_t>(arch35::RoundUp(reg.rows, CUBE_FRACTAL));
         fp.dstStride = fp.nSize;
         fp.dualDstCtl = 1;  // rows [0, mSize/2) to AIV0's UB, the rest to AIV1's
+        /* The tile's last Mmad set the L0C blocks' unit flags (MmadChunk: unitFlag 3); this Fixpipe reads and resets
+         * them, as the GM path's does (asc-devkit TensorAPI UnitFlag.md: Mmad and Fixpipe enable it together). */
+        fp.unitFlag = arch35::FINAL_ACCUMULATION;
         AscendC::LocalTensor<float> l0c(AscendC::TPosition::CO1, buf * arch35::L0C_HALF,
                                         fp.srcStride * fp.nSize);
         AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, CS_UB_RESULT, fp.mSize / 2 * fp.nSize);
