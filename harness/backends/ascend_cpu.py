@@ -181,6 +181,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuMapBuffer.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.lib.aclblasAscendCpuUnmapBuffer.argtypes = [ctypes.c_void_p]
         self.lib.aclblasAscendCpuFailDeviceInfo.argtypes = [ctypes.c_int]
+        self.lib.aclblasAscendCpuDeviceInfoQueries.restype = ctypes.c_uint64
         u64 = ctypes.POINTER(ctypes.c_uint64)
         self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
         self.lib.aclblasAscendCpuSelfTest.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
@@ -202,6 +203,10 @@ class AscendCpuBackend(CpuBackend):
     def fail_device_info(self, fail: bool) -> None:
         """Make the runtime's core-count query fail (True) or work: the host code's error path."""
         self.lib.aclblasAscendCpuFailDeviceInfo(int(fail))
+
+    def device_info_queries(self) -> int:
+        """aclrtGetDeviceInfo calls the library made since it was loaded (the core counts are kept per handle)."""
+        return int(self.lib.aclblasAscendCpuDeviceInfoQueries())
 
     def stats(self) -> dict[str, int]:
         """Kernels launched, blocks run, cube multiply-accumulates and GM bytes moved by tensor and queue copies
