@@ -129,6 +129,35 @@ def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, m
     assert violations.read_text() == ""
 
 
+def test_a_runtime_without_notify_says_so_once_and_times_the_call_scope(tmp_path, monkeypatch, capsys):
+    # the default scope (device) on a runtime without the notify calls: one line at start-up, the row timed in the
+    # call scope, its device-scope limit NO_REF with the reason (before: every perf row an ERROR, exit 1)
+    home, ops = fake_device.build(tmp_path / "cann", notify=False)
+    violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
+    capsys.readouterr()
+    code, row = taskbook_run(tmp_path, monkeypatch, str(ops), "device")
+    err = capsys.readouterr().err
+    assert err.count(npu.NO_NOTIFY) == 1, err
+    assert code == 2 and row["verdict"] == "PASS", row.get("reason")
+    t = row["timing"]
+    assert t["scope"] == "call" and t["min_us"] >= H + D
+    assert t["scope_fallback"] == {"asked": "device", "reason": npu.NO_NOTIFY}
+    [verdict] = [b for b in row["baseline"] if b["kind"] == "taskbook"]
+    assert verdict["verdict"] == "NO_REF" and verdict["scope"] == "device"
+    assert "lacks aclrtCreateNotify" in verdict["reason"] and "this run timed call" in verdict["reason"]
+    assert violations.read_text() == ""
+
+
+def test_a_runtime_with_notify_says_nothing_and_times_the_device_scope(tmp_path, monkeypatch, capsys):
+    # the negative control of the test above: the same run on the runtime with the notify calls
+    home, ops = fake_device.build(tmp_path / "cann")
+    fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
+    capsys.readouterr()
+    code, row = taskbook_run(tmp_path, monkeypatch, str(ops), "device")
+    assert npu.NO_NOTIFY not in capsys.readouterr().err
+    assert code == 0 and row["timing"]["scope"] == "device" and "scope_fallback" not in row["timing"]
+
+
 def test_default_scope_is_device_and_the_option_is_checked(capsys, monkeypatch):
     from harness import cli
     assert TimingConfig().scopes == ("device",) and TimingConfig(mode="steady").scopes == ("steady",)
