@@ -101,24 +101,27 @@ def acl_library_candidates(env: dict[str, str] | None = None) -> list[str]:
     return found
 
 
+def bindings() -> dict[str, tuple[list, Any]]:
+    """Every ACL function this backend binds: name -> (argtypes, restype), what `harness check-acl`
+    (harness/backends/acl_signatures.py) compares with the public declarations."""
+    out: dict[str, tuple[list, Any]] = {name: (args, c_int32)
+                                        for name, args in {**_ACL_FUNCTIONS, **_NOTIFY_FUNCTIONS}.items()}
+    out["aclrtGetSocName"] = ([], ctypes.c_char_p)
+    return out
+
+
 def load_acl(env: dict[str, str] | None = None) -> ctypes.CDLL:
-    """The ACL runtime with argtypes declared; BackendUnavailable(NO_CANN) when no candidate loads."""
+    """The ACL runtime with argtypes declared (the notify calls and aclrtGetSocName where the runtime has them);
+    BackendUnavailable(NO_CANN) when no candidate loads."""
     for candidate in acl_library_candidates(env):
         try:
             acl = ctypes.CDLL(candidate)
         except OSError:
             continue
-        for name, argtypes in _ACL_FUNCTIONS.items():
-            fn = getattr(acl, name)
-            fn.argtypes = argtypes
-            fn.restype = c_int32
-        for name, argtypes in _NOTIFY_FUNCTIONS.items():
-            if hasattr(acl, name):
-                getattr(acl, name).argtypes = argtypes
-                getattr(acl, name).restype = c_int32
-        if hasattr(acl, "aclrtGetSocName"):
-            acl.aclrtGetSocName.argtypes = []
-            acl.aclrtGetSocName.restype = ctypes.c_char_p
+        for name, (argtypes, restype) in bindings().items():
+            if name in _ACL_FUNCTIONS or hasattr(acl, name):
+                fn = getattr(acl, name)
+                fn.argtypes, fn.restype = argtypes, restype
         return acl
     raise BackendUnavailable(NO_CANN)
 
