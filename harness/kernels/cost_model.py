@@ -123,13 +123,14 @@ def cube_macs(design: Design) -> int:
 
 
 def _scoped(design: Design, cube_cores: int, precision: str, hf32_rate: str) -> dict:
-    """The design's cube time and its floors in the device scope (kernel work only) and the call scope (+ launches)
-    at one HF32 rate."""
+    """The design's cube, vector and memory times and its floors in the device scope (kernel work only) and the call
+    scope (+ launches) at one HF32 rate."""
     cube = sum(cube_us(list(tiles), cube_cores, precision, hf32_rate) for tiles in design.cube_launches)
     vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
     memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     device = max(cube + vector, memory)
-    return {"cube_us": cube, "device_floor_us": device, "call_floor_us": device + launch_us(design.launches)}
+    return {"cube_us": cube, "vector_us": vector, "memory_us": memory, "device_floor_us": device,
+            "call_floor_us": device + launch_us(design.launches)}
 
 
 def floor(design: Design, cube_cores: int, precision: str) -> dict:
@@ -137,8 +138,6 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
     device_floor_us: the kernels' work only (the task book's scope); call_floor_us (= floor_us): plus the documented
     launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate."""
     primary = _scoped(design, cube_cores, precision, HF32_BET)
-    vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
-    memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     fmt, passes = PRECISIONS[precision]
     # the cube time of the same products on any tiling at all: every cube core busy to the end
     balanced = passes * cube_macs(design) / (macs_per_cycle(fmt) * cube_cores * clock_ghz(cube_cores) * 1e3)
@@ -148,7 +147,8 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
             "built_products": design.built_products, "cube_us": primary["cube_us"], "balanced_cube_us": balanced,
-            "vector_us": vector, "memory_us": memory, "launch_us": launch_us(design.launches),
+            "vector_us": primary["vector_us"], "memory_us": primary["memory_us"],
+            "launch_us": launch_us(design.launches),
             "device_floor_us": primary["device_floor_us"], "call_floor_us": primary["call_floor_us"],
             "floor_us": primary["call_floor_us"], "hf32_rate": HF32_BET,
             "by_hf32_rate": {rate: _scoped(design, cube_cores, precision, rate) for rate in HF32_RATES},
