@@ -1,7 +1,13 @@
 """The cost model's figures for the Csymm task-book rows and three SgemmStridedBatched shapes, on documented rates
 (harness/kernels/cost_model.py), beside the precision each variant measures on the ascend-cpu emulator.
 
-Per row, a list of variants (design x precision x cube cores) with the model's floor; `chosen` marks what the built
+Per row, a list of variants (design x precision x cube cores) with the model's floors side by side in the device
+scope (kernel work only: `device_floor_us`) and the call scope (plus the documented launch costs: `call_floor_us`,
+also `floor_us`), at table 2's HF32 rate and per documented HF32 rate (`by_hf32_rate`), each with `rates_source`;
+Csymm variants carry `scopes`: each floor against the task-book limit in that scope (the limits and their scope
+read from cases/baselines/csymm_taskbook.csv, which declares them `device`), and the built cube path's device-scope
+estimate (`cube_path_us`: panels, L0 loads, Mmads, Fixpipe, NaN scan, cost_model.csymm_cube_path_cycles). Per Csymm
+row, `hf32_bet`: the built precision choice under each HF32 rate. `chosen` marks what the built
 kernels run, with `launches_counted` (the emulator's kernel launches: no memset precedes them since issue 23, the
 NaN flag holding the call's epoch) beside the model's. Each precision is measured on the emulator with the real kernels: Csymm with its precision choice
 forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product); Sgemm as built (fp32), with the
@@ -26,6 +32,7 @@ from harness import abi
 from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
+from harness.perf import baselines
 from harness.run.engine import load_table, run_case
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,15 +82,26 @@ BUILDS = {("fp32", "csymm"): FORCE_FP32, ("fp32", "sgemm"): (),
           ("hf32", "csymm"): FORCE_FP32 + HF32_PATCH, ("hf32", "sgemm"): HF32_PATCH,
           ("hf32x3", "csymm"): FORCE_SPLIT, ("hf32x3", "sgemm"): SPLIT_PATCH}
 
-#: The rows: (table, shape predicate); the Csymm rows carry the task-book limit.
-CSYMM_ROWS = {"csymm_256_left_upper": (abi.SIDE_LEFT, abi.UPPER, 256, 7.53),
-              "csymm_1024_left_lower": (abi.SIDE_LEFT, abi.LOWER, 1024, 89.27),
-              "csymm_1024_right_upper": (abi.SIDE_RIGHT, abi.UPPER, 1024, 86.34)}
+#: The Csymm rows (side, uplo, m = n); their limits and scope come from the task-book table (taskbook_limit).
+CSYMM_ROWS = {"csymm_256_left_upper": (abi.SIDE_LEFT, abi.UPPER, 256),
+              "csymm_1024_left_lower": (abi.SIDE_LEFT, abi.LOWER, 1024),
+              "csymm_1024_right_upper": (abi.SIDE_RIGHT, abi.UPPER, 1024)}
 SGEMM_ROWS = {"sgemm_1x1024": (1024, 1), "sgemm_256x96": (96, 256), "sgemm_4x4096": (4096, 4)}
 #: The public Csymm's host-timed means on its 950PR (28 cube cores, 3M method, 3 launches): issue 23.
 PUBLIC_US = {"csymm_256_left_upper": 32.1, "csymm_1024_left_lower": 399.0, "csymm_1024_right_upper": 400.6}
 #: Rows the emulator measures in minutes, not hours (4 x 4096^3 is 275 G MAC: ~20 min here).
 MEASURED_MACS_MAX = 5e9
+
+
+def taskbook_limit(row: str) -> tuple[float, str]:
+    """(limit_us, scope) of a Csymm row from the project's task-book table (cases/baselines/csymm_taskbook.csv)."""
+    side, uplo, m = CSYMM_ROWS[row]
+    for b in baselines.load_baselines(baselines.PROJECT_DIR, "csymm"):
+        k = b.key
+        if b.kind == "taskbook" and (abi.SIDE_NAMES[k["side"]], abi.UPLO_NAMES[k["uplo"]], int(k["m"]),
+                                     int(k["n"])) == (side, uplo, m, m):
+            return b.value_us, b.scope
+    raise LookupError(f"no task-book limit for {row} in {baselines.PROJECT_DIR / 'csymm_taskbook.csv'}")
 
 
 def _perf_case(table: str, match):
@@ -92,7 +110,7 @@ def _perf_case(table: str, match):
 
 def cases() -> dict:
     out = {}
-    for row, (side, uplo, m, _) in CSYMM_ROWS.items():
+    for row, (side, uplo, m) in CSYMM_ROWS.items():
         out[row] = _perf_case("csymm_test.csv", lambda a: (a.side, a.uplo, a.m, a.n) == (side, uplo, m, m))
     for row, (s, batches) in SGEMM_ROWS.items():
         out[row] = _perf_case("sgemm_strided_batched_test.csv",
@@ -122,6 +140,21 @@ def chosen(row: str, case, design: cost_model.Design, precision: str, cores: int
     return design.built and not vector and precision == cost_model.csymm_precision(a.m, a.n, left)
 
 
+def _csymm_extras(row: str, case, variant: dict) -> dict:
+    """A Csymm variant's floors against the task-book limit in each scope, and for the built mixed launch the
+    device-scope estimate of its cube path at each HF32 rate."""
+    a = case.args
+    limit, scope = taskbook_limit(row)
+    out = {"scopes": cost_model.scope_verdicts(variant, limit, scope)}
+    if variant["built_products"] and variant["built"] and variant["precision"] != "hf32":
+        cores, left = variant["cube_cores"], a.side == abi.SIDE_LEFT
+        to_us = 1 / (cost_model.clock_ghz(cores) * 1e3)
+        out["cube_path_us"] = {rate: to_us * cost_model.csymm_cube_path_cycles(
+            a.m, a.n, left, cores, cost_model.aiv_count(cores), variant["precision"], rate)
+            for rate in cost_model.HF32_RATES}
+    return out
+
+
 def model(rows: dict) -> dict:
     """Every row's variants: each design at each precision and core count (the vector path at fp32 only)."""
     out = {}
@@ -130,6 +163,9 @@ def model(rows: dict) -> dict:
                     for cores in cost_model.CUBE_CORES for d in designs(row, case, cores)
                     for precision in cost_model.PRECISIONS
                     if precision == "fp32" or d.name != cost_model.VECTOR_PATH]
+        if row in CSYMM_ROWS:
+            for v in out[row]:
+                v.update(_csymm_extras(row, case, v))
     return out
 
 
@@ -230,8 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     probe = {} if opts.model else measure(rows, variants)
     reach = {}
     for row in CSYMM_ROWS:
-        passed = [v for v in variants[row] if v.get("gate_passed") and v["floor_us"] <= CSYMM_ROWS[row][3]]
-        reach[row] = {**cost_model.limit_budget(CSYMM_ROWS[row][3], variants[row]), "public_us": PUBLIC_US[row],
+        limit, scope = taskbook_limit(row)
+        passed = [v for v in variants[row] if v.get("gate_passed") and v["scopes"][scope]["under_limit"]]
+        a = rows[row].args
+        reach[row] = {**cost_model.limit_budget(limit, variants[row], scope), "public_us": PUBLIC_US[row],
+                      "hf32_bet": {cores: cost_model.csymm_hf32_bet(a.m, a.n, a.side == abi.SIDE_LEFT, cores)
+                                   for cores in cost_model.CUBE_CORES},
                       "under_limit_and_gate_passed": [_label(v) for v in passed],
                       "under_limit_gate_and_probe_passed": [_label(v) for v in passed
                                                             if probe.get(_probe_key(v), {}).get("passed")]}
@@ -247,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                         if "gate_passed" in v else "")
             print(f"  {v['name']:<52} {v['precision']:<6} {v['cube_cores']} cores {v['launches']:>3} launches "
                   f"cube {v['cube_us']:8.1f} GM {v['memory_us']:6.1f} launch {v['launch_us']:6.1f} "
-                  f"floor {v['floor_us']:8.1f} us{measured}")
+                  f"floor device {v['device_floor_us']:8.1f} call {v['call_floor_us']:8.1f} us{measured}")
     for precision, p in probe.items():
         print(f"probe {precision}: matched ratio {p['matched_ratio']:.5f}, max abs error {p['max_abs_error']:.4g}")
     return 0

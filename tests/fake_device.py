@@ -14,15 +14,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build(home: Path) -> tuple[Path, Path]:
+def build(home: Path, notify: bool = True) -> tuple[Path, Path]:
     """(fake CANN home with lib64/libascendcl.so, the fake operator library linked to it); skips without gcc.
-    Each home is its own runtime instance: the model's state (aclFinalize ran) is per loaded library."""
+    Each home is its own runtime instance: the model's state (aclFinalize ran) is per loaded library. notify False:
+    a runtime without aclrtCreateNotify/aclrtDestroyNotify/aclrtRecordNotify/aclrtWaitAndResetNotify."""
     if shutil.which("gcc") is None:
         pytest.skip("requires gcc")
     lib64 = home / "lib64"
     lib64.mkdir(parents=True, exist_ok=True)
     cc = ["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror"]
-    subprocess.run([*cc, "-o", str(lib64 / "libascendcl.so"),
+    subprocess.run([*cc, *([] if notify else ["-DFAKE_ACL_NO_NOTIFY"]), "-o", str(lib64 / "libascendcl.so"),
                     str(ROOT / "tests/native/fake_acl.c")], check=True)
     ops = home / "libfake_ops.so"
     subprocess.run([*cc, "-o", str(ops), str(ROOT / "tests/native/fake_ops.c"), "-ldl"], check=True)

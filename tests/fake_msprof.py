@@ -11,8 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+#: Ascend/msprof analysis/msconfig/msprof_export_data_config.py 'op_summary' (abridged); older exports: "Block Dim",
+#: "Mix Block Dim" (tests/test_timing_scopes.py reads each variant).
 COLUMNS = ["Device_id", "Op Name", "OP Type", "Task Type", "Task Start Time(us)", "Task Duration(us)",
-           "Task Wait Time(us)", "Block Dim"]
+           "Task Wait Time(us)", "Block Num", "Mix Block Num"]
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +37,7 @@ def main(argv: list[str]) -> int:
         for start, end, name in tasks:
             wait = 0.0 if previous_end is None else max(0.0, (start - previous_end) / 1e3)
             writer.writerow([0, name, "Csymm", "AI_CORE", f"{start / 1e3:.3f}", f"{(end - start) / 1e3:.3f}",
-                             f"{wait:.3f}", 24])
+                             f"{wait:.3f}", 24, "N/A"])
             previous_end = end
     return code
 

@@ -109,7 +109,7 @@ def _inf_row(table: str):
 
 @pytest.mark.parametrize("control", ["unpaired-flag", "wait-never-set", "missing-sync", "l0-over-capacity",
                                      "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
-                                     "saturation-unset",
+                                     "saturation-unset", "fixpipe-unit-flag-off",
                                      pytest.param("tile-dealt-twice", marks=pytest.mark.slow)])  # a build: ~30 s
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
@@ -215,16 +215,40 @@ def test_3m_fails_the_cancellation_probe_the_built_kernel_passes(device):
     assert not composed.passed and composed.max_abs_error > 10 * built.max_abs_error, composed
 
 
-def test_core_count_query_failure_is_an_error_not_one_core(device):
+def test_core_count_query_failure_is_an_error_not_one_core():
+    # a fresh handle (the counts are kept per handle once a query succeeded)
     case = _gemm_row("csymm_test.csv")
-    device.fail_device_info(True)
+    backend = ascend_cpu.open()
     try:
-        record = run_case(case, device)
+        backend.fail_device_info(True)
+        try:
+            record = run_case(case, backend)
+        finally:
+            backend.fail_device_info(False)
+        assert record["verdict"] == "FAIL"
+        assert "INTERNAL_ERROR" in record["reason"]
+        assert run_case(case, backend)["verdict"] == "PASS"  # a failed query is not kept: the next call asks again
     finally:
-        device.fail_device_info(False)
-    assert record["verdict"] == "FAIL"
-    assert "INTERNAL_ERROR" in record["reason"]
-    assert run_case(case, device)["verdict"] == "PASS"
+        backend.close()
+
+
+def test_core_counts_are_queried_once_per_handle():
+    # aclblas_handle.cpp keeps the counts in the handle: each operator asked aclrtGetDeviceInfo twice per call
+    # before (cube and vector cores), now the handle asks twice in its life
+    backend = ascend_cpu.open()
+    try:
+        before = backend.device_info_queries()
+        for table in ("csymm_test.csv", "sgemm_strided_batched_test.csv", "csymm_test.csv"):
+            assert run_case(_gemm_row(table), backend)["verdict"] == "PASS"
+        assert backend.device_info_queries() - before == 2
+        # once the counts are kept, a failing runtime query no longer reaches the call
+        backend.fail_device_info(True)
+        try:
+            assert run_case(_gemm_row("csymm_test.csv"), backend)["verdict"] == "PASS"
+        finally:
+            backend.fail_device_info(False)
+    finally:
+        backend.close()
 
 
 def _beta_zero(case) -> bool:
@@ -342,7 +366,8 @@ def test_fused_sgemm_without_its_synchronisation_fails(control):
 
 
 @pytest.mark.slow  # each builds a kernel variant
-@pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait"])
+@pytest.mark.parametrize("control", ["handover-no-wait", "handover-never-ready", "epilogue-no-wait",
+                                     "epilogue-unit-flag-off"])
 def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
     # the panels UB -> L1 (cube waits for READY on PIPE_MTE1) and the result L0C -> UB (AIVs wait on PIPE_V): each
     # handshake dropped is an L1 race, a deadlock or a UB race of the fused launch; the epilogue needs beta != 0

@@ -1,6 +1,7 @@
 """The ascend-cpu emulator runs a launch's cores as concurrent threads: each cross-core check (deadlock, a GM race,
-a missing barrier, a missing dcci, an unpaired or misplaced cross-core flag) and each hand-off between one core's
-pipes on its UB (vector unit, DataCopyPad, queues) must fail on a kernel with that bug,
+a missing barrier, a missing dcci, an unpaired or misplaced cross-core flag), each hand-off between one core's
+pipes on its UB (vector unit, DataCopyPad, queues) and the Mmad/Fixpipe unitFlag contract (asc-devkit UnitFlag.md)
+must fail on a kernel with that bug,
 naming kernel, core and flag or address, and stay quiet on the same kernel synchronised as asc-devkit documents.
 The scenarios are the emulator's self-test kernels (`operators/ascend_cpu/selftest/emu_selftest_kernel.cpp`); the
 real kernels' sample rows and their negative controls are in test_ascend_cpu.py.
@@ -75,6 +76,15 @@ SCENARIOS = {
     "l0c-to-ub-copy-no-wait": ["emu_selftest_mix", "UB race on bytes [0, 0x_)", "AIV block 0's UB",
                                "AIC block 0 (Fixpipe L0C->UB, write on PIPE_FIX)",
                                "AIV block 0 (DataCopy UB->L1, read on PIPE_MTE3)", "no cross-core flag ordering them"],
+    # unitFlag (asc-devkit TensorAPI UnitFlag.md, Mmad.md): Mmads with 2 then 3 need a Fixpipe with 2/3 after them
+    "unit-flag-ub": [],
+    "unit-flag-ub-off": ["emu_selftest_mix", "AIC block 0", "Fixpipe L0C->UB with unitFlag 0 reads L0C block [0, 512)",
+                         "marked for a Fixpipe with unitFlag 2/3", "must enable unitFlag together"],
+    "unit-flag-gm": [],
+    "unit-flag-gm-off": ["emu_selftest_mix", "AIC block 0", "Fixpipe L0C->GM with unitFlag 0 reads L0C block [0, 512)",
+                         "must enable unitFlag together"],
+    "unit-flag-no-final": ["emu_selftest_mix", "AIC block 0", "Fixpipe L0C->UB with unitFlag 3 waits until L0C block "
+                           "[0, 512) is finished by an Mmad with unitFlag 3", "the device hangs"],
 }
 
 

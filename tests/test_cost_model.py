@@ -132,16 +132,19 @@ def test_no_fp32_design_reaches_the_1024_limits_on_documented_rates():
         variants = [cm.floor(d, cores, p) for cores in cm.CUBE_CORES for d in cm.csymm_designs(1024, 1024, left,
                                                                                                 True, cores)
                     for p in cm.PRECISIONS]
-        reach = cm.limit_budget(limit, variants)
-        assert reach["cube_over_budget"]["fp32"] > 2.5  # the best fp32 cube time is > 2.5x the budget
+        reach = cm.limit_budget(limit, variants)  # the task book's device scope: the whole limit is cube budget
+        assert reach["limit_scope"] == "device" and reach["cube_budget_us"] == limit
+        assert reach["cube_over_budget"]["fp32"] > 2.3  # the best fp32 cube time is > 2.3x the budget
         assert not any("/ fp32 /" in v for v in reach["floor_under_limit"])
         # split HF32 only under the limit with the 3M products in one launch
         assert all("3M" in v for v in reach["floor_under_limit"] if "/ hf32x3 /" in v)
-        # no tiling of the built products does it either: every cube core busy to the end is 103.1 us + the launch
+        # no tiling of the built products does it either: every cube core busy to the end is 103.1 us of device time
         built = [v for v in variants if v["built_products"] and v["precision"] == "hf32x3"]
         assert all(v["balanced_cube_us"] <= v["cube_us"] for v in variants)
         assert min(v["balanced_cube_us"] for v in built) == pytest.approx(103.1, abs=0.1)
-        assert min(v["balanced_cube_us"] for v in built) + cm.launch_us(1) > limit
+        assert min(v["balanced_cube_us"] for v in built) > limit
+        # a call-scope limit leaves one launch less for the cube (negative control of the scope argument)
+        assert cm.limit_budget(limit, variants, "call")["cube_budget_us"] == limit - cm.launch_us(1)
 
 
 def test_kernel_cost_json_prints_one_object_with_every_row_and_field():
@@ -151,14 +154,23 @@ def test_kernel_cost_json_prints_one_object_with_every_row_and_field():
     for row in ROWS:
         assert data[row], row
         for v in data[row]:
-            for key in ("name", "precision", "cube_cores", "launches", "cube_macs", "floor_us", "rates_source"):
+            for key in ("name", "precision", "cube_cores", "launches", "cube_macs", "floor_us", "device_floor_us",
+                        "call_floor_us", "by_hf32_rate", "rates_source"):
                 assert key in v, (row, key)
+            assert v["rates_source"] and all(v["rates_source"]), (row, v["name"])
+            if "csymm" in row:  # each floor against the task-book limit in its own scope
+                assert v["scopes"]["device"]["limit_us"] == data["to_reach_limit"][row]["limit_us"]
+                assert v["scopes"]["device"]["limit_is"] == "declared"
         assert {v["precision"] for v in data[row]} == {"fp32", "hf32", "hf32x3"}
         assert {v["precision"] for v in data[row] if v["name"] == cm.VECTOR_PATH} == ({"fp32"} if "csymm" in row
                                                                                      else set())
         assert sum(v["chosen"] for v in data[row]) == 2, row  # one design and precision per core count
         assert {v["cube_cores"] for v in data[row]} == {28, 36}
     assert data["to_reach_limit"]["csymm_1024_left_lower"]["limit_us"] == 89.27
+    assert data["to_reach_limit"]["csymm_1024_left_lower"]["limit_scope"] == "device"  # the baseline table's scope
+    # the 256^2 row in the task book's device scope: the chosen one-launch split-HF32 variants are under 7.53 us
+    chosen = [v for v in data["csymm_256_left_upper"] if v["chosen"]]
+    assert chosen and all(v["scopes"]["device"]["under_limit"] for v in chosen)
 
 
 @pytest.mark.parametrize("cores", cm.CUBE_CORES)
@@ -178,3 +190,59 @@ def test_the_vector_path_takes_the_small_shapes_and_the_cube_the_rest(cores):
     designs = {d.name: cm.floor(d, cores, "fp32") for d in cm.csymm_designs(256, 256, True, True, cores)}
     built = cm.floor(cm.csymm_designs(256, 256, True, True, cores)[0], cores, "hf32x3")
     assert designs[cm.VECTOR_PATH]["floor_us"] > built["floor_us"]
+
+
+def test_floors_are_stated_in_the_device_and_the_call_scope_side_by_side():
+    d = cm.Design("d", 3, (((128, 128, 1024),) * 36,), 0, False, False)
+    f = cm.floor(d, 36, "fp32")
+    # device: the kernels' work only; call: plus the documented launches (7 + 2 x 3 us); floor_us stays the call one
+    assert f["device_floor_us"] == pytest.approx(f["cube_us"])
+    assert f["call_floor_us"] == pytest.approx(f["device_floor_us"] + 13.0) == f["floor_us"]
+
+
+def test_each_floor_is_judged_against_a_limit_of_its_own_scope():
+    # the 256^2 task-book row (7.53 us, declared `device`): the built split-HF32 launch at 28 cores is ~2.1 us of
+    # device work, under the limit; its call-scope figure (+7 us launch) is compared with 7.53 + 7, not with 7.53
+    built = cm.floor(cm.csymm_designs(256, 256, True, True, 28)[0], 28, "hf32x3")
+    assert built["device_floor_us"] == pytest.approx(2.1, abs=0.05)
+    v = cm.scope_verdicts(built, 7.53, "device")
+    assert v["device"] == {"floor_us": built["device_floor_us"], "limit_us": 7.53, "under_limit": True,
+                           "limit_is": "declared"}
+    assert v["call"]["limit_us"] == pytest.approx(14.53) and v["call"]["under_limit"]
+    # the mixed budget the model used before (call floor against the device limit) said "over": 9.1 > 7.53
+    assert built["call_floor_us"] > 7.53
+    # a call-scope limit is carried the other way
+    assert cm.scope_verdicts(built, 7.53, "call")["device"]["limit_us"] == pytest.approx(0.53)
+
+
+def test_both_documented_hf32_rates_give_floors_and_the_bet_says_what_the_other_costs():
+    assert cm.HF32_RATES["table2_16x16x8"][0] == 8 * cm.MACS_PER_CYCLE["fp32"]  # table 2: 16x16x8
+    assert cm.HF32_RATES["hf32_md_2x_fp32"][0] == 2 * cm.MACS_PER_CYCLE["fp32"]  # HF32.md: twice fp32
+    assert "HF32.md" in cm.SOURCES["hf32_doc"]
+    built = cm.csymm_designs(1024, 1024, True, True, 28)[0]
+    f = cm.floor(built, 28, "hf32x3")
+    by = f["by_hf32_rate"]
+    assert by["hf32_md_2x_fp32"]["cube_us"] == pytest.approx(4 * by["table2_16x16x8"]["cube_us"])
+    assert any("HF32.md" in s for s in f["rates_source"])
+    assert cm.floor(built, 28, "fp32")["by_hf32_rate"]["hf32_md_2x_fp32"]["cube_us"] == cm.floor(built, 28,
+                                                                                                 "fp32")["cube_us"]
+    # at 2x split HF32 (three products) is slower than plain fp32, at 8x faster: the built choice bets on table 2
+    bet = cm.csymm_hf32_bet(1024, 1024, True, 28)
+    assert bet["bet"] == cm.HF32_BET == "table2_16x16x8" and bet["built_precision"] == "hf32x3"
+    assert bet["rates"]["table2_16x16x8"]["faster"] == "hf32x3"
+    assert bet["rates"]["table2_16x16x8"]["built_loses_us"] == 0
+    assert bet["rates"]["hf32_md_2x_fp32"]["faster"] == "fp32"
+    assert bet["rates"]["hf32_md_2x_fp32"]["built_loses_us"] > 100
+
+
+@pytest.mark.parametrize("cores", cm.CUBE_CORES)
+def test_the_path_choice_is_device_scope_and_launch_costs_do_not_enter_it(cores, monkeypatch):
+    aivs = cm.aiv_count(cores)
+    shapes = [(s, s, left) for s in range(1, 200, 7) for left in (True, False)]
+    before = [cm.csymm_path(m, n, left, cores, aivs) for m, n, left in shapes]
+    monkeypatch.setattr(cm, "FIRST_LAUNCH_US", 1000.0)
+    monkeypatch.setattr(cm, "EXTRA_LAUNCH_US", 1000.0)
+    assert [cm.csymm_path(m, n, left, cores, aivs) for m, n, left in shapes] == before
+    # the HF32 rate does move it: at 2x the cube path is slower, so the vector path keeps more shapes
+    slow = [cm.csymm_path(m, n, left, cores, aivs, "hf32_md_2x_fp32") for m, n, left in shapes]
+    assert slow.count("vector") >= before.count("vector")

@@ -3,6 +3,7 @@ negative-control semantics and the skip path run everywhere; the real check need
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,36 @@ def test_real_headers_check_is_clean_and_every_control_fails(capsys):
     if kc.header_roots() is None:
         pytest.skip("requires asc-devkit headers")
     assert cli.main(["check-kernels"]) == 0, capsys.readouterr().out
+
+
+VERSION_CHECK = Path(__file__).resolve().parents[1] / "operators" / "ascend" / "cmake" / "asc_devkit_version.cmake"
+
+
+def _version_check(tmp_path, text: str | None, script: Path = VERSION_CHECK) -> subprocess.CompletedProcess:
+    header = tmp_path / "asc_devkit_version.h"
+    if text is not None:
+        header.write_text(text)
+    return subprocess.run(["cmake", f"-DASC_VERSION_HEADER={header}", "-P", str(script)], capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
+@pytest.mark.parametrize("major, minor, accepted", [(9, 0, False), (9, 1, True), (9, 12, True), (10, 0, True),
+                                                    (10, 3, True), (8, 5, False)])
+def test_the_asc_devkit_version_check_compares_versions(tmp_path, major, minor, accepted):
+    done = _version_check(tmp_path, f"#define ASC_DEVKIT_MAJOR {major}\n#define ASC_DEVKIT_MINOR {minor}\n")
+    assert (done.returncode == 0) == accepted, done.stderr
+    if not accepted:
+        assert f"asc-devkit {major}.{minor}" in done.stderr and "need 9.1 or later" in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not installed")
+def test_the_version_check_rejects_a_missing_header_and_the_old_test_rejected_10_0(tmp_path):
+    assert "asc-devkit 0.0" in _version_check(tmp_path, None).stderr
+    # negative control: the test before (MAJOR >= 9 AND MINOR > 0) turns a 10.0 release away
+    old = tmp_path / "old.cmake"
+    old.write_text(VERSION_CHECK.read_text().replace('if("${ASC_DEVKIT_MAJOR}.${ASC_DEVKIT_MINOR}" VERSION_LESS "9.1")',
+                                                     "if(NOT (ASC_DEVKIT_MAJOR GREATER_EQUAL 9 AND "
+                                                     "ASC_DEVKIT_MINOR GREATER 0))"))
+    assert old.read_text() != VERSION_CHECK.read_text()
+    assert _version_check(tmp_path, "#define ASC_DEVKIT_MAJOR 10\n#define ASC_DEVKIT_MINOR 0\n", old).returncode != 0

@@ -129,6 +129,35 @@ def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, m
     assert violations.read_text() == ""
 
 
+def test_a_runtime_without_notify_says_so_once_and_times_the_call_scope(tmp_path, monkeypatch, capsys):
+    # the default scope (device) on a runtime without the notify calls: one line at start-up, the row timed in the
+    # call scope, its device-scope limit NO_REF with the reason (before: every perf row an ERROR, exit 1)
+    home, ops = fake_device.build(tmp_path / "cann", notify=False)
+    violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
+    capsys.readouterr()
+    code, row = taskbook_run(tmp_path, monkeypatch, str(ops), "device")
+    err = capsys.readouterr().err
+    assert err.count(npu.NO_NOTIFY) == 1, err
+    assert code == 2 and row["verdict"] == "PASS", row.get("reason")
+    t = row["timing"]
+    assert t["scope"] == "call" and t["min_us"] >= H + D
+    assert t["scope_fallback"] == {"asked": "device", "reason": npu.NO_NOTIFY}
+    [verdict] = [b for b in row["baseline"] if b["kind"] == "taskbook"]
+    assert verdict["verdict"] == "NO_REF" and verdict["scope"] == "device"
+    assert "lacks aclrtCreateNotify" in verdict["reason"] and "this run timed call" in verdict["reason"]
+    assert violations.read_text() == ""
+
+
+def test_a_runtime_with_notify_says_nothing_and_times_the_device_scope(tmp_path, monkeypatch, capsys):
+    # the negative control of the test above: the same run on the runtime with the notify calls
+    home, ops = fake_device.build(tmp_path / "cann")
+    fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
+    capsys.readouterr()
+    code, row = taskbook_run(tmp_path, monkeypatch, str(ops), "device")
+    assert npu.NO_NOTIFY not in capsys.readouterr().err
+    assert code == 0 and row["timing"]["scope"] == "device" and "scope_fallback" not in row["timing"]
+
+
 def test_default_scope_is_device_and_the_option_is_checked(capsys, monkeypatch):
     from harness import cli
     assert TimingConfig().scopes == ("device",) and TimingConfig(mode="steady").scopes == ("steady",)
@@ -246,6 +275,8 @@ def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeyp
     assert (t["scope"], t["kernels_per_call"], t["n"]) == ("msprof", K, t["scopes"]["call"]["n"])
     assert t["n"] >= 12 and all(us == pytest.approx(D, abs=0.002) for us in t["samples_us"])
     assert t["scopes"]["call"]["min_us"] >= H + D
+    assert len(t["kernel_blocks"]) == K and all(b == {"blocks": [24], "mix_blocks": []}
+                                                for b in t["kernel_blocks"].values())
     [verdict] = [b for b in row["baseline"] if b["kind"] == "taskbook"]
     assert verdict["verdict"] == "NO_REF" and "device scope, this run timed msprof, call" in verdict["reason"]
     assert code == 2    # the shipped limit is in the device scope: not judged on an msprof figure
@@ -285,3 +316,64 @@ def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
     code, _ = msprof_run(tmp_path, monkeypatch, str(ops))
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 3 and len(err) == 1 and "no op_summary_*.csv or OpBasicInfo*.csv under" in err[0]
+
+
+#: One file of each header shape msprof's export code lists (harness/perf/msprof.py START, BLOCKS, MIX_BLOCKS cite
+#: them): the current op_summary, the older one (Block Dim / Mix Block Dim), the header mapping's start time without
+#: its unit (and no Task Type), and msprof op's OpBasicInfo.csv (no start time: file order).
+MSPROF_SHAPES = {
+    "op_summary_0_1.csv": ("Model Name,Model ID,Task ID,Stream ID,Infer ID,Op Name,OP Type,OP State,Task Type,"
+                           "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Num,Mix Block Num,"
+                           "HF32 Eligible",
+                           "m,1,{i},2,0,{name},Csymm,static,{type},{start},{us},0.1,{blocks},{mix},NO"),
+    "op_summary_old_0_1.csv": ("Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,"
+                               "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,Mix Block Dim,"
+                               "HF32 Eligible",
+                               "0,1,{i},2,{name},Csymm,static,{type},{start}\t,{us},0.1,{blocks},{mix},NO"),
+    "op_summary_mapping_0_1.csv": ("Op Name,Task ID,OP Type,Stream ID,Task Start Time,Task Duration(us),"
+                                   "Task Wait Time(us),Block Num",
+                                   "{name},{i},Csymm,2,{start},{us},0.1,{blocks}"),
+    "OpBasicInfo.csv": ("Op Name,Op Type,Task Duration(us),Block Dim,Mix Block Dim,Device Id,Pid,Current Freq,"
+                        "Rated Freq", "{name},mix,{us},{blocks},{mix},0,77,1650,1650"),
+}
+
+
+def _profile(directory, file: str, header: str | None = None) -> None:
+    """Two calls of two kernels (a: 28 blocks + 56 mixed, b: 28 blocks, no mix), written out of start order, plus
+    a memcpy task where the file has a Task Type column."""
+    head, row = MSPROF_SHAPES[file]
+    tasks = [(30.0, "a", 4.0, 28, 56), (10.0, "a", 1.0, 28, 56), (40.0, "b", 8.0, 28, None), (20.0, "b", 2.0, 28,
+                                                                                            None)]
+    if file == "OpBasicInfo.csv":  # no start time: the file's order is the launch order
+        tasks.sort()
+    lines = [header or head] + [row.format(i=i, name=n, type="MIX_AIC" if m else "AI_CORE", start=s, us=us,
+                                           blocks=b, mix="N/A" if m is None else m)
+                                for i, (s, n, us, b, m) in enumerate(tasks)]
+    if "Task Type" in (header or head):
+        lines.append(row.format(i=9, name="memcpy", type="MEMCPY_ASYNC", start=50.0, us=9.0, blocks=0, mix="N/A"))
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / file).write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("file", list(MSPROF_SHAPES))
+def test_msprof_reader_takes_each_header_variant(tmp_path, file):
+    from harness.perf import msprof
+    _profile(tmp_path, file)
+    kernels = msprof.read_kernels(tmp_path)
+    assert kernels == [("a", 1.0), ("b", 2.0), ("a", 4.0), ("b", 8.0)]  # start-time order, the memcpy dropped
+    assert msprof.per_call_us(kernels, 2, 0) == ([3.0, 12.0], 2)
+    mix = [56] if "Mix Block" in MSPROF_SHAPES[file][0] else []  # the header mapping has no mix column
+    assert msprof.kernel_blocks(tmp_path) == {"a": {"blocks": [28], "mix_blocks": mix},
+                                              "b": {"blocks": [28], "mix_blocks": []}}
+
+
+def test_msprof_reader_negative_control_an_unknown_start_column_is_file_order(tmp_path):
+    # a start-time header none of msprof's variants has: the rows stay in file order, so the per-call sums differ
+    # from the start-ordered ones above (the variants are what the reader recognises, nothing looser)
+    from harness.perf import msprof
+    head = MSPROF_SHAPES["op_summary_0_1.csv"][0].replace("Task Start Time(us)", "Task Begin(us)")
+    _profile(tmp_path, "op_summary_0_1.csv", head)
+    assert msprof.read_kernels(tmp_path) == [("a", 4.0), ("a", 1.0), ("b", 8.0), ("b", 2.0)]
+    head = MSPROF_SHAPES["op_summary_0_1.csv"][0].replace("Block Num", "Blocks").replace("Mix Block Num", "Mix")
+    _profile(tmp_path, "op_summary_0_1.csv", head)
+    assert msprof.kernel_blocks(tmp_path)["a"] == {"blocks": [], "mix_blocks": []}

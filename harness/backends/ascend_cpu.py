@@ -116,6 +116,15 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
         (_CSYMM_KERNEL, "    AscendC::CrossCoreWaitFlag<2, PIPE_V>(CS_RESULT_READY);  // the AIC's Fixpipe wrote P into "
                         "this UB\n", ""),
     ), "UB race on bytes"),
+    # Csymm's epilogue Fixpipe (L0C -> UB) with unitFlag 0 after the tile's last Mmad set the L0C unit flags
+    # (unitFlag 3): the hazard before issue 38, against asc-devkit UnitFlag.md (both must enable it together).
+    "epilogue-unit-flag-off": ((
+        (_CSYMM_KERNEL, "        fp.unitFlag = arch35::FINAL_ACCUMULATION;\n", ""),
+    ), "Fixpipe L0C->UB with unitFlag 0 reads L0C block"),
+    # The GEMM's Fixpipe L0C -> GM with unitFlag 0 (both kernels' beta == 0 / fast paths).
+    "fixpipe-unit-flag-off": ((
+        (_CUBE_GEMM, "te::FixpipeParams{FINAL_ACCUMULATION}", "te::FixpipeParams{0}"),
+    ), "Fixpipe L0C->GM with unitFlag 0 reads L0C block"),
     # The fused Sgemm epilogue's vector cores no longer wait for the cube's tile: they read a workspace slot the
     # cube core is writing (a missing cross-core barrier).
     "fused-no-wait": ((
@@ -172,6 +181,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuMapBuffer.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
         self.lib.aclblasAscendCpuUnmapBuffer.argtypes = [ctypes.c_void_p]
         self.lib.aclblasAscendCpuFailDeviceInfo.argtypes = [ctypes.c_int]
+        self.lib.aclblasAscendCpuDeviceInfoQueries.restype = ctypes.c_uint64
         u64 = ctypes.POINTER(ctypes.c_uint64)
         self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
         self.lib.aclblasAscendCpuSelfTest.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
@@ -193,6 +203,10 @@ class AscendCpuBackend(CpuBackend):
     def fail_device_info(self, fail: bool) -> None:
         """Make the runtime's core-count query fail (True) or work: the host code's error path."""
         self.lib.aclblasAscendCpuFailDeviceInfo(int(fail))
+
+    def device_info_queries(self) -> int:
+        """aclrtGetDeviceInfo calls the library made since it was loaded (the core counts are kept per handle)."""
+        return int(self.lib.aclblasAscendCpuDeviceInfoQueries())
 
     def stats(self) -> dict[str, int]:
         """Kernels launched, blocks run, cube multiply-accumulates and GM bytes moved by tensor and queue copies

@@ -50,13 +50,17 @@ _ACL_FUNCTIONS = {
     "aclrtEventElapsedTime": [POINTER(c_float), c_void_p, c_void_p],
     "aclrtGetMemInfo": [c_uint32, POINTER(c_size_t), POINTER(c_size_t)],
 }
-#: What the device scope holds the stream with; a runtime without them has no device scope (one line).
+#: What the device scope holds the stream with (hicann/runtime include/external/acl/acl_rt.h). A runtime without
+#: them has no device scope: the backend says so once (describe()["notes"], printed at start-up) and times the
+#: call scope instead, whose figures are NO_REF against device-scope limits with NO_NOTIFY as the reason.
 _NOTIFY_FUNCTIONS = {
     "aclrtCreateNotify": [POINTER(c_void_p), c_uint64],
     "aclrtDestroyNotify": [c_void_p],
     "aclrtWaitAndResetNotify": [c_void_p, c_void_p, c_uint32],
     "aclrtRecordNotify": [c_void_p, c_void_p],
 }
+NO_NOTIFY = ("this ACL runtime lacks aclrtCreateNotify/aclrtRecordNotify/aclrtWaitAndResetNotify, so the device "
+             "scope cannot hold the stream; timed in the call scope instead")
 #: Seconds a held stream waits for its release before the runtime reports the wait as failed (a call that
 #: synchronises its own stream could otherwise never be released).
 HOLD_TIMEOUT_S = 60
@@ -97,24 +101,27 @@ def acl_library_candidates(env: dict[str, str] | None = None) -> list[str]:
     return found
 
 
+def bindings() -> dict[str, tuple[list, Any]]:
+    """Every ACL function this backend binds: name -> (argtypes, restype), what `harness check-acl`
+    (harness/backends/acl_signatures.py) compares with the public declarations."""
+    out: dict[str, tuple[list, Any]] = {name: (args, c_int32)
+                                        for name, args in {**_ACL_FUNCTIONS, **_NOTIFY_FUNCTIONS}.items()}
+    out["aclrtGetSocName"] = ([], ctypes.c_char_p)
+    return out
+
+
 def load_acl(env: dict[str, str] | None = None) -> ctypes.CDLL:
-    """The ACL runtime with argtypes declared; BackendUnavailable(NO_CANN) when no candidate loads."""
+    """The ACL runtime with argtypes declared (the notify calls and aclrtGetSocName where the runtime has them);
+    BackendUnavailable(NO_CANN) when no candidate loads."""
     for candidate in acl_library_candidates(env):
         try:
             acl = ctypes.CDLL(candidate)
         except OSError:
             continue
-        for name, argtypes in _ACL_FUNCTIONS.items():
-            fn = getattr(acl, name)
-            fn.argtypes = argtypes
-            fn.restype = c_int32
-        for name, argtypes in _NOTIFY_FUNCTIONS.items():
-            if hasattr(acl, name):
-                getattr(acl, name).argtypes = argtypes
-                getattr(acl, name).restype = c_int32
-        if hasattr(acl, "aclrtGetSocName"):
-            acl.aclrtGetSocName.argtypes = []
-            acl.aclrtGetSocName.restype = ctypes.c_char_p
+        for name, (argtypes, restype) in bindings().items():
+            if name in _ACL_FUNCTIONS or hasattr(acl, name):
+                fn = getattr(acl, name)
+                fn.argtypes, fn.restype = argtypes, restype
         return acl
     raise BackendUnavailable(NO_CANN)
 
@@ -217,8 +224,13 @@ class NpuBackend:
         _check("aclrtGetMemInfo", self.acl.aclrtGetMemInfo(ACL_HBM_MEM, byref(free), byref(total)))
         return total.value - free.value
 
+    def has_notify(self) -> bool:
+        """Whether the runtime has the calls the device scope holds the stream with."""
+        return all(hasattr(self.acl, name) for name in _NOTIFY_FUNCTIONS)
+
     def describe(self) -> dict[str, Any]:
         return {"device": f"npu {self.device}", "hardware": canonical_hardware(self.soc_name),
+                "notes": [] if self.has_notify() else [f"npu backend: {NO_NOTIFY}"],
                 "soc_name": self.soc_name, "library": str(self.library),
                 "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
                 "ascend_home": os.environ.get("ASCEND_HOME_PATH"), LOG_FLUSH_ENV: os.environ.get(LOG_FLUSH_ENV)}
@@ -270,10 +282,13 @@ class NpuBackend:
         """The timer of a timing scope (harness.perf.timing.SCOPES) on this device."""
         from harness.perf.timing import CallTimer, ScopeUnavailable
 
-        if scope == "device":
+        if scope == "device" and self.has_notify():
             return HeldEventTimer(self)
-        if scope == "call":
-            return CallTimer(self._synchronize_operator_stream, self.host_clock)
+        if scope in ("device", "call"):
+            timer = CallTimer(self._synchronize_operator_stream, self.host_clock)
+            if scope == "device":  # the runtime cannot hold the stream: the call scope, and why (NO_REF then)
+                timer.scope, timer.fallback = "call", NO_NOTIFY
+            return timer
         if scope == "steady":
             return EventTimer(self)
         raise ScopeUnavailable(f"timing scope {scope}: run harness under msprof as docs/npu.md, 'msprof', "
@@ -289,10 +304,6 @@ class NpuBackend:
     def gate(self) -> tuple[int, c_void_p]:
         """(stream, notify) the device scope holds and releases the operator stream with; made once."""
         if self._gate is None:
-            if not all(hasattr(self.acl, name) for name in _NOTIFY_FUNCTIONS):
-                from harness.perf.timing import ScopeUnavailable
-                raise ScopeUnavailable("timing scope device: this ACL runtime lacks aclrtCreateNotify/"
-                                       "aclrtWaitAndResetNotify/aclrtRecordNotify (use --timing-scope call)")
             stream, notify = c_void_p(), c_void_p()
             _check("aclrtCreateStream", self.acl.aclrtCreateStream(byref(stream)))
             self._gate = (stream.value, notify)

@@ -173,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         if args.backend == "cpu" and not args.operator_lib:
             _build_twin_announced()
         backend_info = runner.check_backend(settings)
+        for note in backend_info.get("notes") or []:  # what the backend says once (npu: no device scope)
+            print(note, file=sys.stderr)
     except (TableError, BackendUnavailable, _Unusable, ClusterUnavailable) as exc:
         print(str(exc), file=sys.stderr)
         return Exit.ENV

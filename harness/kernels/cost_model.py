@@ -1,12 +1,20 @@
 """A floor-time model of one operator call on the Ascend 950PR, on documented rates.
 
-Every rate below names its source (`SOURCES`); nothing is an unstated assumption. The floor of a design is what its
-work costs at those rates: max(cube time, unique GM bytes / HBM bandwidth) + the stream's launch costs, where the
+Every rate below names its source (`SOURCES`); nothing is an unstated assumption. A floor is stated in two timing
+scopes (harness.perf.timing.SCOPES), side by side: `device` (the kernels' work only, max(cube time, unique GM bytes /
+HBM bandwidth): what msprof's Task Duration and the task book's limits measure, cases/baselines/csymm_taskbook.csv
+declaring them `device`) and `call` (the device floor plus the stream's documented launch costs, host-timed with
+synchronisation: the scope of the public per-call figures). Each is compared only with a limit of its own scope
+(`scope_verdicts`). The cube time follows the
 cube time follows the plan's tiles as the kernels hand them out (round-robin over the cube cores, so a last partial
 wave of tiles costs a whole tile time) at the Mmad rate of table 2 (arch 3510) of asc-devkit's Cube instruction
 performance summary. The Mmad head overhead (that table's Delta t) and the L0 load bandwidths are left out: the
 floor is a lower bound. The per-core clock is not published; the chip's announced FP8 peak fixes cores x clock, so
 the model derives the clock per core count (28 and 36 are reported).
+
+HF32 has two documented rates: table 2's 16x16x8 (8x fp32) and HF32.md's "twice the fp32 rate" (2x). The model's
+primary figures use table 2 (the rate the built kernels bet on, `HF32_BET`); every floor also carries its figures
+under the other rate (`by_hf32_rate`), and `csymm_hf32_bet` says what the bet costs if HF32.md is right.
 """
 from __future__ import annotations
 
@@ -29,12 +37,20 @@ SOURCES = {
               "not published, so the model takes 64 fp32 lanes per cycle for the 950's vector cores (SIMT included)",
     "movement": f"{CUBE_DOC}, table 5 (arch 3510): L1 -> L0A and L1 -> L0B 256 bytes per cycle each; table 8: "
                 "L0C -> Unified Buffer float NoQuant 128 bytes per cycle",
+    "hf32_doc": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, 特性说明: "
+                "HF32 makes Mmad (f322f32) 'twice' the fp32 rate (2 x 16x16x1 = 512 MACs per cycle)",
     "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, "
                    "figure 2: 950PR HF32 keeps 10 mantissa bits",
 }
 
 #: Mmad multiply-accumulates per cycle and cube core (table 2: cube_m x cube_n x cube_k).
 MACS_PER_CYCLE = {"fp32": 16 * 16 * 1, "hf32": 16 * 16 * 8, "half": 16 * 16 * 16, "fp8": 16 * 16 * 32}
+#: The two documented HF32 Mmad rates (MACs per cycle and cube core) and where each comes from (SOURCES keys).
+HF32_RATES = {"table2_16x16x8": (16 * 16 * 8, "mmad"), "hf32_md_2x_fp32": (2 * 16 * 16 * 1, "hf32_doc")}
+#: The rate the primary figures and the built kernels' precision choice (csymm_host.cpp SplitHf32) assume.
+HF32_BET = "table2_16x16x8"
+#: The timing scope of a floor without launches, and of one with them (harness.perf.timing.SCOPES).
+DEVICE_SCOPE, CALL_SCOPE = "device", "call"
 #: A precision's cube passes: the operand format each runs in and how many products one real product costs
 #: (hf32x3: x = hi + lo, hi*hi + hi*lo + lo*hi in one fp32 L0C chain).
 PRECISIONS = {"fp32": ("fp32", 1), "hf32": ("hf32", 1), "hf32x3": ("hf32", 3)}
@@ -60,17 +76,22 @@ def _up(x: int, a: int) -> int:
     return _ceil_div(x, a) * a
 
 
-def tile_cycles(rows: int, cols: int, k: int, precision: str) -> float:
-    """Cube cycles of one output tile: its Mmads at table 2's rate, operands rounded up to whole fractals."""
+def macs_per_cycle(fmt: str, hf32_rate: str = HF32_BET) -> int:
+    """Mmad MACs per cycle and cube core of an operand format; HF32 at one of its two documented rates."""
+    return HF32_RATES[hf32_rate][0] if fmt == "hf32" else MACS_PER_CYCLE[fmt]
+
+
+def tile_cycles(rows: int, cols: int, k: int, precision: str, hf32_rate: str = HF32_BET) -> float:
+    """Cube cycles of one output tile: its Mmads at the documented rate, operands rounded up to whole fractals."""
     fmt, passes = PRECISIONS[precision]
-    return passes * _up(rows, FRACTAL) * _up(cols, FRACTAL) * _up(k, K0) / MACS_PER_CYCLE[fmt]
+    return passes * _up(rows, FRACTAL) * _up(cols, FRACTAL) * _up(k, K0) / macs_per_cycle(fmt, hf32_rate)
 
 
-def cube_us(tiles: list[tuple[int, int, int]], cube_cores: int, precision: str) -> float:
+def cube_us(tiles: list[tuple[int, int, int]], cube_cores: int, precision: str, hf32_rate: str = HF32_BET) -> float:
     """Time of one launch's tiles (rows, cols, k) dealt round-robin to the cores: the busiest core's sum."""
     busy = [0.0] * cube_cores
     for i, (rows, cols, k) in enumerate(tiles):
-        busy[i % cube_cores] += tile_cycles(rows, cols, k, precision)
+        busy[i % cube_cores] += tile_cycles(rows, cols, k, precision, hf32_rate)
     return max(busy) / (clock_ghz(cube_cores) * 1e3)
 
 
@@ -101,22 +122,50 @@ def cube_macs(design: Design) -> int:
     return sum(r * c * k for tiles in design.cube_launches for r, c, k in tiles)
 
 
-def floor(design: Design, cube_cores: int, precision: str) -> dict:
-    """The design's floor (us) and its parts at `cube_cores` and `precision`; launches on one stream run in order."""
-    cube = sum(cube_us(list(tiles), cube_cores, precision) for tiles in design.cube_launches)
+def _scoped(design: Design, cube_cores: int, precision: str, hf32_rate: str) -> dict:
+    """The design's cube, vector and memory times and its floors in the device scope (kernel work only) and the call
+    scope (+ launches) at one HF32 rate."""
+    cube = sum(cube_us(list(tiles), cube_cores, precision, hf32_rate) for tiles in design.cube_launches)
     vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
     memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
-    launches = launch_us(design.launches)
+    device = max(cube + vector, memory)
+    return {"cube_us": cube, "vector_us": vector, "memory_us": memory, "device_floor_us": device,
+            "call_floor_us": device + launch_us(design.launches)}
+
+
+def floor(design: Design, cube_cores: int, precision: str) -> dict:
+    """The design's floors (us) and their parts at `cube_cores` and `precision`; launches on one stream run in order.
+    device_floor_us: the kernels' work only (the task book's scope); call_floor_us (= floor_us): plus the documented
+    launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate."""
+    primary = _scoped(design, cube_cores, precision, HF32_BET)
     fmt, passes = PRECISIONS[precision]
     # the cube time of the same products on any tiling at all: every cube core busy to the end
-    balanced = passes * cube_macs(design) / (MACS_PER_CYCLE[fmt] * cube_cores * clock_ghz(cube_cores) * 1e3)
+    balanced = passes * cube_macs(design) / (macs_per_cycle(fmt) * cube_cores * clock_ghz(cube_cores) * 1e3)
     rates = ("mmad", "fp8_peak", "hbm", "launch") + (("vector",) if design.vector_cycles else ())
+    if fmt == "hf32":
+        rates += ("hf32_doc",)
     return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
-            "built_products": design.built_products, "cube_us": cube, "balanced_cube_us": balanced,
-            "vector_us": vector, "memory_us": memory,
-            "launch_us": launches, "floor_us": max(cube + vector, memory) + launches,
+            "built_products": design.built_products, "cube_us": primary["cube_us"], "balanced_cube_us": balanced,
+            "vector_us": primary["vector_us"], "memory_us": primary["memory_us"],
+            "launch_us": launch_us(design.launches),
+            "device_floor_us": primary["device_floor_us"], "call_floor_us": primary["call_floor_us"],
+            "floor_us": primary["call_floor_us"], "hf32_rate": HF32_BET,
+            "by_hf32_rate": {rate: _scoped(design, cube_cores, precision, rate) for rate in HF32_RATES},
             "rates_source": [SOURCES[k] for k in rates]}
+
+
+def scope_verdicts(variant: dict, limit_us: float, limit_scope: str) -> dict:
+    """The variant's floor in each scope against the limit carried into that scope: a `device` limit as is for the
+    device floor, plus one documented launch for the call floor (the call a one-launch kernel of that device time
+    would make); a `call` limit as is for the call floor, less one launch for the device floor."""
+    device_limit = limit_us if limit_scope == DEVICE_SCOPE else limit_us - launch_us(1)
+    out = {}
+    for scope, limit in ((DEVICE_SCOPE, device_limit), (CALL_SCOPE, device_limit + launch_us(1))):
+        us = variant[f"{scope}_floor_us"]
+        out[scope] = {"floor_us": us, "limit_us": limit, "under_limit": us <= limit,
+                      "limit_is": "declared" if scope == limit_scope else f"carried from {limit_scope} by one launch"}
+    return out
 
 
 # ---- Csymm ----------------------------------------------------------------------------------------------------
@@ -181,16 +230,18 @@ def csymm_vector_path_cycles(m: int, n: int, left: bool, vector_cores: int) -> f
     return _ceil_div(_ceil_div(m * n, cores), VECTOR_LANES) * 4 * k
 
 
-def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_cores: int) -> float:
+def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_cores: int,
+                           precision: str | None = None, hf32_rate: str = HF32_BET) -> float:
     """The built cube path's busiest AI core in cycles, as csymm_host.cpp CubePathCycles counts it: the NaN scan
     (before the SyncAll), the first K chunk's panels built by the core's two vector cores and loaded into L0, the
     larger of the panel building, the L0A and L0B loads and the Mmads (they overlap), and the last tile's Fixpipe.
     What no document gives (SyncAll, cross-core flags, each instruction's head overhead) is left out: it only adds
-    to the cube path."""
+    to the cube path. Device scope: no launch (both paths are one launch). precision: the built choice unless given;
+    hf32_rate: which documented HF32 rate the Mmads run at."""
     k = m if left else n
-    precision = csymm_precision(m, n, left)
+    precision = precision or csymm_precision(m, n, left)
     terms = PRECISIONS[precision][1]
-    rate = MACS_PER_CYCLE[PRECISIONS[precision][0]]
+    rate = macs_per_cycle(PRECISIONS[precision][0], hf32_rate)
     chunk = CSYMM_CHUNK_K[precision]
     real_k = 2 * k
     full_chunks = _ceil_div(real_k, chunk) - 1  # every chunk is `chunk` deep (a multiple of K0) but the last
@@ -217,11 +268,27 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
     return scan + busiest
 
 
-def csymm_path(m: int, n: int, left: bool, cube_cores: int, vector_cores: int) -> str:
+def csymm_path(m: int, n: int, left: bool, cube_cores: int, vector_cores: int, hf32_rate: str = HF32_BET) -> str:
     """"vector" where the vector path's cycles are not above the cube path's (csymm_host.cpp VectorPath), else
-    "cube"."""
+    "cube". Both paths are one launch, so the choice compares device-scope work only: no launch cost enters it."""
     vector = csymm_vector_path_cycles(m, n, left, vector_cores)
-    return "vector" if vector <= csymm_cube_path_cycles(m, n, left, cube_cores, vector_cores) else "cube"
+    cube = csymm_cube_path_cycles(m, n, left, cube_cores, vector_cores, hf32_rate=hf32_rate)
+    return "vector" if vector <= cube else "cube"
+
+
+def csymm_hf32_bet(m: int, n: int, left: bool, cube_cores: int) -> dict:
+    """The built precision choice (split HF32 from real K 64, csymm_host.cpp SplitHf32) bets on table 2's HF32 rate.
+    Per documented HF32 rate: the device-scope cube path (us) with split HF32 and with plain fp32, which is faster,
+    and what the built choice loses against the faster one under that rate (0 where it is the faster)."""
+    aivs = aiv_count(cube_cores)
+    to_us = 1 / (clock_ghz(cube_cores) * 1e3)
+    built = csymm_precision(m, n, left)
+    out = {"bet": HF32_BET, "built_precision": built, "rates": {}}
+    for rate in HF32_RATES:
+        us = {p: csymm_cube_path_cycles(m, n, left, cube_cores, aivs, p, rate) * to_us for p in ("fp32", "hf32x3")}
+        faster = min(us, key=us.get)
+        out["rates"][rate] = {"cube_path_us": us, "faster": faster, "built_loses_us": us[built] - us[faster]}
+    return out
 
 
 def csymm_copy_gm_bytes(m: int, n: int, beta_zero: bool) -> int:
@@ -321,14 +388,15 @@ def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: b
     return [before, folded]
 
 
-def limit_budget(limit_us: float, variants: list[dict]) -> dict:
-    """What reaching a task-book limit takes: the compute time (cube, or a vector-only path's) left after one
-    launch, how far each precision's best variant is from it, and the variants whose floor is under the limit."""
-    budget = limit_us - launch_us(1)
+def limit_budget(limit_us: float, variants: list[dict], limit_scope: str = DEVICE_SCOPE) -> dict:
+    """What reaching a task-book limit takes, in the limit's own scope: the compute time (cube, or a vector-only
+    path's) the limit leaves (all of it for a device-scope limit; after one launch for a call-scope one), how far
+    each precision's best variant is from it, and the variants whose floor in that scope is under the limit."""
+    budget = limit_us if limit_scope == DEVICE_SCOPE else limit_us - launch_us(1)
     best: dict[str, float] = {}
     for v in variants:
         best[v["precision"]] = min(best.get(v["precision"], float("inf")), v["cube_us"] + v["vector_us"])
-    return {"limit_us": limit_us, "cube_budget_us": budget,
+    return {"limit_us": limit_us, "limit_scope": limit_scope, "cube_budget_us": budget,
             "cube_over_budget": {p: round(us / budget, 3) for p, us in sorted(best.items())},
             "floor_under_limit": [f"{v['name']} / {v['precision']} / {v['cube_cores']} cores" for v in variants
-                                  if v["floor_us"] <= limit_us]}
+                                  if v[f"{limit_scope}_floor_us"] <= limit_us]}

@@ -28,7 +28,14 @@ from harness.store import stored
 from harness.store.codec import dumps
 from harness.perf.timing import RunningCI, TimingConfig, timing_record
 
-NAME, DURATION, START, TYPE = "Op Name", "Task Duration(us)", "Task Start Time(us)", "Task Type"
+NAME, DURATION, TYPE = "Op Name", "Task Duration(us)", "Task Type"
+#: Header variants msprof's own export code has used, first found wins. Ascend/msprof (9ba1ac7be):
+#: analysis/msconfig/msprof_export_data_config.py, 'op_summary' headers: "Task Start Time(us)", "Block Num",
+#: "Mix Block Num"; analysis/msconfig/prof_header_mapping.json: "Task Start Time" (no unit); its ST checks of
+#: op_summary before 2d36dd5b0 (2026-07) and msprof op's OpBasicInfo.csv: "Block Dim", "Mix Block Dim".
+START = ("Task Start Time(us)", "Task Start Time")
+BLOCKS = ("Block Num", "Block Dim")
+MIX_BLOCKS = ("Mix Block Num", "Mix Block Dim")
 #: Task types that are kernels (op_summary also lists other tasks); a file without the column is all kernels.
 KERNEL_TYPES = ("AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MIX_AIC", "MIX_AIV")
 METHOD = "msprof --application: Task Duration(us) of the call's kernels, summed per call"
@@ -46,9 +53,26 @@ def profile_files(directory: Path) -> list[Path]:
     return found
 
 
-def read_kernels(directory: Path) -> list[tuple[str, float]]:
-    """(Op Name, Task Duration in us) of every kernel task of the profile, in start-time order where the files
-    have a start time, else in file order."""
+def _column(header: list[str], names: tuple[str, ...]) -> int | None:
+    """The index of the first of `names` (a column's variants) in the header, None when none is there."""
+    return next((header.index(n) for n in names if n in header), None)
+
+
+def _number(path: Path, line: int, cells: list[str], at: int, column: str) -> float:
+    try:
+        return float(cells[at])  # msprof may end a time with a tab (kept as text by spreadsheets): float strips it
+    except ValueError:
+        raise MsprofError(f"{path}:{line}:{at + 1}: {column} {cells[at]!r} is not a number") from None
+
+
+def _blocks(cell: str) -> int | None:
+    """A Block Num / Mix Block Num cell: the count, None where msprof wrote none (N/A, NA, empty)."""
+    return int(cell) if cell.strip().isdigit() else None
+
+
+def _kernel_rows(directory: Path) -> list[tuple[float, str, float, int | None, int | None]]:
+    """(start or file position, Op Name, Task Duration in us, blocks, mix blocks) of every kernel task, in
+    start-time order where the files have a start time (either variant), else in file order."""
     rows = []
     for path in profile_files(directory):
         with path.open(newline="", encoding="utf-8") as f:
@@ -57,22 +81,36 @@ def read_kernels(directory: Path) -> list[tuple[str, float]]:
         for column in (NAME, DURATION):
             if column not in header:
                 raise MsprofError(f"{path}:1:1: no {column!r} column (msprof's columns: {', '.join(header)})")
-        at = {c: header.index(c) for c in (NAME, DURATION, START, TYPE) if c in header}
+        name, duration = header.index(NAME), header.index(DURATION)
+        start, kind = _column(header, START), _column(header, (TYPE,))
+        blocks, mix = _column(header, BLOCKS), _column(header, MIX_BLOCKS)
         for line, cells in enumerate(table[1:], start=2):
             if len(cells) != len(header):
                 raise MsprofError(f"{path}:{line}:1: {len(cells)} cells, the header has {len(header)}")
-            if TYPE in at and cells[at[TYPE]].strip() not in KERNEL_TYPES:
+            if kind is not None and cells[kind].strip() not in KERNEL_TYPES:
                 continue
-            values = []
-            for column in (DURATION, START):
-                if column in at:
-                    try:
-                        values.append(float(cells[at[column]]))
-                    except ValueError:
-                        raise MsprofError(f"{path}:{line}:{at[column] + 1}: {column} {cells[at[column]]!r} is "
-                                          "not a number") from None
-            rows.append((values[1] if len(values) > 1 else len(rows), cells[at[NAME]].strip(), values[0]))
-    return [(name, us) for _, name, us in sorted(rows, key=lambda r: r[0])]
+            rows.append((len(rows) if start is None else _number(path, line, cells, start, header[start]),
+                         cells[name].strip(), _number(path, line, cells, duration, DURATION),
+                         None if blocks is None else _blocks(cells[blocks]),
+                         None if mix is None else _blocks(cells[mix])))
+    return sorted(rows, key=lambda r: r[0])
+
+
+def read_kernels(directory: Path) -> list[tuple[str, float]]:
+    """(Op Name, Task Duration in us) of every kernel task of the profile, in start-time order where the files
+    have a start time, else in file order."""
+    return [(name, us) for _, name, us, _, _ in _kernel_rows(directory)]
+
+
+def kernel_blocks(directory: Path) -> dict[str, dict[str, list[int]]]:
+    """Per kernel name, the block counts msprof recorded for its tasks (Block Num / Block Dim) and, for mixed
+    AIC/AIV kernels, the secondary cores' (Mix Block Num / Mix Block Dim): what the launches really used."""
+    out: dict[str, dict[str, set[int]]] = {}
+    for _, name, _, blocks, mix in _kernel_rows(directory):
+        seen = out.setdefault(name, {"blocks": set(), "mix_blocks": set()})
+        seen["blocks"].update([blocks] if blocks is not None else [])
+        seen["mix_blocks"].update([mix] if mix is not None else [])
+    return {name: {k: sorted(v) for k, v in seen.items()} for name, seen in out.items()}
 
 
 def period(names: list[str]) -> int:
@@ -121,7 +159,7 @@ def judged(rec: dict, case, config: TimingConfig, baselines: list, hardware: str
     converged = running.n >= config.min_samples and running.rel_half_width() <= config.ci_rel_target
     timing = timing_record([us / 1e6 for us in sums], config, call_timing["warmup"], converged, "msprof",
                            "msprof", METHOD)
-    timing.update(kernels_per_call=p, scopes={"call": call_timing})
+    timing.update(kernels_per_call=p, kernel_blocks=kernel_blocks(profile), scopes={"call": call_timing})
     rec.update(timing=timing, baseline=perf.baseline_verdicts(timing, baselines, hardware))
     return rec
 

@@ -418,6 +418,8 @@ def merge_rounds(timings: list[dict], config: TimingConfig) -> dict:
     merged.update(converged=not why, not_converged=why)
     if first.get("scopes"):
         merged["scopes"] = {s: merge_rounds([t["scopes"][s] for t in timings], config) for s in first["scopes"]}
+    if first.get("scope_fallback"):  # the scope asked for could not be timed (measure): every round says the same
+        merged["scope_fallback"] = first["scope_fallback"]
     return merged
 
 
@@ -443,8 +445,10 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     A row that hits the cap before `min_samples` keeps what it took and reports converged False; convergence is
     only ever declared at or above `min_samples`. stop_reason: "ci_target" | "max_samples" | "time_cap".
     """
-    scope = scope or config.scopes[0]
+    asked = scope or config.scopes[0]
     timer = timer_factory()
+    # a backend that cannot time the scope asked for may hand a timer of another scope, saying why (`fallback`)
+    scope = getattr(timer, "scope", None) or asked
     sampler = Sampler(call, timer, config, scope)
     warmed = warmed_s >= max(WARM_CALL_S, config.warmup_max_time_s)
     warmup_done = sampler.warm(config.warmup, 0.0 if warmed else config.warmup_max_time_s, clock)
@@ -475,6 +479,8 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
         probe.close()
     record = timing_record(samples, config, warmup_done, converged, stop_reason, scope,
                            getattr(timer, "method", type(timer).__name__), disturbed_at)
+    if scope != asked:
+        record["scope_fallback"] = {"asked": asked, "reason": getattr(timer, "fallback", "")}
     record["load"] = os.getloadavg()[0]  # the 1-minute load average as the samples ended: the round's neighbours
     record["cpus"] = os.cpu_count()
     return record

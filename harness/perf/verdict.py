@@ -105,8 +105,9 @@ def baseline_verdicts(timing: dict | None, baselines: list, hardware: str) -> li
         figure = in_scope(timing, scope)
         if figure is None or not figure.get("n"):
             ran = ", ".join([timing.get("scope", "?"), *(timing.get("scopes") or {})])
+            fallback = (timing.get("scope_fallback") or {}).get("reason")
             entry["reason"] = (f"the {b.kind} figure is for the {scope} scope, this run timed {ran} "
-                               f"(--timing-scope {scope})")
+                               + (f"({fallback})" if fallback else f"(--timing-scope {scope})"))
             continue
         mean, ci = figure["mean_us"], figure.get("ci95_us")
         if b.kind == "taskbook":

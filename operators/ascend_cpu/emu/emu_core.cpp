@@ -156,6 +156,38 @@ void Touch(Buf b, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what
     list.push_back({static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), p, s, write, what});
 }
 
+void UnitFlag(uint64_t lo, uint64_t hi, uint8_t unitFlag, bool write, const char* what)
+{
+    if (unitFlag == 1 || unitFlag > 3) {
+        Raise(std::string(what) + ": unitFlag " + std::to_string(unitFlag) + " (0 off, 2 or 3 on; 1 is reserved: "
+              "asc-devkit UnitFlag.md)");
+    }
+    Core& c = Cur();
+    for (uint64_t block = lo / kUnitFlagBlock; block * kUnitFlagBlock < hi; ++block) {
+        uint8_t& flag = c.unitFlags[block];
+        const std::string at = BufName(Buf::L0C) + std::string(" block ") + Range(block * kUnitFlagBlock,
+                                                                                 (block + 1) * kUnitFlagBlock);
+        if (unitFlag == 0) {
+            if (flag != 0) {
+                Raise(std::string(what) + " with unitFlag 0 " + (write ? "overwrites " : "reads ") + at +
+                      " that an Mmad with unitFlag 3 marked for a Fixpipe with unitFlag 2/3, which " +
+                      (write ? "has not read it (its result is lost)" : "never comes: the flag stays set and the "
+                       "next Mmad with unitFlag 2/3 there hangs") + " (asc-devkit UnitFlag.md / Mmad.md: Mmad and "
+                      "Fixpipe must enable unitFlag together)");
+            }
+            continue;
+        }
+        if (flag != (write ? 0 : 1)) {
+            Raise(std::string(what) + " with unitFlag " + std::to_string(unitFlag) + " waits until " + at + " is " +
+                  (write ? "read by a Fixpipe with unitFlag 3" : "finished by an Mmad with unitFlag 3") +
+                  ", and nothing before it on this core does that: the device hangs (asc-devkit UnitFlag.md)");
+        }
+        if (unitFlag == 3) {
+            flag = write ? 1 : 0;
+        }
+    }
+}
+
 void CheckGm(const void* lo, const void* hi, const char* what)
 {
     const auto a = reinterpret_cast<uintptr_t>(lo);

@@ -33,6 +33,8 @@ constexpr int kBufs = static_cast<int>(Buf::COUNT);
 constexpr int kEventIds = 8;
 constexpr uint32_t kCapacity[kBufs] = {512u * 1024, 64u * 1024, 64u * 1024, 256u * 1024, 248u * 1024};
 constexpr uint32_t kAlign[kBufs] = {32, 512, 512, 1024, 32};
+/* The L0C block one unit flag covers (asc-devkit UnitFlag.md: 512 B). */
+constexpr uint32_t kUnitFlagBlock = 512;
 
 const char* PipeName(Pipe p);
 const char* BufName(Buf b);
@@ -94,6 +96,9 @@ struct Core {
      * CrossCoreSetFlag has published yet: a set must be on that pipe, or on one the pipe signalled to. */
     uint64_t unpublished[kPipes] = {};
     const char* unpublishedWhat[kPipes] = {};
+    /* One unit flag per 512 B block of L0C (UnitFlag()): 1 = an Mmad with unitFlag 3 finished it and no Fixpipe
+     * with unitFlag 3 has read it since. */
+    std::array<uint8_t, kCapacity[static_cast<int>(Buf::L0C)] / kUnitFlagBlock> unitFlags{};
     uint64_t lastMmadSeq = 0;   // seq[M] of the last Mmad that wrote L0C
     uint64_t mBarrierSeq = 0;   // seq[M] at the last PipeBarrier<PIPE_M>
     bool hf32 = false;
@@ -128,6 +133,16 @@ void Touch(Buf b, uint64_t lo, uint64_t hi, Pipe p, bool write, const char* what
 
 /* GM bytes [lo, hi) must lie inside one allocation the runtime knows (the tensors passed in, the workspace). */
 void CheckGm(const void* lo, const void* hi, const char* what);
+
+/* The unit-flag contract of an Mmad (write = true) or Fixpipe (write = false) with `unitFlag` on L0C bytes [lo, hi),
+ * as asc-devkit documents it (TensorAPI Mmad计算/关键特性说明/UnitFlag.md; Mmad.md and the Fixpipe pages' unitFlag
+ * parameter: 0 off, 1 reserved, 2 on and the flag kept, 3 on and the flag flipped; both instructions must enable
+ * it together). Per 512 B block: an Mmad with 2/3 writes only a block whose flag is 0 (3 sets it to 1); a Fixpipe
+ * with 2/3 reads only a block whose flag is 1 (3 resets it to 0). Within a core the emulator runs the pipes in
+ * program order, so an instruction that would wait here waits for nothing that can come: the device hangs, a Fault
+ * here. With unitFlag 0 an instruction ignores the flags: a Fixpipe with 0 after an Mmad with 3 leaves the block
+ * marked (the next Mmad with 2/3 hangs), an Mmad with 0 overwrites a block no Fixpipe has read: both Faults. */
+void UnitFlag(uint64_t lo, uint64_t hi, uint8_t unitFlag, bool write, const char* what);
 
 void SetFlag(Pipe src, Pipe dst, int32_t id, const char* event);
 void WaitFlag(Pipe src, Pipe dst, int32_t id, const char* event);

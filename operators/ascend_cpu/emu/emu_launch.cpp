@@ -321,6 +321,13 @@ void EndCore(const Core& c)
             }
         }
     }
+    for (size_t block = 0; block < c.unitFlags.size(); ++block) {
+        if (c.unitFlags[block] != 0) {
+            Raise("kernel ended with L0C block at " + std::to_string(block * kUnitFlagBlock) + " marked by an Mmad "
+                  "with unitFlag 3 that no Fixpipe with unitFlag 3 read (asc-devkit UnitFlag.md: the next kernel's "
+                  "Mmad with unitFlag 2/3 there hangs; SetFixPipeConfig resets it)");
+        }
+    }
 }
 
 void RunCore(LaunchState* l, uint32_t slot, bool aivSubBlock, uint32_t group, uint32_t sub)

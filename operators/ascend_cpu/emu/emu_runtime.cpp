@@ -30,6 +30,7 @@ namespace {
  * per cube core; the real counts come from aclrtGetDeviceInfo on the device. */
 int64_t g_cubeCores = 36;
 bool g_deviceInfoFails = false;
+uint64_t g_deviceInfoQueries = 0;  // aclrtGetDeviceInfo calls, for the per-handle core-count cache's test
 std::string g_message;
 
 aclblasStatus_t Synchronised(aclblasStatus_t status)
@@ -90,6 +91,7 @@ aclError aclrtGetDevice(int32_t* deviceId)
 
 aclError aclrtGetDeviceInfo(uint32_t, aclrtDevAttr attr, int64_t* value)
 {
+    ++g_deviceInfoQueries;
     if (g_deviceInfoFails) {
         return ACL_ERROR_RT_PARAM_INVALID;
     }
@@ -134,6 +136,9 @@ void aclblasAscendCpuUnmapBuffer(void* base) { ascend_cpu::UnmapGm(base); }
 
 /* Make aclrtGetDeviceInfo fail (nonzero) or work (0): the core-count query's failure path. */
 void aclblasAscendCpuFailDeviceInfo(int fail) { g_deviceInfoFails = fail != 0; }
+
+/* aclrtGetDeviceInfo calls since the library was loaded. */
+uint64_t aclblasAscendCpuDeviceInfoQueries() { return g_deviceInfoQueries; }
 
 /* Kernels launched, blocks run, cube multiply-accumulates and GM bytes of tensor/queue copies since the last reset. */
 void aclblasAscendCpuGetStats(uint64_t* launches, uint64_t* blocks, uint64_t* cubeMacs, uint64_t* gmBytes)

@@ -571,6 +571,7 @@ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const 
     const uint64_t srcBytes = static_cast<uint64_t>(p.nSize / 16) * p.srcStride * 16 * sizeof(float);
     ascend_cpu::CheckLocal(Buf::L0C, src.Offset(), srcBytes, what);
     ascend_cpu::Touch(Buf::L0C, src.Offset(), src.Offset() + srcBytes, Pipe::FIX, false, what);
+    ascend_cpu::UnitFlag(src.Offset(), src.Offset() + srcBytes, p.unitFlag, false, what);
     ascend_cpu::Core& c = ascend_cpu::Cur();
     const float* l0c = reinterpret_cast<const float*>(c.mem[static_cast<int>(Buf::L0C)].data() + src.Offset());
     const uint32_t parts = p.dualDstCtl == 1 ? 2 : 1;

@@ -61,6 +61,12 @@ enum Scenario : uint32_t {
     L0C_TO_UB_MULS_WAIT_PIPE,  // the wait on PIPE_MTE2, a Muls on V reads it into UB 512 (pipe error)
     L0C_TO_UB_COPY,    // the AIVs wait on PIPE_MTE3, then copy the result UB -> their AIC's L1
     L0C_TO_UB_COPY_NO_WAIT,    // the same without the wait (UB race)
+    // unitFlag (asc-devkit UnitFlag.md): two accumulating Mmads (unitFlag 2, then 3), then one Fixpipe of L0C
+    UNIT_FLAG_UB,      // Fixpipe L0C -> UB with unitFlag 3: the flag set by the last Mmad is read and reset
+    UNIT_FLAG_UB_OFF,  // the same Fixpipe with unitFlag 0 (Csymm's epilogue before the fix): the flag stays set
+    UNIT_FLAG_GM,      // Fixpipe L0C -> GM with unitFlag 3 (the arch35 GEMM's pattern)
+    UNIT_FLAG_GM_OFF,  // the same Fixpipe with unitFlag 0
+    UNIT_FLAG_NO_FINAL,  // both Mmads with unitFlag 2: the Fixpipe with unitFlag 3 waits for a flag never set
 };
 
 /* Fills `count` floats of UB with `value` and copies them to gm (UB -> GM, MTE3). */
@@ -145,7 +151,7 @@ __aicore__ inline void TakePanel(uint32_t scenario)
 constexpr AscendC::FixpipeConfig kToUb = {AscendC::CO2Layout::ROW_MAJOR, true};
 
 /* The AIC: a 16 x 16 L0C region (zeros) -> rows 0-7 to AIV0's UB, 8-15 to AIV1's, then the flag on PIPE_FIX. */
-__aicore__ inline void ResultToUb()
+__aicore__ inline void ResultToUb(uint8_t unitFlag = 0)
 {
     AscendC::LocalTensor<float> l0c(AscendC::TPosition::CO1, 0, 256);
     AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, 0, 128);
@@ -155,8 +161,47 @@ __aicore__ inline void ResultToUb()
     p.srcStride = 16;
     p.dstStride = 16;
     p.dualDstCtl = 1;
+    p.unitFlag = unitFlag;
     AscendC::Fixpipe<float, float, kToUb>(ub, l0c, p);
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(4);
+}
+
+/* The AIC: the 16 x 16 L0C result at 0 from two accumulating 16 x 16 x 8 Mmads of zero operands (L1 -> L0A/L0B),
+ * unitFlag 2 then `last` (UnitFlag.md's K loop: 2 on every Mmad but the last, 3 on the last), handed to PIPE_FIX. */
+__aicore__ inline void AccumulateWithUnitFlag(uint8_t last)
+{
+    const auto l1a = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(0),
+                                    te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<8>>(16, 8));
+    const auto l1b = te::MakeTensor(te::MakeMemPtr<te::Location::L1, float>(512),
+                                    te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<8>>(8, 16));
+    const auto l0a = te::MakeTensor(te::MakeMemPtr<te::Location::L0A, float>(0),
+                                    te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<8>>(16, 8));
+    const auto l0b = te::MakeTensor(te::MakeMemPtr<te::Location::L0B, float>(0),
+                                    te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<8>>(8, 16));
+    te::Copy(te::MakeCopy(te::CopyL12L0A{}), l0a, l1a.Slice(te::MakeCoord(0, 0), te::MakeShape(16, 8)));
+    te::Copy(te::MakeCopy(te::CopyL12L0B{}), l0b, l1b.Slice(te::MakeCoord(0, 0), te::MakeShape(8, 16)));
+    AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(0);
+    auto l0c = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
+                              te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<16>>(16, 16));
+    te::Mmad(te::MmadAtom<te::MmadTraits<te::MmadOperation>>{}.with(te::MmadParams{16, 16, 8, 2, true}), l0c, l0a,
+             l0b);
+    AscendC::PipeBarrier<PIPE_M>();  // (m/16)*(n/16) = 1 < 10: accumulating Mmads need the barrier (Mmad doc)
+    te::Mmad(te::MmadAtom<te::MmadTraits<te::MmadOperation>>{}.with(te::MmadParams{16, 16, 8, last, false}), l0c, l0a,
+             l0b);
+    AscendC::SetFlag<AscendC::HardEvent::M_FIX>(0);
+    AscendC::WaitFlag<AscendC::HardEvent::M_FIX>(0);
+}
+
+/* The AIC: the L0C result's first 8 columns -> GM (16 rows of 8), Fixpipe with `unitFlag`. */
+__aicore__ inline void ResultToGm(__gm__ float* gm, uint8_t unitFlag)
+{
+    const auto out = te::MakeTensor(te::MakeMemPtr<te::Location::GM>(gm),
+                                    te::MakeFrameLayout<te::NDExtLayoutPtn, AscendC::Std::Int<8>>(16, 8));
+    const auto l0c = te::MakeTensor(te::MakeMemPtr<te::Location::L0C, float>(0),
+                                    te::MakeFrameLayout<te::NZLayoutPtn, AscendC::Std::Int<16>>(16, 16));
+    te::MakeCopy(te::CopyL0C2GM{}).Call(out.Slice(te::MakeCoord(0, 0), te::MakeShape(16, 8)), l0c,
+                                        te::FixpipeParams{unitFlag});
 }
 
 __simt_vf__ __aicore__ LAUNCH_BOUND(64) inline void SimtScale(__ubuf__ float* ub)
@@ -314,6 +359,23 @@ extern "C" __global__ __aicore__ void emu_selftest_mix(GM_ADDR gm, uint32_t scen
         }
         return;
     }
+    if (scenario >= UNIT_FLAG_UB) {
+        const bool ub = scenario == UNIT_FLAG_UB || scenario == UNIT_FLAG_UB_OFF || scenario == UNIT_FLAG_NO_FINAL;
+        const bool off = scenario == UNIT_FLAG_UB_OFF || scenario == UNIT_FLAG_GM_OFF;
+        if (ASCEND_IS_AIV) {
+            if (ub) {
+                UseResult(L0C_TO_UB);
+            }
+            return;
+        }
+        AccumulateWithUnitFlag(scenario == UNIT_FLAG_NO_FINAL ? 2 : 3);
+        if (ub) {
+            ResultToUb(off ? 0 : 3);
+        } else {
+            ResultToGm(tiles, off ? 0 : 3);
+        }
+        return;
+    }
     if (scenario == L0C_TO_UB || scenario == L0C_TO_UB_NO_WAIT || scenario >= L0C_TO_UB_MULS) {
         if (ASCEND_IS_AIV) {
             UseResult(scenario);
@@ -392,7 +454,9 @@ constexpr Named kScenarios[] = {
     {"queue", QUEUE}, {"queue-no-enque", QUEUE_NO_ENQUE}, {"queue-no-free", QUEUE_NO_FREE},
     {"l0c-to-ub-muls", L0C_TO_UB_MULS}, {"l0c-to-ub-muls-no-wait", L0C_TO_UB_MULS_NO_WAIT},
     {"l0c-to-ub-muls-wait-pipe", L0C_TO_UB_MULS_WAIT_PIPE}, {"l0c-to-ub-copy", L0C_TO_UB_COPY},
-    {"l0c-to-ub-copy-no-wait", L0C_TO_UB_COPY_NO_WAIT},
+    {"l0c-to-ub-copy-no-wait", L0C_TO_UB_COPY_NO_WAIT}, {"unit-flag-ub", UNIT_FLAG_UB},
+    {"unit-flag-ub-off", UNIT_FLAG_UB_OFF}, {"unit-flag-gm", UNIT_FLAG_GM}, {"unit-flag-gm-off", UNIT_FLAG_GM_OFF},
+    {"unit-flag-no-final", UNIT_FLAG_NO_FINAL},
 };
 
 }  // namespace

@@ -27,6 +27,8 @@ struct _aclblas_handle {
     uint64_t lastRequest = 0;
     void* scratch = nullptr;  // kHandleScratchBytes, owned: the operators' NaN flag word, zeroed at creation
     uint32_t nanEpoch = 0;    // the last NaN flag epoch handed out (arch35_nan_guard.h)
+    int32_t cubeCores = 0;    // the device's core counts once queried (CubeCoreCount), 0 before
+    int32_t vectorCores = 0;
 };
 
 namespace {
@@ -113,8 +115,21 @@ aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** w
     return ACLBLAS_STATUS_SUCCESS;
 }
 
-int32_t CubeCoreCount() { return DeviceCount(ACL_DEV_ATTR_CUBE_CORE_NUM); }
-int32_t VectorCoreCount() { return DeviceCount(ACL_DEV_ATTR_VECTOR_CORE_NUM); }
+int32_t CubeCoreCount(aclblasHandle_t handle)
+{
+    if (handle->cubeCores == 0) {
+        handle->cubeCores = DeviceCount(ACL_DEV_ATTR_CUBE_CORE_NUM);
+    }
+    return handle->cubeCores;
+}
+
+int32_t VectorCoreCount(aclblasHandle_t handle)
+{
+    if (handle->vectorCores == 0) {
+        handle->vectorCores = DeviceCount(ACL_DEV_ATTR_VECTOR_CORE_NUM);
+    }
+    return handle->vectorCores;
+}
 
 }  // namespace ascend_host
 

@@ -35,10 +35,12 @@ uint32_t NextNanEpoch(aclblasHandle_t handle);
  * a user workspace that is too small gives ALLOC_FAILED. bytes == 0 yields nullptr and SUCCESS. */
 aclblasStatus_t HandleWorkspace(aclblasHandle_t handle, uint64_t bytes, void** workspace);
 
-/* AI Cube / AI Vector core counts of the current device; 0 when the runtime cannot tell (the operator then fails
- * with INTERNAL_ERROR instead of running on one core). */
-int32_t CubeCoreCount();
-int32_t VectorCoreCount();
+/* AI Cube / AI Vector core counts of the handle's device, queried (aclrtGetDeviceInfo) on the handle's first call
+ * that needs them and kept in the handle: a handle serves the device current when it was created, whose core counts
+ * do not change, so no call after the first pays the query. 0 when the runtime cannot tell (the operator then fails
+ * with INTERNAL_ERROR instead of running on one core); a failed query is not kept, the next call asks again. */
+int32_t CubeCoreCount(aclblasHandle_t handle);
+int32_t VectorCoreCount(aclblasHandle_t handle);
 
 }  // namespace ascend_host
 

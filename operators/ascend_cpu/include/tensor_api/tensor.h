@@ -265,7 +265,7 @@ struct FixpipeParams {
 template <typename Op>
 struct CopyAtom {
     /* Fixpipe: L0C (NZ) -> GM (ND), after every Mmad into the region has been signalled to FIX. */
-    void Call(const Tensor<Location::GM>& dst, const Tensor<Location::L0C>& src, const FixpipeParams&) const
+    void Call(const Tensor<Location::GM>& dst, const Tensor<Location::L0C>& src, const FixpipeParams& params) const
     {
         static_assert(std::is_same_v<Op, CopyL0C2GM>, "Call(GM, L0C, FixpipeParams) is the L0C->GM copy");
         ascend_cpu::RequireType(ascend_cpu::KernelType::AIC, "Fixpipe L0C->GM");
@@ -274,6 +274,8 @@ struct CopyAtom {
         region.shape = dst.shape;
         ascend_cpu::Touch(ascend_cpu::Buf::L0C, region.Lo(), region.Hi(), ascend_cpu::Pipe::FIX, false,
                           "Fixpipe L0C->GM");
+        ascend_cpu::UnitFlag(src.ptr.offset, src.ptr.offset + src.layout.Footprint(), params.unitFlag, false,
+                             "Fixpipe L0C->GM");
         detail::CheckGmSlice(dst, true, "Fixpipe L0C->GM");
         detail::CopyElements(dst, region);
         ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(dst.shape.r) * dst.shape.c * sizeof(float);
@@ -378,6 +380,7 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
     detail::CheckNoNan(a, p.m, p.k, "Mmad L0A operand");
     detail::CheckNoNan(b, p.k, p.n, "Mmad L0B operand");
     ascend_cpu::Touch(Buf::L0C, c.ptr.offset, c.ptr.offset + c.layout.Footprint(), Pipe::M, true, "Mmad");
+    ascend_cpu::UnitFlag(c.ptr.offset, c.ptr.offset + c.layout.Footprint(), p.unitFlag, true, "Mmad");
     core.lastMmadSeq = core.seq[static_cast<int>(Pipe::M)];
     /* Per K fractal f: A row r's 8 values are contiguous at ((f * rowsPadA) + r) * 8 (NZ, C0 = 8) and B column n's
      * at ((f * colsPadB) + n) * 8 (ZN, C0 = 8); C (NZ, C0 = 16) at ((n / 16) * rowsPadC + r) * 16 + n % 16. */

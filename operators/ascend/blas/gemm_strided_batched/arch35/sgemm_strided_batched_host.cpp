@@ -137,8 +137,8 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     if (status != ACLBLAS_STATUS_SUCCESS) {
         return status;
     }
-    const int32_t cubeCores = ascend_host::CubeCoreCount();
-    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    const int32_t cubeCores = ascend_host::CubeCoreCount(handle);
+    const int32_t vectorCores = ascend_host::VectorCoreCount(handle);
     if (cubeCores < 1 || vectorCores < 1) {
         return ACLBLAS_STATUS_INTERNAL_ERROR;
     }

@@ -169,8 +169,8 @@ extern "C" aclblasStatus_t aclblasCsymm(aclblasHandle_t handle, aclblasSideMode_
     if (blas_host::ClassifyCsymm(m, n, *alpha, *beta, C != nullptr).path == CsymmPath::QUICK_RETURN) {
         return ACLBLAS_STATUS_SUCCESS;
     }
-    const int32_t cubeCores = ascend_host::CubeCoreCount();
-    const int32_t vectorCores = ascend_host::VectorCoreCount();
+    const int32_t cubeCores = ascend_host::CubeCoreCount(handle);
+    const int32_t vectorCores = ascend_host::VectorCoreCount(handle);
     if (cubeCores < 1 || vectorCores < 1) {
         return ACLBLAS_STATUS_INTERNAL_ERROR;
     }

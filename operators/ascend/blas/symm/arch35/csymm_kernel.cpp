@@ -122,27 +122,37 @@ __aicore__ inline float EngineR(__gm__ float* a, __gm__ float* b, const CsymmPre
 
 // ---- 1. scan ----------------------------------------------------------------------------------------------------
 
+/* SIMT element indices (and their division and modulo by k or m) in 32 bits where the call's range allows, else 64
+ * (k*k + m*n reaches 2^32 at a 32768^2 Csymm; the loop's last step past the end must not wrap either): 32-bit integer division is the shorter instruction sequence on the
+ * vector cores (no document gives SIMT division rates; the choice costs nothing where the range allows it). The
+ * addresses the indices feed stay 64-bit: ld * column can pass 2^32 where the index does not. */
+__aicore__ inline bool Fits32(uint64_t end) { return end <= UINT32_MAX - CSYMM_SIMT_THREADS; }  // e += blockDim: no wrap
+
 /* One SIMT thread per complex element, elements e0..e1-1 of this core: e < k*k is A(e / k, e % k) (times alpha),
  * the rest B (column-major, f = e - k*k at row f % m, column f / m). Only the flag is written (this call's epoch, on
- * NaN: common/arch35_nan_guard.h). */
+ * NaN: common/arch35_nan_guard.h). Index: uint32_t where Fits32(e1), else uint64_t. */
+template <typename Index>
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmScanItems(
-    __gm__ float* a, __gm__ float* b, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, uint64_t e0, uint64_t e1)
+    __gm__ float* a, __gm__ float* b, __gm__ uint32_t* nanFlag, CsymmPrepareTilingData t, Index e0, Index e1)
 {
     /* What keeps an element off the cube: NaN (fp32), or a part whose HF32 split is not finite (split). */
     auto offCube = [&t](float re, float im) {
         return re != re || im != im || (t.split != 0 && !(arch35::Hf32Splittable(re) && arch35::Hf32Splittable(im)));
     };
     const uint64_t aItems = static_cast<uint64_t>(t.k) * t.k;
+    const Index k = t.k;
+    const Index m = t.m;
     bool nan = false;
-    for (uint64_t e = e0 + threadIdx.x; e < e1; e += blockDim.x) {
+    for (Index e = e0 + static_cast<Index>(threadIdx.x); e < e1; e += static_cast<Index>(blockDim.x)) {
         float re;
         float im;
         if (e < aItems) {
-            AlphaA(a, t, e / t.k, e % t.k, re, im);  // NaN in A, or made by alpha (0 * Inf)
+            AlphaA(a, t, e / k, e % k, re, im);  // NaN in A, or made by alpha (0 * Inf)
         } else {
-            const uint64_t f = e - aItems;
-            re = b[2 * (f % t.m + (f / t.m) * t.ldb)];
-            im = b[2 * (f % t.m + (f / t.m) * t.ldb) + 1];
+            const Index f = static_cast<Index>(e - aItems);
+            const uint64_t at = 2 * (static_cast<uint64_t>(f % m) + static_cast<uint64_t>(f / m) * t.ldb);
+            re = b[at];
+            im = b[at + 1];
         }
         nan = nan || offCube(re, im);
     }
@@ -159,8 +169,14 @@ __aicore__ inline void CsymmScanCore(GM_ADDR a, GM_ADDR b, GM_ADDR nanFlag, cons
     if (item0 >= item1) {
         return;
     }
-    asc_vf_call<CsymmScanItems>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b),
-                                reinterpret_cast<__gm__ uint32_t*>(nanFlag), t, item0, item1);
+    auto* flag = reinterpret_cast<__gm__ uint32_t*>(nanFlag);
+    if (Fits32(item1)) {
+        asc_vf_call<CsymmScanItems<uint32_t>>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), flag, t,
+                                              static_cast<uint32_t>(item0), static_cast<uint32_t>(item1));
+    } else {
+        asc_vf_call<CsymmScanItems<uint64_t>>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), flag, t, item0,
+                                              item1);
+    }
 }
 
 // ---- the tiles every core of an AI core walks -------------------------------------------------------------------
@@ -422,6 +438,9 @@ __aicore__ inline void CsymmTiles(GM_ADDR c, const CsymmFusedTilingData& ft, uin
         fp.srcStride = static_cast<uint16_t>(arch35::RoundUp(reg.rows, CUBE_FRACTAL));
         fp.dstStride = fp.nSize;
         fp.dualDstCtl = 1;  // rows [0, mSize/2) to AIV0's UB, the rest to AIV1's
+        /* The tile's last Mmad set the L0C blocks' unit flags (MmadChunk: unitFlag 3); this Fixpipe reads and resets
+         * them, as the GM path's does (asc-devkit TensorAPI UnitFlag.md: Mmad and Fixpipe enable it together). */
+        fp.unitFlag = arch35::FINAL_ACCUMULATION;
         AscendC::LocalTensor<float> l0c(AscendC::TPosition::CO1, buf * arch35::L0C_HALF,
                                         fp.srcStride * fp.nSize);
         AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, CS_UB_RESULT, fp.mSize / 2 * fp.nSize);
@@ -453,15 +472,18 @@ __aicore__ inline void CsymmGemm(GM_ADDR c, const CsymmFusedTilingData& ft)
 
 /* C = alpha * op(A, B) + beta * C in plain fp32 straight from A and B, one SIMT thread per complex element of C,
  * elements [e0, e1) of C's m x n (element e: row e % m, column e / m, so consecutive threads write consecutive
- * elements): the NaN fallback (NaN never enters Mmad) and, for small shapes, the whole call (csymm_vector). */
+ * elements): the NaN fallback (NaN never enters Mmad) and, for small shapes, the whole call (csymm_vector). Index:
+ * uint32_t where Fits32(e1), else uint64_t. */
+template <typename Index>
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmPlainElements(
     __gm__ float* a, __gm__ float* b, __gm__ float* c, CsymmPrepareTilingData t, CsymmEpilogueTilingData e,
-    uint64_t e0, uint64_t e1)
+    Index e0, Index e1)
 {
     const uint64_t realK = 2 * static_cast<uint64_t>(t.k);
-    for (uint64_t el = e0 + threadIdx.x; el < e1; el += blockDim.x) {
-        const uint64_t i = el % t.m;
-        const uint64_t row = el / t.m;  // engine row = column of C
+    const Index m = t.m;
+    for (Index el = e0 + static_cast<Index>(threadIdx.x); el < e1; el += static_cast<Index>(blockDim.x)) {
+        const uint64_t i = el % m;
+        const uint64_t row = el / m;  // engine row = column of C
         float re = 0.0f;
         float im = 0.0f;
         for (uint64_t q = 0; q < realK; ++q) {
@@ -492,9 +514,12 @@ __aicore__ inline void CsymmPlainCore(GM_ADDR a, GM_ADDR b, GM_ADDR c, const Csy
     const uint64_t each = (elements + cores - 1) / cores;
     const uint64_t e0 = core * each;
     const uint64_t e1 = e0 + each < elements ? e0 + each : elements;
-    if (e0 < e1) {
-        asc_vf_call<CsymmPlainElements>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), t, e, e0,
-                                        e1);
+    if (e0 < e1 && Fits32(e1)) {
+        asc_vf_call<CsymmPlainElements<uint32_t>>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), t,
+                                                  e, static_cast<uint32_t>(e0), static_cast<uint32_t>(e1));
+    } else if (e0 < e1) {
+        asc_vf_call<CsymmPlainElements<uint64_t>>(dim3{CSYMM_SIMT_THREADS, 1, 1}, Floats(a), Floats(b), Floats(c), t,
+                                                  e, e0, e1);
     }
 }
 
