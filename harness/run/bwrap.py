@@ -41,6 +41,8 @@ _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/e
 LAYERS = ["bubblewrap: user namespace (uid 65534, no capabilities)",
           "mount namespace (read-only interpreter and harness, writable note directory only; no table, history or "
           "reports)", "PID, IPC, network, UTS and cgroup namespaces"]
+#: The cpu backend's guard pages, in either sandbox (harness/backends/fence.c).
+GUARDS = "guard pages: shared mappings of a write-sealed memfd (the kernel refuses to make them writable)"
 
 
 def _root() -> Path:
@@ -131,6 +133,7 @@ def choose(settings: Any) -> tuple[str, str]:
 def isolation(settings: Any, worker_layers: list[str]) -> dict[str, Any]:
     """The run's `isolation` entry: which sandbox its workers run in, every layer, and why bwrap is not used."""
     found, why = choose(settings)
+    guards = [GUARDS] if settings.backend == "cpu" else []
     if found:
-        return {"sandbox": "bwrap", "layers": [*LAYERS, *worker_layers], "reason": ""}
-    return {"sandbox": "fallback", "layers": list(worker_layers), "reason": why}
+        return {"sandbox": "bwrap", "layers": [*LAYERS, *worker_layers, *guards], "reason": ""}
+    return {"sandbox": "fallback", "layers": [*worker_layers, *guards], "reason": why}
