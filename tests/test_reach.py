@@ -37,16 +37,23 @@ def _bwrap_usable() -> bool:
 needs_bwrap = pytest.mark.skipif(not _bwrap_usable(), reason="requires bubblewrap with user namespaces (bwrap)")
 
 
-def _run(tmp_path: Path, lib: Path, faults: list[int], **env: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """A table of good rows around the `faults` rows, run to its end within RUN_LIMIT_S (killed, and the test
-    failed, past it); the process result and the report's cases by name."""
+def _run(tmp_path: Path, lib: Path, faults: list[int], prefix: tuple[str, ...] = (),
+         **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """A table of good rows around the `faults` rows, run (under the `prefix` command) to its end within
+    RUN_LIMIT_S (killed, and the test failed, past it); the process result and the report."""
     rows = [csymm_row("TC_L0_good0", 4, 3)]
     for m in faults:
         rows += [csymm_row(f"TC_L0_fault{m}", m, 2), csymm_row(f"TC_L0_good{m}", 5, 3)]
     table = write_csymm_table(tmp_path / "csymm_test.csv", rows)
     mark = uuid.uuid4().hex
-    proc = harness(["run", str(table), "--operator-lib", str(lib), "--report-dir", "r", "--history", "h.sqlite",
-                    "--timeout", "10"], tmp_path, HARNESS_TEST_MARK=mark, **env)
+    args = ["run", str(table), "--operator-lib", str(lib), "--report-dir", "r", "--history", "h.sqlite", "--timeout",
+            "10"]
+    if prefix:
+        proc = subprocess.Popen([*prefix, sys.executable, "-m", "harness.cli", *args], cwd=tmp_path, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "HARNESS_TEST_MARK": mark, **env})
+    else:
+        proc = harness(args, tmp_path, HARNESS_TEST_MARK=mark, **env)
     try:
         out, err = proc.communicate(timeout=RUN_LIMIT_S)
     except subprocess.TimeoutExpired:
@@ -111,17 +118,40 @@ def test_a_write_past_c_through_an_unprotected_guard_page_is_caught(tmp_path, re
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
 
 
-def test_without_user_namespaces_the_run_falls_back_and_says_so_once(tmp_path, reach_lib):
-    """A bwrap that cannot create its namespaces (here: one that exits 1, as bwrap does in a container without
-    user namespaces) leaves the run on the in-process layers, said once on the console and in the report."""
-    failing = tmp_path / "bwrap"
-    failing.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    failing.chmod(0o755)
-    proc, report = _run(tmp_path, reach_lib, [], **{bwrap.BINARY_VARIABLE: str(failing)})
+#: A container without user namespaces: the run inside a user namespace of its own whose limit of nested ones is 0
+#: (bwrap then fails with ENOSPC, as it fails with EPERM where the container forbids them).
+NO_USERNS = ("unshare", "--user", "--map-root-user", "sh", "-c",
+             'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh")
+
+
+def _container_without_user_namespaces() -> str:
+    """Why NO_USERNS cannot be made here ("" when it can)."""
+    try:
+        probe = subprocess.run([*NO_USERNS, "true"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    return probe.stderr.strip()[:200] if probe.returncode else ""
+
+
+@pytest.mark.parametrize("where", ["failing bwrap", "no user namespaces"])
+def test_without_user_namespaces_the_run_falls_back_and_says_so_once(tmp_path, reach_lib, where):
+    """Where bwrap cannot create its namespaces (a container without user namespaces, or a bwrap that fails as it
+    does there) the run goes on with the in-process layers, said once on the console and in the report."""
+    if where == "no user namespaces":
+        if why := _container_without_user_namespaces():
+            pytest.skip(f"cannot make a user namespace without nested ones here: {why}")
+        if not bwrap.binary():
+            pytest.skip("requires bubblewrap (bwrap)")
+        proc, report = _run(tmp_path, reach_lib, [], prefix=NO_USERNS)
+    else:
+        failing = tmp_path / "bwrap"
+        failing.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+        failing.chmod(0o755)
+        proc, report = _run(tmp_path, reach_lib, [], **{bwrap.BINARY_VARIABLE: str(failing)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     isolation = report["backend_info"]["isolation"]
     assert isolation["sandbox"] == "fallback", isolation
-    assert "cannot create its namespaces here (bwrap: No permissions to create new namespace)" in isolation["reason"]
+    assert "cannot create its namespaces here (bwrap: " in isolation["reason"], isolation
     assert isolation["layers"][0] == "no_new_privs"
     assert proc.stderr.count("workers run without bubblewrap") == 1, proc.stderr
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 from functools import lru_cache
@@ -45,13 +46,11 @@ LAYERS = ["bubblewrap: user namespace (uid 65534, no capabilities)",
 GUARDS = "guard pages: shared mappings of a write-sealed memfd (the kernel refuses to make them writable)"
 
 
-def _root() -> Path:
-    return Path(__file__).resolve().parents[2]
-
-
 def _mounts() -> list[str]:
     """bwrap's arguments for what a worker reads: system directories (a symlink stays a symlink), the interpreter,
     the harness's own packages, the guard-page helper's build directory."""
+    from harness.backends import fence
+
     args: list[str] = []
     for path in _SYSTEM:
         if os.path.islink(path):
@@ -61,11 +60,13 @@ def _mounts() -> list[str]:
     for path in _SYSTEM_FILES:
         args += ["--ro-bind-try", path, path]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    root = _root()
+    root = Path(__file__).resolve().parents[2]
     reads = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parent),
-             *(str(root / name) for name in ("harness", "golden", "build/fence"))}
-    for path in sorted(reads):
-        if os.path.isdir(path) and not any(path.startswith(s + "/") for s in _SYSTEM):
+             str(root / "harness"), str(root / "golden"), str(fence.CACHE_DIR)}
+    if (user_site := site.getusersitepackages()) in sys.path:  # packages installed with pip --user
+        reads.add(user_site)
+    for path in sorted(reads):  # sorted: a directory comes before the ones inside it, which it covers
+        if os.path.isdir(path) and not any(path.startswith(s + "/") for s in [*_SYSTEM, *reads]):
             args += ["--ro-bind", path, path]
     return args
 

@@ -346,6 +346,11 @@ class _Worker:
             proctree.kill(pid)
         self.wait()
         _LIVE.discard(self.pid)
+        # the tree dies from the top (under bwrap: warden, bwrap, bwrap's init, worker): a process whose parent
+        # died first re-parents to the harness a moment later, where the sweep below must find it
+        settled = time.monotonic() + 1.0
+        while any(proctree.parent_of(p) not in (0, os.getpid()) for p in tree) and time.monotonic() < settled:
+            time.sleep(0.005)
         for pid in proctree.children(os.getpid()):
             if pid not in _LIVE and pid not in _KEEP:
                 proctree.kill_descendants(pid)
