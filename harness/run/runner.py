@@ -1147,12 +1147,17 @@ def check_backend(settings: Settings) -> dict[str, Any]:
         return _probe(settings, limit)
 
 
+#: The reasons for running without bubblewrap already said on the console (ab and mutants probe several libraries).
+_SAID: set[str] = set()
+
+
 def _isolation(settings: Settings, layers: Any) -> dict[str, Any]:
     """The run's `isolation` (harness.run.bwrap.isolation) with the layers the probe worker says it applied to
     itself; said once on the console where a cpu run's workers fall back to those layers alone."""
     said = [str(x)[:200] for x in layers][:8] if isinstance(layers, list) else []
     isolation = bwrap.isolation(settings, said)
-    if isolation["sandbox"] == "fallback" and settings.backend == "cpu":
+    if isolation["sandbox"] == "fallback" and settings.backend == "cpu" and isolation["reason"] not in _SAID:
+        _SAID.add(isolation["reason"])
         print(f"note: workers run without bubblewrap ({isolation['reason']}); confined by: "
               f"{'; '.join(said) or 'nothing'}", file=sys.stderr, flush=True)
     return isolation
