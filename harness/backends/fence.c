@@ -6,6 +6,10 @@
  * silent corruption. The handler (SA_SIGINFO) looks the fault address up in the table of fences, writes one line
  * ("out-of-bounds write 800 bytes before C (guard page)") to <prefix><pid>, where the parent reads it, then
  * restores the default action and returns, so the access faults again and the worker dies of SIGSEGV as before.
+ * The fences are shared mappings of one memfd sealed against writing (F_SEAL_WRITE), never anonymous memory: the
+ * kernel refuses PROT_WRITE on them (mprotect fails with EACCES, MADV_REMOVE and hole punching too), so an operator
+ * cannot make the page after C writable, write past C and protect it again. It could still unmap a fence and map
+ * something else there (harness docs: isolation).
  * fence_free does not unmap: it turns the whole mapping into a fence (quarantine), so a thread the operator left
  * running that writes after its row ended also faults with a message, instead of scribbling on a later row.
  * A fault anywhere else (a NULL pointer, a wild pointer, a stack overflow) gets a note too: the address, and the
@@ -30,6 +34,7 @@
 #define MAX_FENCES 4096
 #define MAX_QUARANTINED 64  /* freed buffers kept inaccessible; older ones are unmapped */
 #define NAME_LEN 48
+#define FENCE_FILE_BYTES (1ULL << 32)  /* the largest fence (fence.py's MAX_FENCE_BYTES): address space only */
 
 typedef struct {
     uintptr_t map_lo, map_hi;   /* the whole mapping, fences included; 0/0 = free slot */
@@ -44,6 +49,7 @@ static fence_t fences[MAX_FENCES];
 static unsigned long freed_count;
 static char note_prefix[512];
 static int installed;
+static int fence_file = -1;  /* the sealed memfd every fence maps */
 
 static size_t append(char *out, size_t at, size_t cap, const char *s)
 {
@@ -266,6 +272,28 @@ static int free_slot(void)
     return evict_oldest();
 }
 
+/* The write-sealed memfd fences map (made once); -1 if the kernel has no sealing memfd. */
+static int sealed_file(void)
+{
+    if (fence_file >= 0) return fence_file;
+    int fd = memfd_create("harness-fence", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, (off_t)FENCE_FILE_BYTES) != 0
+        || fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fence_file = fd;
+}
+
+/* Turn [at, at + len) of a reservation into a sealed fence (a shared PROT_NONE mapping of the sealed memfd). */
+static int seal_fence(char *at, size_t len)
+{
+    int fd = sealed_file();
+    if (fd < 0 || len > FENCE_FILE_BYTES) return -1;
+    return mmap(at, len, PROT_NONE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ? -1 : 0;
+}
+
 /* data_len read-write bytes (a multiple of the page size) between two PROT_NONE fences of fence_len bytes each
    (also a page multiple); name labels it in fault notes, whose distances count from the span_len bytes at
    span_offset inside it. Returns the read-write start, or NULL. */
@@ -276,7 +304,8 @@ void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t sp
     size_t total = data_len + 2 * fence_len;
     char *map = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (map == MAP_FAILED) return NULL;
-    if (data_len && mprotect(map + fence_len, data_len, PROT_READ | PROT_WRITE) != 0) {
+    if ((data_len && mprotect(map + fence_len, data_len, PROT_READ | PROT_WRITE) != 0)
+        || (fence_len && (seal_fence(map, fence_len) != 0 || seal_fence(map + fence_len + data_len, fence_len) != 0))) {
         munmap(map, total);
         return NULL;
     }

@@ -126,7 +126,11 @@ def _meta(side: Side, other: Side, tables: list[str], settings: Settings, config
 
     recorded = new_settings(settings, timing=config.as_dict(), gates=ops.gates(),
                             ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines})
-    info = {**side.info, "library": side.lib}
+    from harness.run import bwrap
+
+    # the probe ran a plain worker; the pair's timed workers are a service's (harness.run.bwrap.wanted)
+    info = {**side.info, "library": side.lib,
+            "isolation": bwrap.isolation(replace(settings, service=PairService), side.info.get("confinement") or [])}
     name = str(info.get("hardware") or info.get("device") or "")
     return new_meta("ab", settings.backend, tables, recorded, info, {"name": name, "detected": name, "override": None},
                     git={"commit": side.commit, "dirty": False, "branch": side.rev}, run_id=side.run_id)

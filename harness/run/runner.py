@@ -35,7 +35,7 @@ from typing import Any, Callable, NoReturn
 
 from harness import ops
 from harness.store import job
-from harness.run import proctree, untrusted, worker
+from harness.run import bwrap, proctree, untrusted, worker
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.run.engine import Case, Malformed, RowJudge, backend_info, footprint_bytes
@@ -105,7 +105,8 @@ class _Worker:
         capture_w = os.open(f"/proc/self/fd/{self.capture}", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         launch = worker.Launch(conn=child.fileno(), lifeline=life_r, capture=capture_w,
                                keep=(self.library.fd,) if self.library is not None else (),
-                               env=(("PYTHONPATH", _python_path()),))
+                               env=(("PYTHONPATH", _python_path()),),
+                               bwrap=bwrap.choose(settings)[0] if self.library is not None else "")
         parent = os.getpid()
         # a spare starts up off its rows' cores (one may be timing a row) and moves there before its first row
         startup = os.sched_getaffinity(0) - set(settings.cpus) if spare else set(settings.cpus)
@@ -360,6 +361,11 @@ class _Worker:
             proctree.kill(pid)
         self.wait()
         _LIVE.discard(self.pid)
+        # the tree dies from the top (under bwrap: warden, bwrap, bwrap's init, worker): a process whose parent
+        # died first re-parents to the harness a moment later, where the sweep below must find it
+        settled = time.monotonic() + 1.0
+        while any(proctree.parent_of(p) not in (0, os.getpid()) for p in tree) and time.monotonic() < settled:
+            time.sleep(0.005)
         for pid in proctree.children(os.getpid()):
             if pid not in _LIVE and pid not in _KEEP:
                 proctree.kill_descendants(pid)
@@ -1164,6 +1170,22 @@ def check_backend(settings: Settings) -> dict[str, Any]:
         return _probe(settings, limit, stop)
 
 
+#: The reasons for running without bubblewrap already said on the console (ab and mutants probe several libraries).
+_SAID: set[str] = set()
+
+
+def _isolation(settings: Settings, layers: Any) -> dict[str, Any]:
+    """The run's `isolation` (harness.run.bwrap.isolation) with the layers the probe worker says it applied to
+    itself; said once on the console where a cpu run's workers fall back to those layers alone."""
+    said = [str(x)[:200] for x in layers][:8] if isinstance(layers, list) else []
+    isolation = bwrap.isolation(settings, said)
+    if isolation["sandbox"] == "fallback" and settings.backend == "cpu" and isolation["reason"] not in _SAID:
+        _SAID.add(isolation["reason"])
+        print(f"note: workers run without bubblewrap ({isolation['reason']}); confined by: "
+              f"{'; '.join(said) or 'nothing'}", file=sys.stderr, flush=True)
+    return isolation
+
+
 def ensure_twin() -> None:
     """Build the CPU twin if it is missing or stale (here, or on each Ray host before its first row)."""
     from harness.backends.build import BuildError, build_twin
@@ -1210,6 +1232,7 @@ def _probe(settings: Settings, limit: float, stop: StopSignals) -> dict[str, Any
                 info = dict(payload) if isinstance(payload, dict) else {}
                 info.pop("judge", None)
                 info.update(library_provenance(settings))  # as the harness read the file, not as the worker says
+                info["isolation"] = _isolation(settings, info.get("confinement"))
                 stage = "destroying its handle (aclblasDestroy)"
             elif kind == "closed":
                 return info

@@ -236,13 +236,15 @@ class Launch:
     capture: int                       # the worker's stdout and stderr (the runner reads it per row)
     keep: tuple[int, ...] = ()          # e.g. the operator library, opened once by the harness
     env: tuple[tuple[str, str], ...] = ()
+    bwrap: str = ""                     # the bwrap binary that confines the worker (harness.run.bwrap); "" for none
 
 
 def warden(launch: Launch, parent: int) -> NoReturn:
     """Body of the process the runner forks for each worker (it runs no operator code). In a new PID namespace
     where the kernel allows one, its child is the namespace's init, and the worker that init's child: when init
     ends, the kernel kills everything left in the namespace, however the operator's processes detached themselves.
-    The warden watches the harness's lifeline (end of file: kill the namespace) and ends as the worker ended."""
+    Under bwrap, bwrap makes the namespaces (and their init) itself and the warden's child runs bwrap. The warden
+    watches the harness's lifeline (end of file: kill the namespace) and ends as the worker ended."""
     code = BROKEN
     try:
         os.setpgid(0, 0)
@@ -258,7 +260,7 @@ def warden(launch: Launch, parent: int) -> NoReturn:
         os.makedirs(notes, mode=0o700, exist_ok=True)  # the one place the confined worker may write
         os.environ[fence.PREFIX_VARIABLE] = notes
         status_r, status_w = os.pipe()
-        namespaced = _libc.unshare(_CLONE_NEWPID) == 0
+        namespaced = not launch.bwrap and _libc.unshare(_CLONE_NEWPID) == 0
         child = os.fork()
         if child == 0:
             os.close(status_r)
@@ -269,9 +271,13 @@ def warden(launch: Launch, parent: int) -> NoReturn:
                     _become_worker(launch)
                 os.write(status_w, _await(worker, launch.lifeline).to_bytes(4, "little", signed=True))
                 os._exit(0)
-            _become_worker(launch)
+            _become_worker(launch, notes)
         os.close(status_w)
         status = _await(child, launch.lifeline)
+        if launch.bwrap:
+            from harness.run import bwrap
+
+            status = bwrap.exit_status(status)
         told = os.read(status_r, 4)
         _end_as(int.from_bytes(told, "little", signed=True) if len(told) == 4 else status)
     except BaseException:  # noqa: BLE001 - nothing may unwind into the harness's code in this process
@@ -317,9 +323,11 @@ def _end_as(status: int) -> NoReturn:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else BROKEN)
 
 
-def _become_worker(launch: Launch) -> NoReturn:
+def _become_worker(launch: Launch, notes: str = "") -> NoReturn:
     """In the worker-to-be: stdout/stderr into the capture file, then a fresh interpreter (nothing of the
-    harness's memory, goldens included, survives the exec; the worker confines itself: harness.run.confine)."""
+    harness's memory, goldens included, survives the exec; the worker confines itself: harness.run.confine),
+    inside bwrap when the launch names it (its parent is then bwrap's init: the parent check is left to bwrap's
+    --die-with-parent)."""
     try:
         os.setpgid(0, 0)
         os.dup2(launch.capture, 1)
@@ -327,8 +335,13 @@ def _become_worker(launch: Launch) -> NoReturn:
         for fd in (launch.conn, launch.lifeline, *launch.keep):
             os.set_inheritable(fd, True)
         env = {**os.environ, **dict(launch.env)}
-        os.execve(sys.executable, [sys.executable, "-m", "harness.run.worker", str(launch.conn), str(launch.lifeline),
-                                   str(os.getppid()), ",".join(map(str, launch.keep))], env)
+        argv = [sys.executable, "-m", "harness.run.worker", str(launch.conn), str(launch.lifeline),
+                "0" if launch.bwrap else str(os.getppid()), ",".join(map(str, launch.keep))]
+        if launch.bwrap:
+            from harness.run import bwrap
+
+            argv = bwrap.command(launch.bwrap, notes, argv)
+        os.execve(argv[0], argv, env)
     finally:
         os._exit(BROKEN)
 
@@ -340,7 +353,7 @@ def enter(conn: Connection, lifeline: int, parent: int, keep: tuple[int, ...] = 
     proctree.set_parent_death_signal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: _die_with_tree())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
-    if os.getppid() != parent:
+    if parent and os.getppid() != parent:
         os._exit(1)
     proctree.set_subreaper(True)
     _isolate_descriptors({1, 2, conn.fileno(), lifeline, *keep})
