@@ -45,10 +45,10 @@ def probability(text: str) -> float:
 
 def keyword_expression(text: str) -> str:
     """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
-    from harness.tables.cases import SelectError, check_select
+    from harness.tables.cases import SelectError, compile_select
 
     try:
-        check_select(text)
+        compile_select(text)
     except SelectError as exc:
         raise argparse.ArgumentTypeError(str(exc))
     return text

@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from harness import abi
 from harness.abi import Status
 from harness.backends import aclblas_lib as _L
+from harness.tables.layout import Buffer, region_mask, triangle_mask
 
 #: Every valid (side, uplo), in the order the generators cross them.
 COMBOS = ((abi.SIDE_LEFT, abi.UPPER), (abi.SIDE_LEFT, abi.LOWER), (abi.SIDE_RIGHT, abi.UPPER),
@@ -54,6 +57,25 @@ def flipped(side: int, uplo: int, m: int, n: int) -> tuple[int, int, int, int]:
     """(side, uplo, m, n) of the column-major SYMM on a row-major problem's storage: C^T = alpha*B^T*A + beta*C^T."""
     return (abi.SIDE_RIGHT if side == abi.SIDE_LEFT else abi.SIDE_LEFT,
             abi.LOWER if uplo == abi.UPPER else abi.UPPER, n, m)
+
+
+def buffers(a: Any, seed: int, make: Callable[[str, int, int, int, int], np.ndarray],
+            row_major: bool) -> dict[str, Buffer]:
+    """A, B and C of a SYMM row (seeds s, s+1, s+2) with what the call may read and write. `make(spec, rows, cols,
+    ld, seed)` is the fill's column-major maker (empty storage for NULLPTR); a row-major problem is planned as the
+    column-major one on the same storage (`flipped`: B and C are n x m, A's stored triangle is the other one)."""
+    _, uplo, m, n = flipped(a.side, a.uplo, a.m, a.n) if row_major else (a.side, a.uplo, a.m, a.n)
+    A = make(a.a_fill, a.ka, a.ka, a.lda, seed)
+    B = make(a.b_fill, m, n, a.ldb, seed + 1)
+    C = make(a.c_fill, m, n, a.ldc, seed + 2)
+    a_read = triangle_mask(A.size, a.ka, a.lda, upper=uplo == abi.UPPER) if a.uplo in (abi.UPPER, abi.LOWER) \
+        else region_mask(A.size, a.ka, a.ka, a.lda)
+    return {
+        "A": Buffer("A", A, null=a.a_fill == "NULLPTR", never_read=~a_read, reach=a.lda),
+        "B": Buffer("B", B, null=a.b_fill == "NULLPTR", never_read=~region_mask(B.size, m, n, a.ldb), reach=a.ldb),
+        "C": Buffer("C", C, null=a.c_fill == "NULLPTR", output=True, written=region_mask(C.size, m, n, a.ldc),
+                    reach=a.ldc),
+    }
 
 
 def output_overlap(a: Any) -> str:

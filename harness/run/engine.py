@@ -21,7 +21,7 @@ from harness import abi, ops
 from harness.judge import criteria, footprint
 from harness.perf import verdict as perf
 from harness.tables import header
-from harness.tables.cases import CellReader, Table, base_fields, read_table
+from harness.tables.cases import CellReader, Table, base_fields, matches, read_table
 from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
 from harness.tables.case import Case
 from harness.store.record import Record
@@ -83,21 +83,6 @@ def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]
     """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
     cases = [c for p in paths for c in load_table(p)]
     return [c for c in cases if matches(select, c.name)] if select else cases
-
-
-@lru_cache(maxsize=64)
-def _compiled(expr: str):
-    from _pytest.mark.expression import Expression
-
-    return Expression.compile(expr)
-
-
-def matches(expr: str | None, name: str) -> bool:
-    """pytest `-k` semantics: substring (case-insensitive) identifiers combined with and/or/not."""
-    if not expr:
-        return True
-    lowered = name.lower()
-    return _compiled(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
 
 
 def outputs(bufs: dict[str, Buffer]) -> list[str]:

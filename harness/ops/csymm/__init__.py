@@ -23,7 +23,7 @@ from golden import sample
 from harness import abi
 from harness.tables import fill
 from harness.backends import aclblas_lib
-from harness.tables.layout import Buffer, region_mask, span, triangle_mask
+from harness.tables.layout import Buffer, span
 from harness.ops import symm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
 from harness.ops import accumulates  # noqa: F401
@@ -98,14 +98,6 @@ def frame_notes(reader) -> list[tuple[str, str]]:
     return out
 
 
-def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.ndarray, bool]:
-    """(storage, is_null). NULLPTR and impossible shapes give an empty storage (still a non-NULL guard-only buffer
-    unless the fill asked for NULL), mirroring the C++ frame's empty vectors."""
-    if spec == "NULLPTR":
-        return np.zeros(0, np.complex64), True
-    return fill.make_complex_matrix(spec, rows, cols, ld, seed), False
-
-
 def buffer_bytes(a: Args) -> dict[str, int]:
     """Host bytes of A, B and C, computed before anything is allocated (memory cap)."""
     return {"A": 8 * span(a.ka, a.ka, a.lda), "B": 8 * span(a.m, a.n, a.ldb), "C": 8 * span(a.m, a.n, a.ldc)}
@@ -116,16 +108,8 @@ def bytes_needed(a: Args) -> int:
 
 
 def buffers(a: Args, seed: int) -> dict[str, Buffer]:
-    A, a_null = _matrix(a.a_fill, a.ka, a.ka, a.lda, seed)
-    B, b_null = _matrix(a.b_fill, a.m, a.n, a.ldb, seed + 1)
-    C, c_null = _matrix(a.c_fill, a.m, a.n, a.ldc, seed + 2)
-    a_read = triangle_mask(A.size, a.ka, a.lda, upper=a.uplo == abi.UPPER) if a.uplo in (abi.UPPER, abi.LOWER) \
-        else region_mask(A.size, a.ka, a.ka, a.lda)
-    return {
-        "A": Buffer("A", A, null=a_null, never_read=~a_read, reach=a.lda),
-        "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.m, a.n, a.ldb), reach=a.ldb),
-        "C": Buffer("C", C, null=c_null, output=True, written=region_mask(C.size, a.m, a.n, a.ldc), reach=a.ldc),
-    }
+    """Column-major A, B, C as the C++ frame fills them (NULLPTR: an empty, NULL buffer)."""
+    return symm_family.buffers(a, seed, fill.make_complex_matrix, row_major=False)
 
 
 def golden_result(a: Args, bufs: dict[str, Buffer], truth: bool = True) -> tuple[np.ndarray, np.ndarray | None]:

@@ -276,15 +276,14 @@ def _edges(rng: random.Random) -> list[dict[str, str]]:
     rows.append(_faulty(_spec(abi.SIDE_RIGHT, abi.UPPER, 0, 0), ("handle_null",)))
     rows.append(_render(_spec(abi.SIDE_LEFT, abi.UPPER, 23, 31, 0j, 1 + 0j, (NULLPTR, NULLPTR, UNIFORM),
                               tag="null_AB_alpha0_beta1"), ("null_A", "null_B")))
-    for j, names in enumerate(MULTI_FAULTS):
-        for k in range(2):
-            side, uplo = COMBOS[(j + 2 * k) % 4]
-            if names == ("negative_n", "invalid_lda"):  # RIGHT with n < 0 needs lda >= 1: none is under it
-                side = abi.SIDE_LEFT
-            base = _spec(side, uplo, 18 + j, 30 - j // 2, scalar("general", rng), scalar("general", rng),
-                         _fills(rng))
-            rows.append(_faulty(base, names, j + k))
-    return rows
+
+    def multi_base(j: int, k: int, names: tuple[str, ...]) -> Spec:
+        side, uplo = COMBOS[(j + 2 * k) % 4]
+        if names == ("negative_n", "invalid_lda"):  # RIGHT with n < 0 needs lda >= 1: none is under it
+            side = abi.SIDE_LEFT
+        return _spec(side, uplo, 18 + j, 30 - j // 2, scalar("general", rng), scalar("general", rng), _fills(rng))
+
+    return rows + cells.multi_fault_rows(_faulty, MULTI_FAULTS, multi_base)
 
 
 def _extremes(rng: random.Random) -> list[dict[str, str]]:

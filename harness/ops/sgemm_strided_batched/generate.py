@@ -281,13 +281,12 @@ def _edges(rng: random.Random) -> list[dict[str, str]]:
     rows.append(_render(_spec(abi.OP_N, abi.OP_N, 0, 16, 16, fills=(NULLPTR, UNIFORM, UNIFORM), tag="null_A_m_zero")))
     rows.append(_render(_spec(abi.OP_T, abi.OP_N, 16, 16, 16, batch=0, fills=(NULLPTR, NULLPTR, NULLPTR),
                               tag="null_ABC_batch_zero")))
-    for j, names in enumerate(MULTI_FAULTS):
-        for k in range(2):
-            ta, tb = COMBOS[(j + 4 * k) % 9]
-            base = _spec(ta, tb, 18 + j, 30 - j // 2, 12 + j, scalar("other", rng), scalar("other", rng), 2,
-                         _fills(rng))
-            rows.append(_faulty(base, names, j + k))
-    return rows
+
+    def multi_base(j: int, k: int, names: tuple[str, ...]) -> Spec:
+        ta, tb = COMBOS[(j + 4 * k) % 9]
+        return _spec(ta, tb, 18 + j, 30 - j // 2, 12 + j, scalar("other", rng), scalar("other", rng), 2, _fills(rng))
+
+    return rows + cells.multi_fault_rows(_faulty, MULTI_FAULTS, multi_base)
 
 
 def _extremes(rng: random.Random) -> list[dict[str, str]]:

@@ -28,7 +28,7 @@ import golden
 from harness import abi
 from harness.tables import fill
 from harness.backends import aclblas_lib
-from harness.tables.layout import Buffer, region_mask, span, triangle_mask
+from harness.tables.layout import Buffer, span
 from harness.ops import symm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
 from harness.ops import accumulates  # noqa: F401
@@ -91,26 +91,11 @@ def bytes_needed(a: Args) -> int:
     return sum(buffer_bytes(a).values())
 
 
-def _matrix(spec: str, rows: int, cols: int, ld: int, seed: int) -> tuple[np.ndarray, bool]:
-    """(storage, is_null) of a row-major rows x cols matrix: the C++ row-major maker fills storage index
-    r*ld + c, which is the column-major cols x rows fill."""
-    if spec == "NULLPTR":
-        return np.zeros(0, np.float32), True
-    return fill.make_matrix(spec, cols, rows, ld, seed), False
-
-
 def buffers(a: Args, seed: int) -> dict[str, Buffer]:
-    A, a_null = _matrix(a.a_fill, a.ka, a.ka, a.lda, seed)
-    B, b_null = _matrix(a.b_fill, a.m, a.n, a.ldb, seed + 1)
-    C, c_null = _matrix(a.c_fill, a.m, a.n, a.ldc, seed + 2)
-    # row-major UPPER (col >= row) is the lower triangle of the column-major view
-    a_read = triangle_mask(A.size, a.ka, a.lda, upper=a.uplo == abi.LOWER) if a.uplo in (abi.UPPER, abi.LOWER) \
-        else region_mask(A.size, a.ka, a.ka, a.lda)
-    return {
-        "A": Buffer("A", A, null=a_null, never_read=~a_read, reach=a.lda),
-        "B": Buffer("B", B, null=b_null, never_read=~region_mask(B.size, a.n, a.m, a.ldb), reach=a.ldb),
-        "C": Buffer("C", C, null=c_null, output=True, written=region_mask(C.size, a.n, a.m, a.ldc), reach=a.ldc),
-    }
+    """Row-major A, B, C: the C++ row-major maker fills storage index r*ld + c, which is the column-major fill of
+    the transpose, so they are planned as the column-major problem on the same storage (NULLPTR: an empty, NULL
+    buffer)."""
+    return symm_family.buffers(a, seed, fill.make_matrix, row_major=True)
 
 
 def _column_major(a: Args) -> tuple[int, int, int, int]:

@@ -164,6 +164,15 @@ def faulty(render: Callable[[Spec, tuple[str, ...]], dict[str, str]], apply: Cal
     return render(with_faults(base, names, variant, apply), names)
 
 
+def multi_fault_rows(faulty: Callable[[Spec, tuple[str, ...], int], dict[str, str]],
+                     combinations: tuple[tuple[str, ...], ...],
+                     base: Callable[[int, int, tuple[str, ...]], Spec]) -> list[dict[str, str]]:
+    """Two rows per combination of faults, each on its own valid `base(j, k, names)` (the j-th combination's k-th,
+    made in this order so a generator's seeded draws stay in place) with variant j + k: only the first fault's
+    status is expected, which pins the operator's check order."""
+    return [faulty(base(j, k, names), names, j + k) for j, names in enumerate(combinations) for k in range(2)]
+
+
 def set_expectation(row: dict[str, str], found: list[tuple[str, abi.Status]], intended: tuple[str, ...] | None,
                     dims: Iterable[int]) -> None:
     """Fill `expect_result` and the thresholds of a rendered row from its faults in check order. `intended` (fault
