@@ -29,6 +29,7 @@ from harness.options import (add_backend_options, add_baselines_option, add_hist
                              positive_int)
 from harness.settings import from_options
 from harness.progress import Progress
+from harness.store import operator_identity
 from harness.store.session import Session, new_meta, new_settings, why
 
 
@@ -113,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.run.cluster import ClusterUnavailable
 
     tables = args.csv or default_tables()
-    if problem := _tables_problem(tables):
+    if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
+                                                                                 args.operator_src):
         print(f"harness run: {problem}", file=sys.stderr)
         return Exit.ENV
     if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.perf.msprof)
@@ -166,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         return Exit.ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
     settings = replace(settings, hardware=hardware["name"])
-    meta = new_meta("run", args.backend, tables, new_settings(settings, gates=ops.gates()), backend_info, hardware)
+    meta = new_meta("run", args.backend, tables, new_settings(settings, gates=ops.gates()), backend_info, hardware,
+                    operator=operator_identity.of_run(args, backend_info, {c.op for c in cases}))
     session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing))
     try:
         session.start()
