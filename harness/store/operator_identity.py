@@ -137,10 +137,11 @@ def checkout_of(path: str | Path) -> Path | None:
 
 
 def source_revision(rev: str | None = None, src: str | Path | None = None,
-                    library: str | Path | None = None) -> dict[str, Any]:
+                    library: str | Path | None = None, clean: bool = False) -> dict[str, Any]:
     """The operator's source revision: `rev` as the user named it, and from the checkout `src` (else the one the
     library sits in: "detected") its commit, `git describe --always --dirty` and dirty flag. With both, `rev` is
-    resolved in `src` (the commit is the revision's, and dirty only says the checkout's state)."""
+    resolved in `src` (the commit is the revision's, and dirty only says the checkout's state). `clean`: the
+    library was built from the commit's own tree (harness ab's exports and worktrees), never dirty."""
     detected = src is None and library is not None
     top = checkout_of(src if src is not None else library) if (src is not None or library) else None
     out: dict[str, Any] = {"rev": rev or "", "src": str(top or src or ""), "commit": "", "describe": "",
@@ -149,10 +150,10 @@ def source_revision(rev: str | None = None, src: str | Path | None = None,
         return out
     head = _git(top, "rev-parse", "HEAD")
     commit = _git(top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") if rev else head
-    dirty = bool(_git(top, "status", "--porcelain", "--untracked-files=no"))
+    dirty = not clean and bool(_git(top, "status", "--porcelain", "--untracked-files=no"))
     # --dirty describes the work tree, so it takes no revision: only for the checked-out one
-    describe = _git(top, "describe", "--tags", "--always", *(["--dirty"] if commit == head else [commit])) \
-        if commit else ""
+    describe = _git(top, "describe", "--tags", "--always",
+                    *(["--dirty"] if commit == head and not clean else [commit])) if commit else ""
     out.update(commit=commit, dirty=dirty, describe=describe)
     return out
 
@@ -173,9 +174,11 @@ def label(identity: dict[str, Any] | None) -> str:
 
 
 def identify(library: str | None, sha256: str | None = None, *, rev: str | None = None, src: str | None = None,
-             symbols: list[str] | None = None, runtime: dict[str, Any] | None = None) -> dict[str, Any]:
+             symbols: list[str] | None = None, runtime: dict[str, Any] | None = None,
+             clean: bool = False) -> dict[str, Any]:
     """report.json `operator`: the library's identity and revision. `symbols`: the operator symbols the run
-    calls (besides ABI_SYMBOLS); `runtime`: a backend's describe() (its RUNTIME_KEYS are kept)."""
+    calls (besides ABI_SYMBOLS); `runtime`: a backend's describe() (its RUNTIME_KEYS are kept); `clean`: see
+    source_revision."""
     from harness.store.provenance import sha256 as file_sha256
 
     facts = elf_facts(library) if library else {"build_id": "", "exported": [], "problem": ""}
@@ -190,7 +193,8 @@ def identify(library: str | None, sha256: str | None = None, *, rev: str | None 
         "path": library or "", "sha256": sha256 or "", "build_id": facts["build_id"],
         "symbols": {"exported": facts["exported"], "used": [s for s in used if s in found],
                     "missing": [s for s in used if s not in found] if found else []},
-        "revision": source_revision(rev, src, library if library and not library.startswith("/proc/") else None),
+        "revision": source_revision(rev, src, library if library and not library.startswith("/proc/") else None,
+                                    clean),
         "runtime": {k: (runtime or {})[k] for k in RUNTIME_KEYS if (runtime or {}).get(k) not in (None, "")},
     }
     if facts["problem"] and library:
