@@ -212,3 +212,34 @@ def test_compare_says_when_the_harness_changed(tmp_path, capsys):
     assert "the harness differs between the runs" in err and "1111111" in err and "2222222" in err
     run_command(compare_command, ["compare", "v2", "v3", *hist])  # negative control: one harness, no line
     assert "harness differs" not in capsys.readouterr().err
+
+
+def test_npu_identity_names_cann_driver_runtime_and_cores_from_the_runtime(tmp_path, monkeypatch):
+    import fake_device
+    from harness.backends import npu
+
+    home, _ = fake_device.build(tmp_path / "cann")
+    monkeypatch.setenv("ASCEND_HOME_PATH", str(home))
+    monkeypatch.delenv("ASCEND_TOOLKIT_HOME", raising=False)
+    monkeypatch.setenv("FAKE_ACL_AI_CORES", "28")
+    (home / "version.info").write_text("Version=8.5.0\nversion_dir=8.5.0\n")
+    driver = tmp_path / "driver.info"
+    driver.write_text("Version=25.0.rc1\n")
+    monkeypatch.setattr(npu, "DRIVER_VERSION_FILE", driver)
+    backend = npu.open(device=0, operator_lib=fake_device.twin())
+    try:
+        info = backend.describe()
+    finally:
+        backend.close()
+    identity = operator_identity.identify(info["library"], info["library_sha256"], runtime=info)
+    assert identity["runtime"] == {"cann_version": "8.5.0", "driver_version": "25.0.rc1", "runtime_version": "1.2.3",
+                                   "soc_name": "Ascend950PR_9599", "ai_cores": 28, "vector_cores": 56}
+    # negative control: without the version files the versions are unknown, not guessed
+    (home / "version.info").unlink()
+    driver.unlink()
+    assert npu.runtime_identity(ctypes_runtime(home), 0)["cann_version"] == ""
+
+
+def ctypes_runtime(home):
+    import ctypes
+    return ctypes.CDLL(str(home / "lib64" / "libascendcl.so"))
