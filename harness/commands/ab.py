@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--src", metavar="DIR", help="your operator's git checkout: REV_A and REV_B are its revisions, "
                                                 "built with --build, the library taken from --lib")
     p.add_argument("--build", metavar="CMD", help="with --src: the shell command that builds a checkout (run in "
-                                                  "the worktree's top directory), e.g. 'bash build.sh --ops=csymm'")
+                                                  "the worktree's top directory), e.g. 'bash build.sh'")
     p.add_argument("--lib", metavar="PATH_IN_BUILD", help="with --src: the built library, relative to the worktree")
     add_select_option(p)
     p.add_argument("--define-a", action="append", default=[], metavar="NAME=VALUE", help="build define, side A")
