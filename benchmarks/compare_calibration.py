@@ -8,7 +8,8 @@ and every clean run against every slow5 / slow2 run (share of rows REGRESSION; t
 2 %). The false alarms and the 5 % share are also given for other NOISE_K values (harness.perf.compare.run_noise), which
 is how NOISE_K was chosen. With --ab-runs N, `harness ab` (both builds interleaved in one process per round, the
 sensitive mode) is run N times with the same code built twice (its false REGRESSIONs) and N/4 times, at least 2,
-per slowdown, on the same rows, against the same targets; --skip-compare runs only those. With --load, the load
+per slowdown, on the same rows, against the same targets (--external: on the twin built into files outside the
+repository, `harness ab --lib-a --lib-b`, as a user compares two builds); --skip-compare runs only those. With --load, the load
 CI sees is made beside it (issue 26): one busy loop and a `harness run -n 2` of csymm precision rows in a loop,
 both ended when the script ends. Exit 0 when the targets of what ran are met.
 
@@ -94,10 +95,27 @@ def load_beside(table: Path, out: Path):
 AB_SLOWDOWNS = {"unchanged": 0, "slow5": 5, "slow2": 2}
 
 
-def ab_once(table: Path, select: str, out: Path, pct: int, extra: list[str]) -> dict[str, int]:
+def external_twins(out: Path) -> dict[int, Path]:
+    """The twin built outside the repository for each slowdown (0: as written), as a user's libraries would be:
+    `harness ab --lib-a` / `--lib-b` then time these files (--external)."""
+    libs = {}
+    for pct in AB_SLOWDOWNS.values():
+        built = build_twin({"TWIN_SLOWDOWN_PCT": str(pct)} if pct else {}, cache_dir=out / f"external-{pct}")
+        libs[pct] = out / f"libops_slow{pct}.so"
+        libs[pct].write_bytes(built.read_bytes())
+    libs[-1] = out / "libops_again.so"  # the same code built again: side A's twin of the unchanged pair
+    libs[-1].write_bytes(libs[0].read_bytes())
+    return libs
+
+
+def ab_once(table: Path, select: str, out: Path, pct: int, extra: list[str],
+            external: dict[int, Path] | None = None) -> dict[str, int]:
     """`harness ab HEAD HEAD --define-b TWIN_SLOWDOWN_PCT=pct` on the rows (pct 0: the same code built twice, two
-    library files): its verdict counts, read from its summary line."""
-    proc = harness("ab", "HEAD", "HEAD", str(table), "-k", select, "--define-b", f"TWIN_SLOWDOWN_PCT={pct}",
+    library files), or with `external` libraries `harness ab --lib-a --lib-b` on them: its verdict counts, read from
+    its summary line."""
+    sides = (["--lib-a", str(external[-1]), "--lib-b", str(external[pct])] if external else
+             ["HEAD", "HEAD", "--define-b", f"TWIN_SLOWDOWN_PCT={pct}"])
+    proc = harness("ab", *sides, str(table), "-k", select,
                    "--report-dir", str(out / "ab"), "--history", str(out / "ab.sqlite"), *extra)
     tail = [line for line in proc.stdout.splitlines() if line.startswith(tuple("0123456789"))]
     if proc.returncode not in (0, 1, 2) or not tail:
@@ -105,13 +123,14 @@ def ab_once(table: Path, select: str, out: Path, pct: int, extra: list[str]) -> 
     return {v: int(n) for v, n in re.findall(r"([A-Z]+): (\d+)", tail[-1])}
 
 
-def ab_tallies(table: Path, select: str, out: Path, runs: int, extra: list[str]) -> dict[str, dict[str, int]]:
+def ab_tallies(table: Path, select: str, out: Path, runs: int, extra: list[str],
+               external: dict[int, Path] | None = None) -> dict[str, dict[str, int]]:
     """`runs` ab runs unchanged and max(2, runs // 4) per slowdown, in rotation; verdict counts per label."""
     counts = {label: dict.fromkeys(VERDICTS, 0) for label in AB_SLOWDOWNS}
     for i in range(runs):
         for label, pct in AB_SLOWDOWNS.items():
             if label == "unchanged" or i < max(2, runs // 4):
-                for verdict, n in ab_once(table, select, out, pct, extra).items():
+                for verdict, n in ab_once(table, select, out, pct, extra, external).items():
                     counts[label][verdict] = counts[label].get(verdict, 0) + n
         print(f"ab round {i + 1} of {runs} done, load {os.getloadavg()[0]:.2f}", flush=True)
     return counts
@@ -167,6 +186,9 @@ def main() -> int:
                         "times per slowdown on the rows; its targets are the same")
     p.add_argument("--ab-args", default="", help="extra `harness ab` options, e.g. '--rounds 10'")
     p.add_argument("--skip-compare", action="store_true", help="only the `harness ab` runs")
+    p.add_argument("--external", action="store_true",
+                   help="ab on the twin built into files outside the repository (`--lib-a`/`--lib-b`), as a user's "
+                        "two builds, instead of two revisions of this repository")
     p.add_argument("--load", action="store_true", help="make the issue's load beside the runs")
     p.add_argument("run_args", nargs="*", help="extra `harness run` options after --, e.g. -- --rounds 10")
     args = p.parse_args()
@@ -190,7 +212,9 @@ def main() -> int:
                         made[label].append(one_run(args.table, select, lib, out, args.run_args))
                 print(f"round {i + 1} of runs done, {time.monotonic() - started:.0f} s, load "
                       f"{os.getloadavg()[0]:.2f}", flush=True)
-            ab = ab_tallies(args.table, select, out, args.ab_runs, args.ab_args.split()) if args.ab_runs else {}
+            external = external_twins(out) if args.external else None
+            ab = (ab_tallies(args.table, select, out, args.ab_runs, args.ab_args.split(), external)
+                  if args.ab_runs else {})
             print(f"load average at end {os.getloadavg()[0]:.2f}, {time.monotonic() - started:.0f} s", flush=True)
         ok = True if args.skip_compare else compare_targets(made)
     if ab:

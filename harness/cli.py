@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
-import importlib.metadata
 import pkgutil
 import re
 import signal
@@ -82,10 +81,9 @@ def _all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 
 def version() -> str:
-    try:
-        return importlib.metadata.version("ops-blas-harness")
-    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown (not installed)"
+    from harness.store.provenance import harness_version
+
+    return harness_version()
 
 
 def version_line() -> str:

@@ -100,8 +100,18 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
                    help="device ids: 3, a list 0,2,5, a range 0-7 or all; one worker per device (cpu: emulated "
                         "devices, `all` = HARNESS_CPU_DEVICES, default 4)")
     p.add_argument("--operator-lib", metavar="PATH",
-                   help="shared library exporting the ops-blas C ABI (cpu, npu backends; default: the CPU twin, "
-                        "built on first use)")
+                   help="the operator library under test, a shared library exporting the ops-blas C ABI. Default "
+                        "per backend: cpu: the CPU twin built from operators/ on first use; npu: "
+                        "$ASCEND_OPS_BLAS_LIB, else operators/ascend/build/libaclblas_ascend.so (docs/ascend.md); "
+                        "ascend-cpu: the Ascend C kernels of operators/ascend built for the emulator (not "
+                        "settable); cuda: cuBLAS through CuPy (not settable)")
+    p.add_argument("--operator-rev", metavar="REV",
+                   help="the source revision the operator library was built from, as you name it (a tag, a "
+                        "commit); resolved in --operator-src when given. Recorded as the run's operator revision, "
+                        "which runs, history and compare show first")
+    p.add_argument("--operator-src", metavar="DIR",
+                   help="the operator's own git checkout: its commit, `git describe --always --dirty` and dirty "
+                        "flag are recorded (default: the checkout the library file sits in, if any)")
     p.add_argument("--hardware", metavar="NAME",
                    help="hardware name perf baselines are judged on (default: what the runtime reports, e.g. the "
                         "Ascend SoC or the CUDA device name)")

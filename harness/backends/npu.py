@@ -76,6 +76,42 @@ def canonical_hardware(soc_name: str) -> str:
     return f"Ascend {match[1].upper()}" if match else soc_name.strip()
 
 
+#: aclDeviceInfo (hicann/runtime docs/api_docs/aclDeviceInfo.md): what aclGetDeviceCapability is asked for.
+ACL_DEVICE_INFO = {"ai_cores": 0, "vector_cores": 1}
+#: Where CANN and the driver write `Version=...` (tried in order; relative paths under ASCEND_HOME_PATH).
+CANN_VERSION_FILES = ("version.info", "runtime/version.info", "compiler/version.info")
+DRIVER_VERSION_FILE = Path("/usr/local/Ascend/driver/version.info")
+
+
+def version_file(path: Path) -> str:
+    """The `Version=` value of a CANN or driver version.info ("" when there is none); reads 4 KiB at most."""
+    try:
+        with path.open("rb") as f:  # not open(): this module's open() is the backend's
+            text = f.read(4096).decode(errors="replace")
+    except OSError:
+        return ""
+    match = re.search(r"^\s*Version\s*=\s*(\S+)", text, re.MULTILINE)
+    return match[1] if match else ""
+
+
+def runtime_identity(acl: ctypes.CDLL, device: int) -> dict[str, Any]:
+    """What the runtime says it is, for the run's operator identity: CANN and driver versions (their version.info),
+    the runtime's version and the device's AI / vector core counts (each left out where the runtime lacks it)."""
+    home = Path(os.environ.get("ASCEND_HOME_PATH") or "/usr/local/Ascend/ascend-toolkit/latest")
+    out: dict[str, Any] = {"cann_version": next((v for v in map(version_file, (home / f for f in CANN_VERSION_FILES))
+                                                 if v), ""), "driver_version": version_file(DRIVER_VERSION_FILE)}
+    if hasattr(acl, "aclrtGetVersion"):
+        parts = [c_int32(), c_int32(), c_int32()]
+        if acl.aclrtGetVersion(*(byref(p) for p in parts)) == ACL_SUCCESS:
+            out["runtime_version"] = ".".join(str(p.value) for p in parts)
+    if hasattr(acl, "aclGetDeviceCapability"):
+        for key, info in ACL_DEVICE_INFO.items():
+            value = ctypes.c_int64()
+            if acl.aclGetDeviceCapability(c_uint32(device), c_int32(info), byref(value)) == ACL_SUCCESS:
+                out[key] = value.value
+    return out
+
+
 def soc_name(acl: ctypes.CDLL) -> str:
     """aclrtGetSocName() after aclrtSetDevice: the SoC this process runs on ('' when the runtime lacks it)."""
     if not hasattr(acl, "aclrtGetSocName"):
@@ -208,6 +244,7 @@ class NpuBackend:
         acl = self.acl
         _check("aclrtSetDevice", acl.aclrtSetDevice(self.device))
         self.soc_name = soc_name(acl)
+        self.runtime = runtime_identity(acl, self.device)
         stream = c_void_p()
         _check("aclrtCreateStream", acl.aclrtCreateStream(byref(stream)))
         self.stream = stream.value
@@ -233,7 +270,8 @@ class NpuBackend:
                 "notes": [] if self.has_notify() else [f"npu backend: {NO_NOTIFY}"],
                 "soc_name": self.soc_name, "library": str(self.library),
                 "library_sha256": hashlib.sha256(self.library.read_bytes()).hexdigest(),
-                "ascend_home": os.environ.get("ASCEND_HOME_PATH"), LOG_FLUSH_ENV: os.environ.get(LOG_FLUSH_ENV)}
+                "ascend_home": os.environ.get("ASCEND_HOME_PATH"), LOG_FLUSH_ENV: os.environ.get(LOG_FLUSH_ENV),
+                **self.runtime}
 
     def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
         ptr = c_void_p()

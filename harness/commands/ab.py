@@ -1,13 +1,23 @@
-"""`harness ab REV_A REV_B [CSV ...]`: build the CPU twin at two revisions, time every perf row with A and B
-samples interleaved, record both runs in the history and print the comparison. `--define-b NAME=VALUE` passes
-build defines to side B only (`harness ab HEAD HEAD --define-b TWIN_SLOWDOWN_PCT=5` injects a 5% slowdown).
-Exit 1 on any REGRESSION, 2 when every row is INCONCLUSIVE (or none was timed), 3 when it cannot run."""
+"""`harness ab`: time two operator libraries with samples interleaved on the same perf rows, record both runs in
+the history (each with its operator's identity) and print the comparison. Three ways to name the two libraries,
+one mechanism (harness.perf.ab):
+
+  harness ab --lib-a OLD.so --lib-b NEW.so [CSV ...]           two builds of your operator, as files
+  harness ab --src DIR --build 'CMD' --lib PATH REV_A REV_B [CSV ...]
+                                                              your checkout DIR at two revisions, each checked out
+                                                              in a temporary git worktree and built there by CMD
+                                                              (bash), the library taken from PATH inside it
+  harness ab REV_A REV_B [CSV ...]                            this repository's CPU twin at two revisions
+
+`--define-b NAME=VALUE` passes build defines to the twin's side B only (`harness ab HEAD HEAD --define-b
+TWIN_SLOWDOWN_PCT=5` injects a 5% slowdown). Exit 1 on any REGRESSION, 2 when every row is INCONCLUSIVE (or none
+was timed), 3 when it cannot run."""
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from harness.exitcodes import Exit
 from harness.options import (add_history_option, add_select_option, add_timeout_option, default_tables,
@@ -24,10 +34,18 @@ AB_MAX_SAMPLES = 4000
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ab", help="interleaved A/B timing of the operators at two revisions", description=__doc__)
-    p.add_argument("rev_a", help="git revision of side A (the base)")
-    p.add_argument("rev_b", help="git revision of side B (the head)")
-    p.add_argument("csv", nargs="*", help="case tables (default: every *_test.csv in cases/)")
+    p = sub.add_parser("ab", help="interleaved A/B timing of two operator libraries (files, builds of two revisions "
+                                  "of your checkout, or the twin at two revisions)", description=__doc__)
+    p.add_argument("items", nargs="*", metavar="REV_A REV_B CSV",
+                   help="the two revisions (side A, the base, then B; not with --lib-a/--lib-b), then the case tables "
+                        "(default: every *_test.csv in cases/)")
+    p.add_argument("--lib-a", metavar="PATH", help="side A's operator library file (with --lib-b)")
+    p.add_argument("--lib-b", metavar="PATH", help="side B's operator library file (with --lib-a)")
+    p.add_argument("--src", metavar="DIR", help="your operator's git checkout: REV_A and REV_B are its revisions, "
+                                                "built with --build, the library taken from --lib")
+    p.add_argument("--build", metavar="CMD", help="with --src: the shell command that builds a checkout (run in "
+                                                  "the worktree's top directory), e.g. 'bash build.sh'")
+    p.add_argument("--lib", metavar="PATH_IN_BUILD", help="with --src: the built library, relative to the worktree")
     add_select_option(p)
     p.add_argument("--define-a", action="append", default=[], metavar="NAME=VALUE", help="build define, side A")
     p.add_argument("--define-b", action="append", default=[], metavar="NAME=VALUE", help="build define, side B")
@@ -68,7 +86,7 @@ def parse_defines(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.perf.ab import AbError, run_ab
+    from harness.perf.ab import AbError, run_sides
     from harness.perf.compare import compare_runs, exit_code, format_table
     from harness.store.history import History
     from harness.perf.timing import TimingConfig
@@ -83,26 +101,63 @@ def run(args: argparse.Namespace) -> int:
         print(f"harness ab: {exc}", file=sys.stderr)
         return Exit.ENV
 
-    tables = args.csv or default_tables()
+    try:
+        a, b, csv = sides(args, defines_a, defines_b)
+    except ValueError as exc:
+        print(f"harness ab: {exc}", file=sys.stderr)
+        return Exit.ENV
+    tables = csv or default_tables()
     missing = [t for t in tables if not Path(t).is_file()]
     if not tables or missing:
         print(f"harness ab: no such case table: {', '.join(missing) or 'cases/*_test.csv'}", file=sys.stderr)
         return Exit.ENV
-    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False)
-    if top.returncode != 0:
-        print("harness ab: not inside a git repository", file=sys.stderr)
-        return Exit.ENV
     try:
-        a, b = run_ab(args.rev_a, args.rev_b, tables, args.select, defines_a, defines_b, config,
-                      History(args.history), Path(top.stdout.strip()), Path(args.report_dir),
-                      progress=lambda line: print(line, flush=True), settings=from_options(args, timed=False))
+        a, b = run_sides(a, b, tables, args.select, config, History(args.history), Path(args.report_dir),
+                         progress=lambda line: print(line, flush=True), settings=from_options(args, timed=False))
     except AbError as exc:
         print(f"harness ab: {exc}", file=sys.stderr)
         return Exit.ENV
     floors = ((MIN_EFFECT, PAIRED_MIN_EFFECT) if args.min_effect is None else (args.min_effect, args.min_effect))
     df = compare_runs(a.records, b.records, args.threshold, args.alpha, floors[0], interleaved=True,
                       paired_min_effect=floors[1])
-    print(f"A: {a.rev} ({a.commit[:12]}) {a.defines or ''} run {a.run_id}")
-    print(f"B: {b.rev} ({b.commit[:12]}) {b.defines or ''} run {b.run_id}")
+    for side in (a, b):
+        print(f"{side.label}: {side.what()}, run {side.run_id}")
     print(format_table(df))
     return exit_code(df)
+
+
+def sides(args: argparse.Namespace, defines_a: dict[str, str], defines_b: dict[str, str]) -> tuple[Any, Any, list]:
+    """(side A, side B, the case tables named) from the options: two files, two revisions of --src, or two
+    revisions of the twin. ValueError (one line) for options that do not go together."""
+    from harness.perf.ab import library_side, source_side, twin_side
+
+    items = list(args.items)
+    if args.lib_a or args.lib_b:
+        if not (args.lib_a and args.lib_b) or args.src or args.build or args.lib:
+            raise ValueError("--lib-a and --lib-b go together, without --src/--build/--lib")
+        if defines_a or defines_b:
+            raise ValueError("--define-a/--define-b build the twin; with --lib-a/--lib-b the libraries are built")
+        return library_side("A", args.lib_a), library_side("B", args.lib_b), items
+    if len(items) < 2:
+        raise ValueError("name the two sides: REV_A REV_B (the twin, or with --src your checkout), or --lib-a/--lib-b")
+    rev_a, rev_b, csv = items[0], items[1], items[2:]
+    if args.src or args.build or args.lib:
+        if not (args.src and args.build and args.lib):
+            raise ValueError("--src, --build and --lib go together")
+        if defines_a or defines_b:
+            raise ValueError("--define-a/--define-b build the twin; with --src your --build command builds")
+        top = _toplevel(args.src)
+        if top is None:
+            raise ValueError(f"--src {args.src}: not a directory inside a git checkout")
+        return (source_side("A", rev_a, top, args.build, args.lib), source_side("B", rev_b, top, args.build, args.lib),
+                csv)
+    top = _toplevel(".")
+    if top is None:
+        raise ValueError("not inside a git repository (the twin is built from this repository's revisions)")
+    return twin_side("A", rev_a, defines_a, top), twin_side("B", rev_b, defines_b, top), csv
+
+
+def _toplevel(where: str) -> Path | None:
+    from harness.store.operator_identity import checkout_of
+
+    return checkout_of(where) if Path(where).is_dir() else None

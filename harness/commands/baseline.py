@@ -26,6 +26,7 @@ from harness.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timeout_option,
                              add_timing_options)
 from harness.settings import from_options
+from harness.store import operator_identity
 from harness.store.session import Session, new_meta, new_settings
 
 
@@ -76,6 +77,9 @@ def run(args: argparse.Namespace) -> int:
     if not table.is_file():
         print(f"harness baseline: no such case table: {table}", file=sys.stderr)
         return Exit.ENV
+    if problem := operator_identity.options_problem(args.operator_rev, args.operator_src):
+        print(f"harness baseline: {problem}", file=sys.stderr)
+        return Exit.ENV
     cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
@@ -98,7 +102,8 @@ def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any,
     from harness.store.history import History
 
     meta = new_meta("baseline", args.backend, [str(table)], new_settings(settings, gates=ops.gates()), info,
-                    perf.hardware_identity(info, None))
+                    perf.hardware_identity(info, None),
+                    operator=operator_identity.of_run(args, info, {c.op for c in cases}))
     session = Session(History(args.history), Path(args.report_dir) / meta["run_id"], meta, cases)
     try:
         with session.recording():

@@ -1,5 +1,9 @@
-"""`harness compare BASE HEAD`: per-row performance comparison of two runs (run ids, `latest` / `previous`,
-run directories, results.jsonl or report.json paths, or git revisions; `harness runs` lists them). Separate runs
+"""`harness compare BASE HEAD`: per-row performance comparison of two runs, each named by an operator revision as
+the history recorded it (`harness runs` shows them first: --operator-rev, `git describe` or commit of the operator's
+checkout, library sha256 prefix), an operator library's path (the newest run of that file's sha256), a run id,
+`latest` / `previous`, a run directory, results.jsonl or report.json path, or a git revision of this harness. A name
+that matches runs of two operator revisions is refused with the candidates (exit 3). A change of the harness between
+the two runs is said on one line. Separate runs
 are compared by their rounds; rows with only within-run evidence are at most SAME (see harness.perf.compare). Runs of
 different row sets (a full run and a -k subset, one table and two) compare the rows both timed and name the rest.
 Exit 1 on a REGRESSION (at least --fail-on), 3 when it refuses (the same run twice, incompatible runs without
@@ -19,8 +23,9 @@ from harness.perf.compare import MIN_EFFECT
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare the performance of two runs", description=__doc__)
-    p.add_argument("base", help="run id, latest/previous, report.json path or git revision")
-    p.add_argument("head", help="run id, latest/previous, report.json path or git revision")
+    p.add_argument("base", help="operator revision, operator library path, run id, latest/previous, run directory or "
+                                "report.json path, or git revision of the harness")
+    p.add_argument("head", help="the same kinds of name as BASE")
     p.add_argument("--threshold", type=float, default=0.05,
                    help="SAME needs the whole CI of the change inside +-threshold (default 0.05)")
     p.add_argument("--alpha", type=float, default=0.05, help="false-discovery rate across rows (default 0.05)")
@@ -44,7 +49,8 @@ def ab_pair(base_meta: dict, head_meta: dict) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from harness.perf.compare import (PAIRED_MIN_EFFECT, compare_runs, compatibility_problems, exit_code,
-                                      format_table, parse_fail_on, resolve_run, row_differences, to_json, warnings)
+                                      format_table, harness_change, parse_fail_on, resolve_run, row_differences,
+                                      run_line, to_json, warnings)
     from harness.store.history import History
 
     def refuse(message: str) -> int:
@@ -65,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if base_meta.get("run_id") == head_meta.get("run_id"):
         return refuse(f"{args.base} and {args.head} are the same run ({base_meta.get('run_id')}); "
                       "compare two different runs (`harness runs` lists them)")
+    if changed := harness_change(base_meta, head_meta):
+        print(f"harness compare: {changed}", file=sys.stderr)
     problems = compatibility_problems(base_meta, head_meta)
     for problem in problems:
         print(f"harness compare: {problem}", file=sys.stderr)
@@ -85,9 +93,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(df, base_meta, head_meta, settings))
     else:
-        print(f"base: {base_meta.get('run_id')} ({str(base_meta.get('commit', '?'))[:12]})   "
-              f"head: {head_meta.get('run_id')} ({str(head_meta.get('commit', '?'))[:12]})   "
-              f"threshold {args.threshold:.1%}, BH alpha {args.alpha}")
+        print(run_line("base", base_meta))
+        print(run_line("head", head_meta))
+        print(f"threshold {args.threshold:.1%}, BH alpha {args.alpha}")
         print(format_table(df))
     for warning in warnings(df):
         print(f"harness compare: warning: {warning}", file=sys.stderr)

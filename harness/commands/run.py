@@ -30,6 +30,7 @@ from harness.options import (Grouped, add_backend_options, add_baselines_option,
 from harness.tables import preflight
 from harness.settings import from_options
 from harness.progress import Progress
+from harness.store import operator_identity
 from harness.store.session import Session, new_meta, new_settings, why
 
 
@@ -37,8 +38,8 @@ from harness.store.session import Session, new_meta, new_settings, why
 #: option goes under one of these titles (or a new one); tests/test_docs.py fails on an option listed nowhere.
 OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "tables and selection": ("csv", "-k", "--shard", "--operator", "--lenient"),
-    "backend and device": ("--backend", "--device", "--operator-lib", "--hardware", "--workers", "--cluster",
-                           "--retries"),
+    "backend and device": ("--backend", "--device", "--operator-lib", "--operator-rev", "--operator-src", "--hardware",
+                           "--workers", "--cluster", "--retries"),
     "timing": ("--timing-mode", "--timing-scope", "--warmup", "--min-samples", "--max-time", "--rounds",
                "--baselines"),
     "output and history": ("--report-dir", "--history", "--junitxml", "--accept-disputed"),
@@ -128,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.run.cluster import ClusterUnavailable
 
     tables = args.csv or default_tables()
-    if problem := _tables_problem(tables):
+    if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
+                                                                                 args.operator_src):
         print(f"harness run: {problem}", file=sys.stderr)
         return Exit.ENV
     try:  # every header and lint finding before the first row (harness.tables.preflight)
@@ -188,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         return Exit.ENV
     hardware = perf.hardware_identity(backend_info, args.hardware)
     settings = replace(settings, hardware=hardware["name"])
-    meta = new_meta("run", args.backend, tables, new_settings(settings, gates=ops.gates()), backend_info, hardware)
+    meta = new_meta("run", args.backend, tables, new_settings(settings, gates=ops.gates()), backend_info, hardware,
+                    operator=operator_identity.of_run(args, backend_info, {c.op for c in cases}))
     session = Session(history, out_dir / meta["run_id"], meta, cases, Progress.for_cases(cases, settings.timing))
     try:
         session.start()

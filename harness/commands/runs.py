@@ -1,6 +1,7 @@
-"""`harness runs`: the runs in the history, newest first (id, kind, time, commit, dirty, backend, hardware,
-summary), so `harness compare` can be given an id, a commit, `latest` or `previous` (the last three name runs of
-kind `run` or `pytest` only: ab, baseline and mutants runs are named by their id)."""
+"""`harness runs`: the runs in the history, newest first (the operator's revision and library sha256 first, then
+id, kind, time, the harness's commit, backend, hardware, summary), so `harness compare` can be given an operator
+revision, a library, an id, a harness commit, `latest` or `previous` (all but an id name runs of kind `run` or
+`pytest` only: ab, baseline and mutants runs are named by their id)."""
 from __future__ import annotations
 
 import argparse
@@ -45,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(runs, indent=1))
     elif runs:
-        print(tabulate([[r["run_id"], r["kind"], r["started"], (r["commit"] or "")[:12],
-                         "dirty" if r["dirty"] else "", r["backend"], r["hardware"], summary_text(r["summary"])]
-                        for r in runs],
-                       headers=["run", "kind", "started", "commit", "dirty", "backend", "hardware", "summary"],
-                       tablefmt="github"))
+        print(tabulate([[r["operator_rev"] or "?", r["operator_sha256"][:12], r["run_id"], r["kind"], r["started"],
+                         (r["commit"] or "")[:12] + ("+dirty" if r["dirty"] else ""), r["backend"], r["hardware"],
+                         summary_text(r["summary"])] for r in runs],
+                       headers=["operator rev", "library sha256", "run", "kind", "started", "harness commit",
+                                "backend", "hardware", "summary"], tablefmt="github"))
     else:
         print(f"no runs in {history.path}")
     return Exit.OK if runs else Exit.INSUFFICIENT

@@ -415,7 +415,7 @@ def to_json(df: pd.DataFrame, base_meta: dict, head_meta: dict, settings: dict) 
     rows = [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
             for row in json.loads(df.to_json(orient="records"))] if not df.empty else []
     counts = df["verdict"].value_counts().to_dict() if not df.empty else {}
-    run = ("run_id", "commit", "dirty", "backend", "hardware", "started")
+    run = ("operator", "run_id", "commit", "dirty", "harness", "backend", "hardware", "started")
     return json.dumps({"base": {k: base_meta.get(k) for k in run}, "head": {k: head_meta.get(k) for k in run},
                        "settings": settings, "warnings": warnings(df),
                        "summary": {v: int(counts.get(v, 0)) for v in VERDICTS}, "rows": rows}, indent=1)
@@ -435,11 +435,50 @@ def git_commit(rev: str, cwd: str | Path | None = None) -> str | None:
 RUN_ALIASES = {"latest": 0, "previous": 1}
 
 
+def _is_library(path: Path) -> bool:
+    """A file that is an ELF object (an operator library), not a run's file."""
+    try:
+        with open(path, "rb") as f:
+            return path.is_file() and f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _run_of_operator(ref: str, history: Any, sha256: str = "") -> str | None:
+    """The newest reference run whose operator is `ref` as the history recorded it (its revision label exactly,
+    else the start of its commit or sha256), or whose library has `sha256`; None when none is. LookupError when the
+    runs it names are of two different operator builds (commits, or libraries where no commit is known), with the
+    candidates listed: a dirty and a clean run of one commit are one commit, the newest taken."""
+    runs = history.runs_of_operator(ref, sha256, REFERENCE_KINDS)
+    runs = [r for r in runs if r["exact"]] or runs
+    builds: dict[str, str] = {}
+    for r in runs:
+        builds.setdefault(r["operator_commit"] or f"sha256:{r['operator_sha256'][:12]}", r["operator_rev"] or "?")
+    if len(builds) > 1:
+        shown = ", ".join(f"{label} ({build[:19]})" for build, label in list(builds.items())[:5])
+        raise LookupError(f"{ref} is ambiguous: it names runs of {len(builds)} operator builds: {shown}"
+                          f"{', ...' if len(builds) > 5 else ''}; name one by its commit or a run id "
+                          "(`harness runs`)")
+    return runs[0]["run_id"] if runs else None
+
+
 def resolve_run(ref: str, history: Any) -> tuple[RunMeta, list[dict]]:
-    """A run named by a path (a run directory, results.jsonl or report.json), a run id in the history, `latest` /
-    `previous`, or a git revision (the newest run of that commit); the last two choose among the runs of
-    REFERENCE_KINDS only (a mutants run must never become the reference by being the newest). Read by the one
-    reader (harness.store.stored); raises LookupError (BadRun for a damaged run) saying what was tried."""
+    """A run named by a path (a run directory, results.jsonl or report.json), an operator library's path (the
+    newest run of a library with its sha256), a run id in the history, `latest` / `previous`, an operator revision
+    as the history recorded it (`harness runs`: the --operator-rev given, `git describe` or commit of the operator's
+    checkout, or a library sha256 prefix), or a git revision of this harness (the newest run of that commit); all
+    but a path and a run id choose among the runs of REFERENCE_KINDS only (a mutants run must never become the
+    reference by being the newest). Read by the one reader (harness.store.stored); raises LookupError (BadRun for a
+    damaged run) saying what was tried, or that `ref` is ambiguous."""
+    from harness.store.provenance import sha256
+
+    if Path(ref).exists() and _is_library(Path(ref)):
+        digest = sha256(ref)
+        run_id = _run_of_operator(ref, history, digest) if history.exists() else None
+        if run_id is None:
+            raise LookupError(f"{ref}: no recorded run of kind {' or '.join(REFERENCE_KINDS)} judged this library "
+                              f"(sha256 {digest[:12]}) in {history.path}; run `harness run --operator-lib {ref}`")
+        return read_history(history, run_id)
     if Path(ref).exists():
         meta, records, _ = read_path(Path(ref))
         return meta, records
@@ -452,6 +491,9 @@ def resolve_run(ref: str, history: Any) -> tuple[RunMeta, list[dict]]:
                 raise LookupError(f"{ref}: {history.path} holds only {len(ids)} run(s) of kind "
                                   f"{' or '.join(REFERENCE_KINDS)} (others are named by their run id)")
             return read_history(history, ids[RUN_ALIASES[ref]])
+        run_id = _run_of_operator(ref, history)
+        if run_id is not None:
+            return read_history(history, run_id)
         commit = git_commit(ref)
         if commit:
             run_id = history.latest_run_of_commit(commit, REFERENCE_KINDS)
@@ -459,5 +501,30 @@ def resolve_run(ref: str, history: Any) -> tuple[RunMeta, list[dict]]:
                 return read_history(history, run_id)
             raise LookupError(f"{ref} is commit {commit[:12]}, but {history.path} holds no run of it of kind "
                               f"{' or '.join(REFERENCE_KINDS)}")
-    raise LookupError(f"{ref!r} is neither a run directory, results.jsonl or report.json path, a run id in "
-                      f"{history.path}, latest/previous, nor a git revision with a recorded run")
+    raise LookupError(f"{ref!r} is neither a run directory, results.jsonl, report.json or operator library path, a "
+                      f"run id in {history.path}, latest/previous, an operator revision it recorded, nor a git "
+                      "revision with a recorded run")
+
+
+def run_line(label: str, meta: dict) -> str:
+    """One side of a comparison, the operator first: its revision and library, then the run, the harness commit,
+    the backend and hardware."""
+    operator = meta.get("operator") or {}
+    hardware = meta.get("hardware")
+    name = hardware.get("name") if isinstance(hardware, dict) else meta.get("device", "")
+    sha = str(operator.get("sha256") or "")
+    return (f"{label}: operator {operator.get('label') or '?'}" + (f" (library sha256 {sha[:12]})" if sha else "")
+            + f", run {meta.get('run_id')} (harness commit {str(meta.get('commit') or '?')[:12]}"
+            f"{', dirty' if meta.get('dirty') else ''}; {meta.get('backend', '?')} on {name or '?'})")
+
+
+def harness_change(base_meta: dict, head_meta: dict) -> str:
+    """The line saying the judging harness differs between two runs ("" when it does not, or is not known):
+    a change of the judge is a change too, so it is said, not hidden."""
+    sides = [meta.get("harness") or {} for meta in (base_meta, head_meta)]
+    shown = [f"{h.get('version') or '?'} at {str(h.get('commit') or '?')[:12]}{' (dirty)' if h.get('dirty') else ''}"
+             for h in sides]
+    known = all(h.get("version") and h.get("commit") and h.get("commit") != "unknown" for h in sides)
+    if not known or shown[0] == shown[1]:
+        return ""
+    return f"the harness differs between the runs: {shown[0]} vs {shown[1]} (the judge changed, not only the operator)"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.perf.compare import summary_line, to_json, warnings
+from harness.perf.compare import harness_change, run_line, summary_line, to_json, warnings
 from harness.reports.html import _ENV
 from harness.reports.json_csv import write_atomic
 from harness.reports.plots import compare_chart
@@ -27,20 +27,14 @@ def table_rows(df: pd.DataFrame) -> list[list[str]]:
              str(r.verdict)] for r in df.itertuples()]
 
 
-def _run_line(label: str, meta: dict) -> str:
-    hardware = meta.get("hardware")
-    name = hardware.get("name") if isinstance(hardware, dict) else meta.get("device", "")
-    return (f"{label}: {meta.get('run_id')} (commit {str(meta.get('commit') or '?')[:12]}"
-            f"{', dirty' if meta.get('dirty') else ''}; {meta.get('backend', '?')} on {name or '?'})")
-
-
 def write_compare(out_dir: Path, df: pd.DataFrame, base_meta: dict, head_meta: dict,
                   settings: dict[str, Any]) -> dict[str, Path]:
     """Write the four files; returns {"html", "md", "png", "json"} -> path ("png" only when there are rows)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"html": out_dir / "compare.html", "md": out_dir / "compare.md", "json": out_dir / "compare.json"}
     chart = compare_chart(df) if not df.empty else None
-    runs = [_run_line("base", base_meta), _run_line("head", head_meta)]
+    runs = [run_line("base", base_meta), run_line("head", head_meta)]
+    runs += [line for line in [harness_change(base_meta, head_meta)] if line]
     rule = (f"threshold ±{settings['threshold']:.1%}, BH alpha {settings['alpha']}, noise floor "
             f"{settings['min_effect']:.1%}" + (f", fail on >= {settings['fail_on']:.1%}" if settings.get("fail_on")
                                                 else ""))

@@ -226,6 +226,7 @@ def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Sectio
          f"{s['timeouts']} 超时，{s['skipped']} 跳过，{s['disputed']} 争议（通过率 "
          f"{_rate(s['passed'], s['total'] - s['skipped'])}）",
          *overview.count_lines(overview.counts(records, hardware), "zh"),
+         operator_line(meta),
          f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}；"
          f"开始：{meta['started']}，结束：{meta['finished']}",
          *([f"作业用时（{job.line(meta.get('job'))}）"] if job.line(meta.get("job")) else [])]]
@@ -501,9 +502,33 @@ def host_text(host: dict[str, Any]) -> str:
     return f"{host.get('hostname') or '未知'}" + (f"（{'，'.join(details)}）" if details else "")
 
 
+def operator_line(meta: RunMeta) -> str:
+    """The operator under test first: its revision, library sha256 and the harness that judged it."""
+    op, harness = meta.get("operator") or {}, meta.get("harness") or {}
+    sha = str(op.get("sha256") or "")
+    return (f"被测算子：{op.get('label') or '未知'}" + (f"（库 sha256 {sha[:12]}）" if sha else "")
+            + f"；harness {harness.get('version') or '?'}（提交 {str(harness.get('commit') or '?')[:12]}）")
+
+
+def operator_rows(meta: RunMeta) -> list[list[str]]:
+    """The operator's identity as environment rows, before the harness's own."""
+    op = meta.get("operator") or {}
+    revision, runtime = op.get("revision") or {}, op.get("runtime") or {}
+    rows = [["被测算子版本", op.get("label") or "未知"], ["算子库", op.get("path") or ""],
+            ["算子库 sha256", op.get("sha256") or ""], ["算子库 build-id", op.get("build_id") or ""],
+            ["算子源码", " ".join(str(x) for x in (revision.get("src"), revision.get("commit"),
+                                                  "(dirty)" if revision.get("dirty") else "") if x)],
+            ["算子符号（调用）", ", ".join((op.get("symbols") or {}).get("used") or [])]]
+    rows += [[f"运行时.{k}", str(v)] for k, v in runtime.items()]
+    harness = meta.get("harness") or {}
+    rows.append(["harness 版本", f"{harness.get('version') or '?'} {str(harness.get('commit') or '')[:12]}"
+                 f"{' (dirty)' if harness.get('dirty') else ''}"])
+    return [row for row in rows if row[1]]
+
+
 def _environment(meta: RunMeta) -> Section:
     dirty = " (dirty)" if meta["dirty"] else ""
-    rows = [["运行 ID", meta["run_id"]], ["后端", meta["backend"]], ["设备", meta["device"]],
+    rows = [*operator_rows(meta), ["运行 ID", meta["run_id"]], ["后端", meta["backend"]], ["设备", meta["device"]],
             ["硬件（性能判定）", hardware_text(meta["hardware"])], ["主机", host_text(meta["host"])],
             ["提交", f"{meta['commit']}{dirty}"], ["分支", meta["branch"]], ["开始", meta["started"]],
             ["结束", meta["finished"]]]

@@ -78,7 +78,8 @@ def points(history: Any, select: str | None = None) -> pd.DataFrame:
             limit, limit_hw = _taskbook_limit(rec)
             rows.append({"backend": meta.get("backend") or "?", "hardware": hardware,
                          "table": Path(str(rec.get("table", ""))).name, "op": rec.get("op"),
-                         "case_name": rec["case_name"], "commit": run["commit"] or "?", "dirty": run["dirty"],
+                         "case_name": rec["case_name"], "operator_rev": run.get("operator_rev") or "",
+                         "commit": run["commit"] or "?", "dirty": run["dirty"],
                          "started": run["started"], "run_id": run["run_id"], "figure_us": float(np.median(units)),
                          "units": units, "verdict": rec.get("verdict"), "limit_us": limit,
                          "limit_hardware": limit_hw})
@@ -93,8 +94,10 @@ def commit_label(commit: str, dirty: bool) -> str:
 
 
 def by_commit(series: pd.DataFrame) -> pd.DataFrame:
-    """A series' commits in order of their first run: figure (median of the runs'), runs, and every run's units."""
-    series = series.assign(label=[commit_label(c, d) for c, d in zip(series["commit"], series["dirty"])])
+    """A series' commits in order of their first run: figure (median of the runs'), runs, and every run's units.
+    A point is named by the operator's revision where the run recorded one, else by the harness commit."""
+    series = series.assign(label=[rev or commit_label(c, d) for rev, c, d in
+                                  zip(series["operator_rev"], series["commit"], series["dirty"])])
     out = []
     for label, g in series.groupby("label", sort=False):
         out.append({"label": label, "commit": g["commit"].iloc[0], "figure_us": float(g["figure_us"].median()),

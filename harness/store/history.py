@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.store import codec
+from harness.store import codec, operator_identity
 from harness.store.record import DISPUTED, FAILING
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
@@ -97,10 +97,32 @@ def _v2(db: Any) -> None:
     db.execute("ALTER TABLE results ADD COLUMN device TEXT")
 
 
+def operator_columns(meta: dict) -> tuple[str, str, str]:
+    """(operator revision label, its commit, the library's sha256) of a run's meta: the runs table's operator
+    columns. A meta from before operator identities gives what its operator_lib said (harness.store.operator_identity
+    .blank)."""
+    identity = meta.get("operator")
+    if not isinstance(identity, dict):
+        library = meta.get("operator_lib") if isinstance(meta.get("operator_lib"), dict) else {}
+        identity = operator_identity.blank(library.get("path"), library.get("sha256"))
+    revision = identity.get("revision") if isinstance(identity.get("revision"), dict) else {}
+    return (str(identity.get("label") or operator_identity.label(identity)), str(revision.get("commit") or ""),
+            str(identity.get("sha256") or ""))
+
+
+def _v3(db: Any) -> None:
+    for column in ("operator_rev", "operator_commit", "operator_sha256"):
+        db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+    for run_id, meta in db.execute("SELECT run_id, meta FROM runs").fetchall():
+        db.execute("UPDATE runs SET operator_rev = ?, operator_commit = ?, operator_sha256 = ? WHERE run_id = ?",
+                   (*operator_columns(codec.loads(meta) if meta else {}), run_id))
+
+
 #: (version, what it does, how): applied in order, each once, recorded in schema_migrations.
 MIGRATIONS: list[tuple[int, str, Callable[[Any], None]]] = [
     (1, "runs, results (keyed by table and line) and samples", _v1),
     (2, "results.device: the device (and host) a row ran on", _v2),
+    (3, "runs.operator_rev, operator_commit, operator_sha256: the operator under test, apart from the harness", _v3),
 ]
 
 
@@ -235,10 +257,11 @@ class History:
         host = meta.get("host")
         row = (meta["run_id"], meta.get("commit"), int(bool(meta.get("dirty"))), meta.get("branch"),
                meta.get("backend"), str(meta.get("device", "")),
-               host if isinstance(host, str) else codec.dumps(host), meta.get("started"), codec.dumps(meta))
+               host if isinstance(host, str) else codec.dumps(host), meta.get("started"), codec.dumps(meta),
+               *operator_columns(meta))
         self._write(lambda c: c.execute(
-            "INSERT INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", row))
+            "INSERT INTO runs (run_id, commit_sha, dirty, branch, backend, device, host, started, meta, operator_rev,"
+            " operator_commit, operator_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row))
 
     def record(self, run_id: str, record: dict) -> None:
         """Store one case result record; its timing samples go to their own table. Commits at once."""
@@ -293,17 +316,19 @@ class History:
         return self._newest("SELECT run_id, meta FROM runs ORDER BY started DESC, rowid DESC", (), count, kinds)
 
     def run_list(self, limit: int | None = None) -> list[dict]:
-        """Newest first: id, kind, time, commit, dirty, backend, hardware (the name perf was judged on, else the
-        device) and summary counts of each run, for `harness runs`."""
+        """Newest first: id, operator revision and library sha256, kind, time, the harness's commit, dirty,
+        backend, hardware (the name perf was judged on, else the device) and summary counts of each run, for
+        `harness runs`."""
         rows = self._retry(lambda: self.db.execute(
-            "SELECT run_id, started, commit_sha, dirty, backend, device, meta, summary FROM runs"
-            " ORDER BY started DESC, rowid DESC" + (" LIMIT ?" if limit else ""),
+            "SELECT run_id, started, commit_sha, dirty, backend, device, meta, summary, operator_rev,"
+            " operator_sha256 FROM runs ORDER BY started DESC, rowid DESC" + (" LIMIT ?" if limit else ""),
             (limit,) if limit else ()).fetchall())
         out = []
-        for run_id, started, commit, dirty, backend, device, meta_json, summary_json in rows:
+        for run_id, started, commit, dirty, backend, device, meta_json, summary_json, rev, sha in rows:
             meta = codec.loads(meta_json) if meta_json else {}
             hardware = meta.get("hardware")
-            out.append({"run_id": run_id, "kind": run_kind(meta), "started": started, "commit": commit,
+            out.append({"run_id": run_id, "operator_rev": rev or "", "operator_sha256": sha or "",
+                        "kind": run_kind(meta), "started": started, "commit": commit,
                         "dirty": bool(dirty), "backend": backend, "device": device,
                         "hardware": hardware.get("name") if isinstance(hardware, dict) else device,
                         "summary": codec.loads(summary_json) if summary_json else None})
@@ -320,6 +345,26 @@ class History:
                            " OR ? LIKE commit_sha || '%') ORDER BY started DESC, rowid DESC", (commit, commit), 1,
                            kinds)
         return ids[0] if ids else None
+
+    def runs_of_operator(self, ref: str = "", sha256: str = "", kinds: tuple[str, ...] | None = None) -> list[dict]:
+        """Newest first, the runs (of the given kinds) whose operator is `ref` as recorded (its revision label,
+        the start of its commit or of its library's sha256) or whose library's sha256 is `sha256`: each
+        {"run_id", "operator_rev", "operator_commit", "operator_sha256", "exact": its label is `ref`}."""
+        rows = self._retry(lambda: self.db.execute(
+            "SELECT run_id, meta, operator_rev, operator_commit, operator_sha256 FROM runs"
+            " ORDER BY started DESC, rowid DESC").fetchall())
+        out = []
+        for run_id, meta, rev, commit, sha in rows:
+            rev, commit, sha = rev or "", commit or "", sha or ""
+            if sha256:
+                hit = sha == sha256
+            else:
+                prefix = len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower())
+                hit = rev == ref or prefix and (commit.startswith(ref.lower()) or sha.startswith(ref.lower()))
+            if hit and (kinds is None or run_kind(codec.loads(meta) if meta else {}) in kinds):
+                out.append({"run_id": run_id, "operator_rev": rev, "operator_commit": commit,
+                            "operator_sha256": sha, "exact": bool(ref) and rev == ref})
+        return out
 
     def _newest(self, sql: str, params: tuple, count: int, kinds: tuple[str, ...] | None) -> list[str]:
         """The first `count` run ids `sql` (selecting run_id, meta) yields whose kind is in `kinds` (any kind when
@@ -354,7 +399,8 @@ class History:
         return meta, records
 
     def trend(self, case_name: str | None = None, op: str | None = None) -> pd.DataFrame:
-        """Per commit (in order of first run) and operator: one case's figures, or without a case the totals.
+        """Per operator revision and harness commit (in order of first run) and operator: one case's figures, or
+        without a case the totals.
 
         A commit's figures are each row's newest result over all its runs (`runs` says how many there were), so
         a small `-k` run after a full one updates its rows and hides none of the others; operators (and tables)
@@ -362,17 +408,20 @@ class History:
         """
         where = [(c, v) for c, v in (("r.case_name = ?", case_name), ("r.op = ?", op)) if v]
         df = self._query(
-            "SELECT u.commit_sha AS \"commit\", u.dirty, u.started, u.run_id, r.table_name, r.op, r.case_name,"
+            "SELECT u.operator_rev, u.commit_sha AS \"commit\", u.dirty, u.started, u.run_id, r.table_name, r.op,"
+            " r.case_name,"
             " r.verdict, r.is_perf, r.n, r.mean_us, r.median_us, r.min_us, r.converged, r.record FROM results r"
             " JOIN runs u USING (run_id)" + (" WHERE " + " AND ".join(c for c, _ in where) if where else "") +
             " ORDER BY u.started, u.rowid", tuple(v for _, v in where))
         if df.empty:
             return df.drop(columns=["record"])
         df["commit"] = df["commit"].fillna("?").astype(str).str[:12] + df["dirty"].map({1: "+dirty", 0: ""})
-        first = df.groupby("commit", sort=False)["started"].transform("min")
-        runs = df.groupby("commit", sort=False)["run_id"].transform("nunique")
+        df["operator_rev"] = df["operator_rev"].fillna("").astype(str).replace("", "?")
+        point = ["operator_rev", "commit"]  # the operator's revision first; a new harness commit is a point too
+        first = df.groupby(point, sort=False)["started"].transform("min")
+        runs = df.groupby(point, sort=False)["run_id"].transform("nunique")
         df = df.assign(first_started=first, runs=runs)
-        latest = df.drop_duplicates(["commit", "table_name", "case_name"], keep="last")
+        latest = df.drop_duplicates([*point, "table_name", "case_name"], keep="last")
         if case_name:
             return _case_trend(latest)
         return _commit_totals(latest)
@@ -406,7 +455,8 @@ def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
         if median is not None:
             prev[(r["op"], r["table_name"])] = median
         rows.append({
-            "op": r["op"], "table": r["table_name"], "commit": r["commit"], "first_started": r["first_started"],
+            "op": r["op"], "table": r["table_name"], "operator_rev": r["operator_rev"], "commit": r["commit"],
+            "first_started": r["first_started"],
             "runs": r["runs"],
             "case_name": r["case_name"], "verdict": r["verdict"], "n": timing.get("n"),
             "mean_us": timing.get("mean_us"), "median_us": median, "ci95_lo_us": ci[0], "ci95_hi_us": ci[1],
@@ -429,4 +479,5 @@ def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
             "perf_rows": len(perf),
             "perf_geomean_us": math.exp(perf.map(math.log).mean()) if len(perf) else None,
         })
-    return latest.groupby(["commit", "op"], sort=False).apply(totals, include_groups=False).reset_index()
+    return latest.groupby(["operator_rev", "commit", "op"], sort=False).apply(totals, include_groups=False) \
+        .reset_index()

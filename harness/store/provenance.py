@@ -34,6 +34,22 @@ def harness_git_state() -> dict[str, object]:
     return git_state(Path(__file__).resolve().parent)
 
 
+def harness_version() -> str:
+    """The installed harness's version ("unknown (not installed)" for a checkout never installed)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("ops-blas-harness")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def harness_identity() -> dict[str, object]:
+    """The judging harness, recorded beside the operator it judged: version, commit and dirty flag."""
+    state = harness_git_state()
+    return {"version": harness_version(), "commit": state["commit"], "dirty": state["dirty"]}
+
+
 def host() -> dict[str, object]:
     return {"hostname": platform.node(), "platform": platform.platform(), "python": platform.python_version(),
             "cpus": os.cpu_count()}

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, TextIO, TypedDict
 
-from harness.store import codec, provenance
+from harness.store import codec, operator_identity, provenance
 from harness.store import job
 from harness.exitcodes import Exit, interrupted
 from harness.progress import Progress
@@ -68,6 +68,8 @@ class RunMeta(TypedDict):
     host: dict[str, Any]
     inputs: list[dict[str, str]]  # [{"path", "sha256"}] per case table
     operator_lib: dict[str, Any]  # {"path", "sha256"} (None each when the backend does not say)
+    operator: dict[str, Any]  # harness.store.operator_identity.identify: what was judged (library, revision, runtime)
+    harness: dict[str, Any]  # provenance.harness_identity: the judging harness's version, commit and dirty flag
     settings: RunSettings
     started: str
     finished: str
@@ -79,19 +81,25 @@ class RunMeta(TypedDict):
 
 
 def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, backend_info: dict[str, Any],
-             hardware: dict[str, Any], git: dict[str, Any] | None = None, run_id: str = "") -> RunMeta:
+             hardware: dict[str, Any], git: dict[str, Any] | None = None, run_id: str = "",
+             operator: dict[str, Any] | None = None) -> RunMeta:
     """Provenance: the harness's own commit (of the checkout it runs from, not the cwd) unless `git` names the
-    revision under test (ab), the operator library and its sha256, each table's sha256, the settings."""
+    revision under test (ab), the operator under test (`operator`, else identified from the backend's library with
+    its revision found from where it sits), each table's sha256, the settings."""
     import golden
 
     git = git or provenance.harness_git_state()
+    if operator is None:
+        operator = operator_identity.identify(backend_info.get("library"), backend_info.get("library_sha256"),
+                                              runtime=backend_info)
     return RunMeta(
         kind=kind, run_id=run_id or provenance.new_run_id(str(git["commit"])), commit=str(git["commit"]),
         dirty=bool(git["dirty"]), branch=str(git["branch"]), backend=backend,
         device=str(backend_info.get("device", "")), host=provenance.host(),
         inputs=[{"path": t, "sha256": provenance.table_sha256(t)} for t in tables],
         operator_lib={"path": backend_info.get("library"), "sha256": backend_info.get("library_sha256")},
-        settings=settings, started=provenance.now(), finished="", backend_info=backend_info,
+        operator=operator, harness=provenance.harness_identity(), settings=settings, started=provenance.now(),
+        finished="", backend_info=backend_info,
         golden_blas=golden.blas_info(), hardware=hardware, interrupted=False, job=None)
 
 
@@ -123,14 +131,20 @@ def load_meta(raw: dict[str, Any]) -> RunMeta:
     if "timing_mode" in settings and not settings.get("timing"):  # ... and the timing mode as a setting of its own
         settings["timing"] = {"mode": settings["timing_mode"]}
     blank_settings = new_settings(gates={}, timing={})
+    library = raw.get("operator_lib") if isinstance(raw.get("operator_lib"), dict) else {}
     blank = RunMeta(kind="run", run_id="", commit="", dirty=False, branch="", backend="", device="", host={},
-                    inputs=[], operator_lib={"path": None, "sha256": None}, settings=blank_settings, started="",
+                    inputs=[], operator_lib={"path": None, "sha256": None},
+                    operator=operator_identity.blank(library.get("path"), library.get("sha256")),
+                    harness={"version": "", "commit": raw.get("commit") or "", "dirty": bool(raw.get("dirty"))},
+                    settings=blank_settings, started="",
                     finished="", backend_info={}, golden_blas={}, hardware={"name": "", "detected": "",
                                                                             "override": None},
                     interrupted=False, job=None)
     meta = {**blank, **{k: v for k, v in raw.items() if k in blank and v is not None}}
     meta["settings"] = RunSettings(**{**blank_settings, **{k: v for k, v in settings.items()
                                                            if k in blank_settings}})
+    meta["operator"] = {**blank["operator"], **meta["operator"]}
+    meta["operator"]["label"] = meta["operator"].get("label") or operator_identity.label(meta["operator"])
     if isinstance(meta["hardware"], str):  # recorded as a bare name by early device runs
         meta["hardware"] = {"name": meta["hardware"], "detected": meta["hardware"], "override": None}
     if not isinstance(meta["host"], dict):

@@ -274,7 +274,8 @@ _RECORD_TYPES = {
 _META_TYPES = {
     "kind": ("str",), "commit": ("str",), "dirty": ("bool",), "branch": ("str",), "backend": ("str",),
     "device": ("str",), "host": ("dict", "str"), "inputs": ("list",), "operator_lib": ("dict",),
-    "settings": ("dict",), "started": ("str",), "finished": ("str",), "backend_info": ("dict",),
+    "operator": ("dict",), "harness": ("dict",), "settings": ("dict",), "started": ("str",), "finished": ("str",),
+    "backend_info": ("dict",),
     "golden_blas": ("dict",), "hardware": ("dict", "str"), "interrupted": ("bool",), "summary": ("dict",),
 }
 _SETTINGS_TYPES = {

@@ -381,3 +381,22 @@ const char *aclrtGetSocName(void)
     const char *s = getenv("FAKE_ACL_SOC");
     return s ? s : "Ascend950PR_9599";
 }
+
+/* The runtime's identity: version 1.2.3, FAKE_ACL_AI_CORES AI cores (default 32) and twice as many vector cores. */
+int aclrtGetVersion(int32_t *major, int32_t *minor, int32_t *patch)
+{
+    LIVE("aclrtGetVersion");
+    *major = 1; *minor = 2; *patch = 3;
+    return 0;
+}
+
+int aclGetDeviceCapability(uint32_t device, int32_t info, int64_t *value)
+{
+    LIVE("aclGetDeviceCapability");
+    (void)device;
+    const char *s = getenv("FAKE_ACL_AI_CORES");
+    int64_t cores = s ? atoll(s) : 32;
+    if (info == 0) { *value = cores; return 0; }
+    if (info == 1) { *value = 2 * cores; return 0; }
+    return 100000;  /* ACL_ERROR_INVALID_PARAM */
+}
