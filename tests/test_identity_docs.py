@@ -1,4 +1,4 @@
-"""The cpu walkthrough of docs/incoming/identity.md ("Try it on the cpu backend") runs as written: two external
+"""The cpu walkthrough of docs/comparing.md ("Try it on the cpu backend") runs as written: two external
 builds of the twin judged under two operator revisions, listed, compared by revision and by library path, timed
 interleaved by `harness ab --lib-a --lib-b` (REGRESSION, exit 1), and the history's trend."""
 import os
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "incoming" / "identity.md"
+DOC = ROOT / "docs" / "comparing.md"
 
 
 def walkthrough() -> list[str]:
     """The command lines of the first bash block after the walkthrough's heading."""
-    text = DOC.read_text(encoding="utf-8").split("### Try it on the cpu backend", 1)[1]
+    text = DOC.read_text(encoding="utf-8").split("## Try it on the cpu backend", 1)[1]
     block = text.split("```bash\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip()]
 
