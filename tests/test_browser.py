@@ -94,7 +94,7 @@ def test_big_report_opens_fast_with_summary_first_and_rows_sortable_searchable(b
         assert tab.load_s < 10, f"{tab.load_s:.2f} s to the load event"
         shot = tab.screenshot()
         assert inked(shot) > 0.02 and colour_share(shot, RED) > 0.001 and colour_share(shot, GREEN) == 0
-        assert first_line(tab).startswith("✘ 未通过（FAIL）")
+        assert first_line(tab).startswith("✘ 精度失败")
         assert tab.evaluate("document.querySelector('h2').textContent") == "状态"
         assert len(shown(tab)) == 200 and tab.evaluate("document.getElementById('row-count').textContent") == \
             "2401 / 2401 行"
@@ -156,7 +156,7 @@ def test_the_main_jobs_report_at_1400_px(browser, tmp_path):
         (tmp_path / "main-job-1400.png").write_bytes(shot)
         assert inked(shot) > 0.02 and colour_share(shot, GREEN) > 0.001
         # the status line is the first thing on the page, and it is on the first screen
-        assert first_line(tab).startswith("✔ 通过（PASS）")
+        assert first_line(tab).startswith("✔ 精度通过；性能未判定：非 Ascend 950PR")
         assert tab.evaluate("document.body.firstElementChild.id") == "status-line"
         # verdict, precision, performance (not judged, and why) and memory on the first screen, the task-book rows
         # below them
@@ -164,7 +164,7 @@ def test_the_main_jobs_report_at_1400_px(browser, tmp_path):
                                  " e.getBoundingClientRect().bottom <= innerHeight])")
         first_screen = [text for text, visible in on_screen if visible]
         assert [t[:3] for t in first_screen[:4]] == ["用例：", "精度：", "性能：", "内存："], first_screen
-        assert "性能：未判定" in first_screen[2] and "task-book limits hold on Ascend 950PR" in first_screen[2]
+        assert "性能：未判定" in first_screen[2] and "任务书限值只适用于 Ascend 950PR" in first_screen[2]
         assert "任务书性能用例（3）" in first_screen
         # no Chinese character, check mark or arrow renders as an empty box
         assert tab.boxed() == []

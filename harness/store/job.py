@@ -110,16 +110,51 @@ def timed_seconds(timing: dict | None) -> float:
     return sum(sum(t.get("samples_us") or []) * (t.get("calls_per_sample") or 1) / 1e6 for t in scopes)
 
 
+#: A floor under this many seconds makes a wall/floor ratio noise (a 6 s run over a 0.7 s floor is start-up, not
+#: overhead worth a number): the lines then say "floor < 1 s" and no ratio.
+MIN_FLOOR_FOR_RATIO_S = 1.0
+#: The closing lines name the job only for runs at least this long; the report always has it, at its end.
+CONSOLE_MIN_WALL_S = 60.0
+
+
+def _ratio(job: dict[str, Any]) -> str:
+    """`3.41x`, or '' when the floor is too small (or unknown) for the ratio to mean anything."""
+    floor, ratio = job.get("floor_s") or 0.0, job.get("ratio")
+    return f"{ratio:.2f}x" if ratio and floor >= MIN_FLOOR_FOR_RATIO_S else ""
+
+
 def line(job: dict[str, Any] | None) -> str:
-    """The job in one line (report.md, the closing lines); '' when the run has no job figures."""
+    """The job in one line (the closing lines of a long run); '' when the run has no job figures."""
     if not job or job.get("floor_s") is None:
         return ""
     p = job["phases"]
-    ratio = f"{job['ratio']:.2f}x" if job.get("ratio") else "-"
+    ratio = _ratio(job)
+    floor = f"floor {job['floor_s']:.0f} s ({ratio}; " if ratio else "floor < 1 s ("
     idle = f", idle cores {job['idle_core_s']:.0f} core-s" if job.get("idle_core_s") is not None else ""
-    return (f"job: wall {job['wall_s']:.0f} s, floor {job['floor_s']:.0f} s ({ratio}; precision work "
+    return (f"job: wall {job['wall_s']:.0f} s, {floor}precision work "
             f"{job['precision_work_s']:.0f} s + perf checks {job['perf_check_s']:.0f} s + timed samples "
             f"{job['timed_s']:.0f} s over {job['cores']} cores); "
             f"overhead {job['overhead_s']:.0f} s: phases precision {p['precision']:.0f} s, both {p['both']:.0f} s, "
             f"perf {p['perf']:.0f} s, other {p['other']:.0f} s; {job['worker_starts']} worker starts "
             f"{job['worker_start_s']:.0f} s, {job['goldens']} goldens {job['golden_s']:.0f} s{idle}")
+
+
+def console_line(job: dict[str, Any] | None) -> str:
+    """line() for the terminal: only a long run's (a short one's overhead is its start-up, not news)."""
+    return line(job) if job and (job.get("wall_s") or 0.0) >= CONSOLE_MIN_WALL_S else ""
+
+
+def line_zh(job: dict[str, Any] | None) -> str:
+    """The job in Chinese, for the report's last line; '' when the run has no job figures."""
+    if not job or job.get("floor_s") is None:
+        return ""
+    p = job["phases"]
+    ratio = _ratio(job)
+    floor = f"计算下限 {job['floor_s']:.0f} s（墙钟为其 {ratio}；" if ratio else "计算下限不足 1 s（"
+    idle = f"，空闲核 {job['idle_core_s']:.0f} 核·秒" if job.get("idle_core_s") is not None else ""
+    cached = f"，标杆缓存命中 {job['golden_hits']} 个" if job.get("golden_hits") else ""
+    return (f"墙钟 {job['wall_s']:.0f} s，{floor}精度用例计算 {job['precision_work_s']:.0f} s + 性能用例首次检查 "
+            f"{job['perf_check_s']:.0f} s + 计时采样 {job['timed_s']:.0f} s，分摊到 {job['cores']} 个核）；"
+            f"额外开销 {job['overhead_s']:.0f} s：阶段 精度 {p['precision']:.0f} s、并行 {p['both']:.0f} s、"
+            f"性能 {p['perf']:.0f} s、其他 {p['other']:.0f} s；启动工作进程 {job['worker_starts']} 次 "
+            f"{job['worker_start_s']:.0f} s，计算标杆 {job['goldens']} 个 {job['golden_s']:.0f} s{cached}{idle}")
