@@ -253,7 +253,7 @@ def operator_text(meta: RunMeta) -> str:
     else its library file and the first digits of its sha256."""
     identity = meta.get("operator") if isinstance(meta.get("operator"), dict) else {}  # type: ignore[misc]
     library = meta.get("operator_lib") or {}
-    path = identity.get("path") or library.get("path") or ""
+    path = identity.get("path") or library.get("path") or (meta.get("backend_info") or {}).get("library") or ""
     sha = identity.get("sha256") or library.get("sha256") or ""
     name = Path(str(path)).name if path else "未知算子库"
     parts = [str(identity["label"])] if identity.get("label") else []
