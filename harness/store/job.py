@@ -20,23 +20,30 @@ from typing import Any, Iterator
 
 #: The keys of `meta.job` (README "Reports"): every one present whenever the run got as far as its rows.
 KEYS = ("wall_s", "floor_s", "ratio", "overhead_s", "cores", "precision_work_s", "perf_check_s", "timed_s",
-        "phases", "worker_starts", "worker_start_s", "goldens", "golden_s", "cpu_s", "idle_core_s")
+        "phases", "worker_starts", "worker_start_s", "goldens", "golden_s", "golden_hits", "golden_hit_s", "cpu_s",
+        "idle_core_s")
 PHASES = ("precision", "both", "perf", "other")
+#: The tally's counts a judge process beside the perf phase sends back, summed into the run's (harness.run.runner).
+SUMMED = ("worker_starts", "worker_start_s", "goldens", "golden_s", "golden_hits", "golden_hit_s")
 
 
 def new_tally() -> dict[str, Any]:
     """What the runner counts while rows run: phase intervals (monotonic), worker start-ups (fork to "ready"),
     goldens computed, and the run's CPU seconds at the start."""
     return {"start": time.monotonic(), "end": None, "intervals": {}, "worker_starts": 0, "worker_start_s": 0.0,
-            "goldens": 0, "golden_s": 0.0, "perf_check_s": 0.0, "checked": set(), "cpu0": cpu_seconds(),
+            "goldens": 0, "golden_s": 0.0, "golden_hits": 0, "golden_hit_s": 0.0, "perf_check_s": 0.0, "checked": set(), "cpu0": cpu_seconds(),
             "cpu_s": None,
             "cores": len(os.sched_getaffinity(0))}
 
 
 def add_row(tally: dict[str, Any], case: Any, judge: Any) -> None:
-    """A row's judge ended (harness.run.engine.RowJudge): its golden, and a perf row's first checked call (once per
-    row, whichever round came first; a later round's is repetition, overhead)."""
-    if judge.golden_s:
+    """A row's judge ended (harness.run.engine.RowJudge): its golden (computed, or read from the golden cache), and
+    a perf row's first checked call (once per row, whichever round came first; a later round's is repetition,
+    overhead)."""
+    if judge.golden_s and judge.golden_hit:  # read from the golden cache, not computed
+        tally["golden_hits"] += 1
+        tally["golden_hit_s"] += judge.golden_s
+    elif judge.golden_s:
         tally["goldens"] += 1
         tally["golden_s"] += judge.golden_s
     if case.is_perf and judge.check_s and case.id not in tally["checked"]:
@@ -97,7 +104,8 @@ def account(records: list[dict], tally: dict[str, Any] | None, wall_s: float) ->
             "timed_s": round(timed, 3), "phases": phases,
             "worker_starts": int(tally.get("worker_starts", 0)),
             "worker_start_s": round(tally.get("worker_start_s", 0.0), 3), "goldens": int(tally.get("goldens", 0)),
-            "golden_s": round(tally.get("golden_s", 0.0), 3), "cpu_s": None if cpu is None else round(cpu, 3),
+            "golden_s": round(tally.get("golden_s", 0.0), 3), "golden_hits": int(tally.get("golden_hits", 0)),
+            "golden_hit_s": round(tally.get("golden_hit_s", 0.0), 3), "cpu_s": None if cpu is None else round(cpu, 3),
             "idle_core_s": None if cpu is None else round(max(0.0, cores * wall_s - cpu), 3)}
 
 
@@ -136,7 +144,8 @@ def line(job: dict[str, Any] | None) -> str:
             f"{job['timed_s']:.0f} s over {job['cores']} cores); "
             f"overhead {job['overhead_s']:.0f} s: phases precision {p['precision']:.0f} s, both {p['both']:.0f} s, "
             f"perf {p['perf']:.0f} s, other {p['other']:.0f} s; {job['worker_starts']} worker starts "
-            f"{job['worker_start_s']:.0f} s, {job['goldens']} goldens {job['golden_s']:.0f} s{idle}")
+            f"{job['worker_start_s']:.0f} s, {job['goldens']} goldens {job['golden_s']:.0f} s"
+            f"{', %d cached goldens read' % job['golden_hits'] if job.get('golden_hits') else ''}{idle}")
 
 
 def console_line(job: dict[str, Any] | None) -> str:
