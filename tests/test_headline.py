@@ -120,8 +120,8 @@ def test_the_job_line_has_no_ratio_for_a_tiny_floor_and_reaches_the_console_only
             "phases": {"precision": 0.0, "both": 0.0, "perf": 5.0, "other": 1.0}, "worker_starts": 2,
             "worker_start_s": 2.0, "goldens": 3, "golden_s": 0.1, "cpu_s": 3.0, "idle_core_s": 9.0}
     assert "9035" not in job.line(tiny) and "floor < 1 s" in job.line(tiny)
-    assert "9035" not in job.line_zh(tiny) and "计算下限不足 1 s" in job.line_zh(tiny)
+    assert "9035" not in job.line(tiny, "zh") and "计算下限不足 1 s" in job.line(tiny, "zh")
     assert job.console_line(tiny) == ""
     long = {**tiny, "wall_s": 227.0, "floor_s": 80.0, "ratio": 2.84}
-    assert "2.84x" in job.console_line(long) and "墙钟为其 2.84x" in job.line_zh(long)
+    assert "2.84x" in job.console_line(long) and "墙钟为其 2.84x" in job.line(long, "zh")
 

@@ -278,7 +278,7 @@ def _conclusion(meta: RunMeta, records: list[Record]) -> Section:
     else:
         verdict = "精度、性能、内存均已判定并通过。"
     blocks: list[str | list[str] | Table] = [items, verdict, f"{EXIT_MEANING[code]}。"]
-    line = job.line_zh(meta.get("job"))
+    line = job.line(meta.get("job"), "zh")
     if line:
         blocks.append(f"作业用时：{line}")
     return Section("结论", blocks)

@@ -131,39 +131,39 @@ def _ratio(job: dict[str, Any]) -> str:
     return f"{ratio:.2f}x" if ratio and floor >= MIN_FLOOR_FOR_RATIO_S else ""
 
 
-def line(job: dict[str, Any] | None) -> str:
-    """The job in one line (the closing lines of a long run); '' when the run has no job figures."""
+#: The job line's words: English for the terminal, Chinese for the report's last line. Fields: job's keys, the phases
+#: (p_*), `floor` (with the ratio where it means something), `cached` and `idle` (empty when there is nothing to say).
+TEMPLATES = {
+    "en": {"floor": "floor {floor_s:.0f} s ({ratio}; ", "no_floor": "floor < 1 s (",
+           "cached": ", {golden_hits} cached goldens read", "idle": ", idle cores {idle_core_s:.0f} core-s",
+           "line": "job: wall {wall_s:.0f} s, {floor}precision work {precision_work_s:.0f} s + perf checks "
+                   "{perf_check_s:.0f} s + timed samples {timed_s:.0f} s over {cores} cores); overhead "
+                   "{overhead_s:.0f} s: phases precision {p_precision:.0f} s, both {p_both:.0f} s, perf "
+                   "{p_perf:.0f} s, other {p_other:.0f} s; {worker_starts} worker starts {worker_start_s:.0f} s, "
+                   "{goldens} goldens {golden_s:.0f} s{cached}{idle}"},
+    "zh": {"floor": "计算下限 {floor_s:.0f} s（墙钟为其 {ratio}；", "no_floor": "计算下限不足 1 s（",
+           "cached": "，标杆缓存命中 {golden_hits} 个", "idle": "，空闲核 {idle_core_s:.0f} 核·秒",
+           "line": "墙钟 {wall_s:.0f} s，{floor}精度用例计算 {precision_work_s:.0f} s + 性能用例首次检查 "
+                   "{perf_check_s:.0f} s + 计时采样 {timed_s:.0f} s，分摊到 {cores} 个核）；额外开销 {overhead_s:.0f} s："
+                   "阶段 精度 {p_precision:.0f} s、并行 {p_both:.0f} s、性能 {p_perf:.0f} s、其他 {p_other:.0f} s；"
+                   "启动工作进程 {worker_starts} 次 {worker_start_s:.0f} s，计算标杆 {goldens} 个 {golden_s:.0f} s"
+                   "{cached}{idle}"},
+}
+
+
+def line(job: dict[str, Any] | None, language: str = "en") -> str:
+    """The job in one line (the closing lines of a long run; "zh": the report's last line); '' when the run has
+    no job figures."""
     if not job or job.get("floor_s") is None:
         return ""
-    p = job["phases"]
-    ratio = _ratio(job)
-    floor = f"floor {job['floor_s']:.0f} s ({ratio}; " if ratio else "floor < 1 s ("
-    idle = f", idle cores {job['idle_core_s']:.0f} core-s" if job.get("idle_core_s") is not None else ""
-    return (f"job: wall {job['wall_s']:.0f} s, {floor}precision work "
-            f"{job['precision_work_s']:.0f} s + perf checks {job['perf_check_s']:.0f} s + timed samples "
-            f"{job['timed_s']:.0f} s over {job['cores']} cores); "
-            f"overhead {job['overhead_s']:.0f} s: phases precision {p['precision']:.0f} s, both {p['both']:.0f} s, "
-            f"perf {p['perf']:.0f} s, other {p['other']:.0f} s; {job['worker_starts']} worker starts "
-            f"{job['worker_start_s']:.0f} s, {job['goldens']} goldens {job['golden_s']:.0f} s"
-            f"{', %d cached goldens read' % job['golden_hits'] if job.get('golden_hits') else ''}{idle}")
+    t, ratio = TEMPLATES[language], _ratio(job)
+    fields = {"golden_hits": 0, **job, **{f"p_{k}": v for k, v in job["phases"].items()}, "ratio": ratio}
+    fields["floor"] = t["floor"].format(**fields) if ratio else t["no_floor"]
+    fields["cached"] = t["cached"].format(**fields) if job.get("golden_hits") else ""
+    fields["idle"] = t["idle"].format(**fields) if job.get("idle_core_s") is not None else ""
+    return t["line"].format(**fields)
 
 
 def console_line(job: dict[str, Any] | None) -> str:
     """line() for the terminal: only a long run's (a short one's overhead is its start-up, not news)."""
     return line(job) if job and (job.get("wall_s") or 0.0) >= CONSOLE_MIN_WALL_S else ""
-
-
-def line_zh(job: dict[str, Any] | None) -> str:
-    """The job in Chinese, for the report's last line; '' when the run has no job figures."""
-    if not job or job.get("floor_s") is None:
-        return ""
-    p = job["phases"]
-    ratio = _ratio(job)
-    floor = f"计算下限 {job['floor_s']:.0f} s（墙钟为其 {ratio}；" if ratio else "计算下限不足 1 s（"
-    idle = f"，空闲核 {job['idle_core_s']:.0f} 核·秒" if job.get("idle_core_s") is not None else ""
-    cached = f"，标杆缓存命中 {job['golden_hits']} 个" if job.get("golden_hits") else ""
-    return (f"墙钟 {job['wall_s']:.0f} s，{floor}精度用例计算 {job['precision_work_s']:.0f} s + 性能用例首次检查 "
-            f"{job['perf_check_s']:.0f} s + 计时采样 {job['timed_s']:.0f} s，分摊到 {job['cores']} 个核）；"
-            f"额外开销 {job['overhead_s']:.0f} s：阶段 精度 {p['precision']:.0f} s、并行 {p['both']:.0f} s、"
-            f"性能 {p['perf']:.0f} s、其他 {p['other']:.0f} s；启动工作进程 {job['worker_starts']} 次 "
-            f"{job['worker_start_s']:.0f} s，计算标杆 {job['goldens']} 个 {job['golden_s']:.0f} s{cached}{idle}")
