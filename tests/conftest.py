@@ -28,6 +28,11 @@ _ADDOPTS = os.environ.get("PYTEST_ADDOPTS", "")
 os.environ["PYTEST_ADDOPTS"] = " ".join([_ADDOPTS, *(f"-p no:{name}" for name in UNUSED_PLUGINS
                                                      if f"no:{name}" not in _ADDOPTS)]).strip()
 
+#: The judge's golden cache (harness.judge.golden_cache) off for the suite: tests count the goldens a run computes,
+#: and an entry left by an earlier test would turn them into hits. tests/test_golden_cache.py turns it on in a
+#: temporary directory.
+os.environ.setdefault("HARNESS_GOLDEN_CACHE", "0")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true",

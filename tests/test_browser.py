@@ -72,7 +72,8 @@ def test_the_browser_check_catches_errors_and_blank_pages(browser, tmp_path):
     assert look.problems == [] and inked(look.screenshot) < 0.001
 
 
-RED, GREEN = (198, 40, 40), (46, 125, 50)  # the status rule under the title: failed / passed
+#: The status rule under the title: failed / every phase judged and passed / nothing failed but a phase not judged
+RED, GREEN, AMBER = (198, 40, 40), (46, 125, 50), (239, 108, 0)
 
 
 def colour_share(png: bytes, rgb: tuple[int, int, int], rows: int = 200) -> float:
@@ -94,7 +95,7 @@ def test_big_report_opens_fast_with_summary_first_and_rows_sortable_searchable(b
         assert tab.load_s < 10, f"{tab.load_s:.2f} s to the load event"
         shot = tab.screenshot()
         assert inked(shot) > 0.02 and colour_share(shot, RED) > 0.001 and colour_share(shot, GREEN) == 0
-        assert first_line(tab).startswith("✘ 未通过（FAIL）")
+        assert first_line(tab).startswith("✘ 精度失败")
         assert tab.evaluate("document.querySelector('h2').textContent") == "状态"
         assert len(shown(tab)) == 200 and tab.evaluate("document.getElementById('row-count').textContent") == \
             "2401 / 2401 行"
@@ -128,11 +129,17 @@ def test_big_report_opens_fast_with_summary_first_and_rows_sortable_searchable(b
         assert tab.problems() == []
 
 
-def test_a_passing_report_draws_its_status_green(browser, tmp_path):
-    paths = write_all(tmp_path, META, run_records())
+def test_a_passing_report_draws_its_status_green_and_amber_while_a_phase_is_not_judged(browser, tmp_path):
+    judged = run_records()
+    judged[3]["baseline"][0].update(verdict="PASS", measured_mean_us=80.0, hardware="Ascend 950PR")
+    paths = write_all(tmp_path / "judged", {**META, "hardware": {"name": "Ascend 950PR"}}, judged)
     with browser.open(paths["html"]) as tab:
         shot = tab.screenshot()
-    assert colour_share(shot, GREEN) > 0.001 and colour_share(shot, RED) == 0
+    assert colour_share(shot, GREEN) > 0.001 and colour_share(shot, RED) == 0 == colour_share(shot, AMBER)
+    paths = write_all(tmp_path / "open", META, run_records())  # perf timed on the twin: not judged
+    with browser.open(paths["html"]) as tab:
+        shot = tab.screenshot()
+    assert colour_share(shot, AMBER) > 0.001 and colour_share(shot, RED) == 0 == colour_share(shot, GREEN)
 
 
 def first_line(tab) -> str:
@@ -154,9 +161,9 @@ def test_the_main_jobs_report_at_1400_px(browser, tmp_path):
         assert tab.evaluate("document.documentElement.clientWidth") == 1400
         shot = tab.screenshot()
         (tmp_path / "main-job-1400.png").write_bytes(shot)
-        assert inked(shot) > 0.02 and colour_share(shot, GREEN) > 0.001
+        assert inked(shot) > 0.02 and colour_share(shot, AMBER) > 0.001  # perf not judged on the twin
         # the status line is the first thing on the page, and it is on the first screen
-        assert first_line(tab).startswith("✔ 通过（PASS）")
+        assert first_line(tab).startswith("✔ 精度通过；性能未判定：非 Ascend 950PR")
         assert tab.evaluate("document.body.firstElementChild.id") == "status-line"
         # verdict, precision, performance (not judged, and why) and memory on the first screen, the task-book rows
         # below them
@@ -164,7 +171,7 @@ def test_the_main_jobs_report_at_1400_px(browser, tmp_path):
                                  " e.getBoundingClientRect().bottom <= innerHeight])")
         first_screen = [text for text, visible in on_screen if visible]
         assert [t[:3] for t in first_screen[:4]] == ["用例：", "精度：", "性能：", "内存："], first_screen
-        assert "性能：未判定" in first_screen[2] and "task-book limits hold on Ascend 950PR" in first_screen[2]
+        assert "性能：未判定" in first_screen[2] and "任务书限值只适用于 Ascend 950PR" in first_screen[2]
         assert "任务书性能用例（3）" in first_screen
         # no Chinese character, check mark or arrow renders as an empty box
         assert tab.boxed() == []

@@ -95,7 +95,7 @@ def test_run_records_the_library_sha256_build_id_and_the_checkout_commit(tmp_pat
     assert "aclblasCsymm" in operator["symbols"]["used"] and "aclblasSgemmBatched" not in operator["symbols"]["used"]
     assert report["harness"]["commit"] and report["harness"]["version"]
     markdown = next((tmp_path / "r").glob("*/report.md")).read_text()
-    assert f"被测算子：v1（库 sha256 {operator['sha256'][:12]}）" in markdown
+    assert f"被测算子：v1，{lib.name}（sha256 {operator['sha256'][:12]}）" in markdown
     # negative controls: a revision the checkout lacks and a source that is no checkout are one line, exit 3,
     # and nothing is recorded
     for bad, says in ((["--operator-src", str(src), "--operator-rev", "nope"], "--operator-rev nope"),

@@ -146,14 +146,14 @@ def test_complex_metric_column_holds_the_worse_component() -> None:
     assert row["matched_ratio"] == 0.995 and row["max_abs_error"] == 1e-6 and row["mare"] == 5e-7
 
 
-def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
+def test_markdown_has_the_nine_headings_in_order(tmp_path: Path) -> None:
     records = run_records()
     records[0]["precision"]["gate"] = "exact"  # a quick-return row judged bit-exact
     text = render_markdown(META, records)
     found = re.findall(r"^## (.+)$", text, flags=re.M)
     assert found == list(HEADINGS)
     assert "| TC_PF_0001" in text and "89.27" in text  # perf table with its task-book limit
-    assert "4096" in text  # memory table
+    assert "0.003906 MiB" in text and "24 MiB" in text  # memory table, in MiB (4096 B workspace, 24 MiB peak)
     assert "ab" * 32 in text and "OpenBLAS" in text  # environment
     assert "3 elements overflow" in text  # untrusted golden listed with evidence
     assert "operator cgemv not implemented | 2" in text  # skips grouped by reason
@@ -167,12 +167,12 @@ def test_markdown_has_the_eight_headings_in_order(tmp_path: Path) -> None:
 def test_status_flips_on_one_failure_and_failure_is_listed() -> None:
     passing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002")]
     text = render_markdown(META, passing)
-    assert "✔ 通过（PASS）" in text and "✘" not in text
+    assert "✔ 精度通过" in text and "✘" not in text
     assert exit_code(passing) == 0
     failing = [precision_row("TC_L0_0001"), precision_row("TC_L0_0002", verdict="FAIL")]
     text = render_markdown(META, failing)
     status = text.split("## 状态")[1].split("## 验证摘要")[0]
-    assert "✘ 未通过（FAIL）" in status and "✔" not in status and "退出码 1" in status
+    assert "✘ 精度失败：1 / 2 行未通过" in status and "✔" not in status and "退出码 1" in status
     failures = text.split("## 失败用例")[1].split("## 精度说明")[0]
     assert "TC_L0_0002" in failures and "matched_ratio 0.93 < 0.99" in failures
     assert "TC_L0_0001" not in failures
@@ -315,7 +315,7 @@ def test_markdown_summary_fits_one_screen_and_the_rows_live_in_results_csv(tmp_p
     status = md.split("## 状态")[1].split("## 验证摘要")[0].strip().splitlines()
     assert len(status) <= 40, "\n".join(status)  # one screen
     text = "\n".join(status)
-    assert "✘ 未通过" in text and "用例：2401 行" in text  # verdict and counts
+    assert "✘ 精度失败" in text and "用例：2401 行" in text  # verdict and counts
     assert "未通过用例（25，其余 15 条见「失败用例」）" in text and "TC_L1_0009" in text and "TC_L1_0010" not in text
     assert "任务书性能用例" in text and "TC_PF_0001" in text and "89.27" in text  # the task-book rows
     assert len(md.splitlines()) < 200  # not one Markdown line per row
@@ -405,17 +405,17 @@ def test_the_main_jobs_first_screen_says_what_was_judged_and_its_files_stay_smal
     paths = write_all(tmp_path, MAIN_META, records)
     md = paths["md"].read_text(encoding="utf-8")
     status = md.split("## 状态")[1].split("## 验证摘要")[0]
-    assert "✔ 通过（PASS）" in status and "用例：2650 行 —— 2650 通过" in status
+    assert "**✔ 精度通过；性能未判定：非 Ascend 950PR；内存通过**" in status and "用例：2650 行 —— 2650 通过" in status
     assert "精度：2650 行有精度判定 —— 2650 PASS，0 FAIL，0 DISPUTED" in status
     # timed, not judged: never a performance pass, and why in words
-    assert (f"性能：未判定 —— 406 行已计时，0 行按基线判定；NO_REF：timed on {TWIN}; task-book limits hold on "
-            "Ascend 950PR（3 行）；no baseline matches the row（403 行）") in status
+    assert (f"性能：未判定 —— 406 行已计时，0 行按基线判定；NO_REF：非 Ascend 950PR，本次在 {TWIN} 上计时（任务书限值只适用于 "
+            "Ascend 950PR）（3 行）；无匹配的基线行（403 行）") in status
     assert "内存：406 PASS，0 FAIL，2244 NO_REF" in status
     rows = [line for line in status.splitlines() if line.startswith("| TC_PF_000")]
     assert [line.split("|")[1].strip() for line in rows] == ["TC_PF_0001", "TC_PF_0002", "TC_PF_0003"]
     cells = [c.strip() for c in rows[1].split("|")[1:-1]]
     assert cells[3:] == ["89.27", "412345", "—", "—（n=1，无区间）", "1", "PASS", "PASS",
-                         f"NO_REF (timed on {TWIN}; task-book limits hold on Ascend 950PR)"]
+                         f"NO_REF（非 Ascend 950PR，本次在 {TWIN} 上计时（任务书限值只适用于 Ascend 950PR））"]
     assert "[, ]" not in md
     family = next(line for line in md.splitlines() if line.startswith("| TC_PF "))
     assert family.split("|")[-2].strip() == "406 计时，0 判定"  # the family's 通过 is a case verdict, perf apart
@@ -432,6 +432,6 @@ def test_a_judged_perf_row_reads_as_judged_and_a_failing_limit_fails() -> None:
     row = next(r for r in records if r["case_name"] == "TC_PF_0001" and r["op"] == "csymm")
     row["baseline"][0].update(verdict="FAIL", reason="")
     status = render_markdown({**MAIN_META, "hardware": {"name": "Ascend 950PR"}}, records).split("## 验证摘要")[0]
-    assert "✘ 未通过（FAIL）" in status and "性能：已判定 —— 406 行已计时，1 行按基线判定（0 PASS，1 FAIL，0 INCONCLUSIVE）" in status
+    assert "✘ 精度通过；性能失败：1 行未达到基线" in status and "性能：已判定 —— 406 行已计时，1 行按基线判定（0 PASS，1 FAIL，0 INCONCLUSIVE）" in status
     line = next(line for line in status.splitlines() if line.startswith("| TC_PF_0001"))
     assert [c.strip() for c in line.split("|")[-4:-1]] == ["PASS", "PASS", "FAIL"]  # case, precision, perf apart

@@ -18,6 +18,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from harness.run import shard
+from harness.judge import golden_cache
 from harness import ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
@@ -42,7 +43,7 @@ OPTION_GROUPS: dict[str, tuple[str, ...]] = {
                            "--workers", "--cluster", "--retries"),
     "timing": ("--timing-mode", "--timing-scope", "--warmup", "--min-samples", "--max-time", "--rounds",
                "--baselines"),
-    "output and history": ("--report-dir", "--history", "--junitxml", "--accept-disputed"),
+    "output and history": ("--report-dir", "--history", "--junitxml", "--accept-disputed", "--no-golden-cache"),
     "isolation": ("--timeout", "--no-poison", "--memory-cap"),
 }
 
@@ -67,6 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "run; they stay DISPUTED in every report, and the acceptance is recorded in the settings")
     p.add_argument("--memory-cap", type=positive_float, default=DEFAULT_MEMORY_CAP / 2**30,
                    help="refuse rows whose buffers exceed this many GiB")
+    p.add_argument("--no-golden-cache", action="store_true",
+                   help="compute every golden afresh: neither read nor write the judge's golden cache "
+                        "($HARNESS_CACHE_DIR/goldens, else ~/.cache/ops-blas-harness/goldens)")
     add_timing_options(p)
     add_baselines_option(p)
     add_scale_options(p)
@@ -129,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.run.cluster import ClusterUnavailable
 
     tables = args.csv or default_tables()
+    if args.no_golden_cache:  # the run's judge processes inherit it
+        os.environ[golden_cache.SWITCH_ENV] = "0"
     if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
                                                                                  args.operator_src):
         print(f"harness run: {problem}", file=sys.stderr)

@@ -12,7 +12,10 @@ differ as well when the load changes between them, so for separate runs the CI i
 run-to-run term: NOISE_K times the typical difference between two rounds of the noisier run (run_noise). Rounds the
 scheduler disturbed (harness.perf.timing.round_summary: most samples waited on a run queue) are left out and counted.
 Runs whose rounds ran at loads too far apart (LOAD_MATCH; each round records its load average) shift every round
-alike, which no spread shows: they are at most SAME, with a warning. Rows with fewer than MIN_ROUNDS usable rounds
+alike, which no spread shows: they are at most SAME, with a warning. With fewer than RANK_MIN_ROUNDS rounds on a side (the cpu
+default is 3) ranks cannot decide, so the rounds' means are compared instead (few_rounds_test: Student-t over the
+rounds' pooled spread, never below what each round's own samples say its p10 scatters by, at 1 - alpha /
+FEW_ROUNDS_STRICTNESS), then widened by the same run-to-run term. Rows with fewer than MIN_ROUNDS usable rounds
 on a side fall back to the pooled samples, and since that evidence is only within-run they can be SAME or
 INCONCLUSIVE, never REGRESSION (with a warning).
 
@@ -221,6 +224,50 @@ def shift_test(base: np.ndarray, head: np.ndarray, confidence: float) -> tuple[f
     return float(np.median(diffs)), float(diffs[k - 1]), float(diffs[n * m - k]), p
 
 
+#: Below this many usable rounds on a side the ranks of the rounds cannot decide (3 against 3, the cpu default:
+#: the exact Mann-Whitney p is at least 0.1 and its CI unbounded), so few_rounds_test judges them instead.
+RANK_MIN_ROUNDS = 5
+#: A round's p10 of log time is known to about this many median absolute deviations of its log samples over
+#: sqrt(samples) (the standard error of a low quantile of a roughly normal spread, ~1.7 sigma / sqrt(n), with
+#: sigma = 1.4826 MAD): the floor of the round-to-round spread few_rounds_test assumes, whatever the rounds show.
+P10_SE_MADS = 2.5
+#: few_rounds_test's interval is at 1 - alpha / FEW_ROUNDS_STRICTNESS (99 % for the default alpha): the spread of 3
+#: rounds is itself a guess. Chosen on synthetic runs (tests/test_compare_few_rounds.py: rounds 2 % apart, run
+#: levels 1 % apart, 250 unchanged row pairs): 2 false verdicts at 95 %, none at 99 %, and a 10 % slowdown near idle
+#: still caught on 100 of 100 rows (a 5 % one on 42). On the twin (benchmarks/compare_calibration.py, 7 runs of the
+#: ten smallest csymm perf rows at load 12-63 on 2 CPUs): no REGRESSION over 210 unchanged row comparisons; at load
+#: 7-9, 2 runs against 2 of the twin built 10 % slower: REGRESSION on 39 of 40 rows (the ranks alone: none).
+FEW_ROUNDS_STRICTNESS = 5.0
+
+
+def round_floor(record: dict) -> float:
+    """The spread one round's p10 of log time has from its own samples alone (P10_SE_MADS; the median over the
+    record's rounds); 0 when the samples do not split into rounds."""
+    split = round_samples(record)
+    if not split:
+        return 0.0
+    errors = [P10_SE_MADS * float(np.median(np.abs(np.log(r) - np.median(np.log(r))))) / math.sqrt(r.size)
+              for r in split if r.size >= 2]
+    return float(np.median(errors)) if errors else 0.0
+
+
+def few_rounds_test(base: np.ndarray, head: np.ndarray, floor: float,
+                    confidence: float) -> tuple[float, float, float, float]:
+    """(shift, ci_lo, ci_hi, p) of log figures of a few rounds per side: the difference of the two runs' mean round
+    with a Student-t interval over the rounds' pooled spread, that spread never taken below `floor` (what the
+    samples say one round's figure scatters by: three rounds that happen to agree do not make a run exact)."""
+    from harness.perf.stats import t_quantile
+
+    n, m = base.size, head.size
+    shift = float(head.mean() - base.mean())
+    pooled = ((n - 1) * base.var(ddof=1) + (m - 1) * head.var(ddof=1)) / (n + m - 2)
+    se = math.sqrt(max(pooled, floor ** 2) * (1.0 / n + 1.0 / m))
+    if se == 0.0:
+        return shift, shift, shift, (1.0 if shift == 0.0 else 0.0)
+    half = t_quantile(n + m - 2, confidence) * se
+    return shift, shift - half, shift + half, float(2.0 * sps.t.sf(abs(shift) / se, n + m - 2))
+
+
 def compare_runs(base_records: list[dict], head_records: list[dict], threshold: float = 0.05,
                  alpha: float = 0.05, min_effect: float = MIN_EFFECT, interleaved: bool = False,
                  noise_k: float = NOISE_K, paired_min_effect: float = PAIRED_MIN_EFFECT) -> pd.DataFrame:
@@ -251,6 +298,9 @@ def compare_runs(base_records: list[dict], head_records: list[dict], threshold: 
         x, y = np.maximum(x, 1e-9), np.maximum(y, 1e-9)
         if evidence == "paired rounds":
             shift, lo, hi, p = paired_test(diffs, 1.0 - alpha)
+        elif evidence == "rounds" and min(x.size, y.size) < RANK_MIN_ROUNDS:
+            floor = max(round_floor(rec), round_floor(other))
+            shift, lo, hi, p = few_rounds_test(np.log(x), np.log(y), floor, 1.0 - alpha / FEW_ROUNDS_STRICTNESS)
         else:
             shift, lo, hi, p = shift_test(np.log(x), np.log(y), 1.0 - alpha)  # shifts of log time: ratios
         noise = run_noise(np.log(x), np.log(y), noise_k) if evidence == "rounds" else 0.0

@@ -15,6 +15,7 @@ import jinja2
 import pandas as pd
 
 from harness.store.record import PERF_VERDICTS, VERDICTS, Record
+from harness.reports import headline
 from harness.reports.json_csv import exit_code, results_frame, write_atomic
 from harness.reports.markdown import METRICS, Section, Table, fmt, human_text, metric_cell, sections
 from harness.reports.plots import figures
@@ -22,7 +23,7 @@ from harness.reports.plots import figures
 if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
     from harness.store.session import RunMeta
 
-_VERDICT_WORDS = frozenset({*VERDICTS, *PERF_VERDICTS})
+_VERDICT_WORDS = frozenset({*VERDICTS, *PERF_VERDICTS, *headline.WORDS.values()})
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
                           autoescape=True, trim_blocks=True, lstrip_blocks=True)
 #: The section the interactive per-row table belongs to.
@@ -68,8 +69,10 @@ def to_html(run_id: str, passed: bool, content: list[Section], plots: dict[str, 
     status_line = blocks[0]["blocks"].pop(0)["text"] if blocks and blocks[0]["blocks"] else ""
     # "</script>" or "<!--" in a cell would end the data block early: every "<" is written as a JSON escape
     data = json.dumps(rows or [], ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    # green only where every phase passed; amber where nothing failed but a phase was not judged
+    tone = "fail" if not passed else "open" if headline.WORDS["NOT_JUDGED"] in status_line else "pass"
     return _ENV.get_template("report.html.j2").render(
-        run_id=run_id, passed=passed, status_line=status_line, sections=blocks, verdicts=_VERDICT_WORDS,
+        run_id=run_id, tone=tone, status_line=status_line, sections=blocks, verdicts=_VERDICT_WORDS,
         detail_heading=DETAIL_HEADING,
         row_headers=ROW_HEADERS, row_count=len(rows or []), row_data=data, page_rows=PAGE_ROWS,
         verdict_options=sorted({r[3] for r in rows or []}))

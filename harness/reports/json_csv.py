@@ -29,6 +29,7 @@ import pandas as pd
 from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
 from harness.store.codec import dumps, strict
 from harness.store.record import Record, exit_code, summarize
+from harness.reports import headline
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).
 METRICS = ("matched_ratio", "max_abs_error", "mere", "mare")
@@ -57,8 +58,12 @@ _FAMILY = re.compile(r"^(TC_[A-Za-z0-9]+?)_")
 
 
 def report_document(meta: dict[str, Any], records: list[Record]) -> dict[str, Any]:
-    """report.json's content: meta keys at top level, then `summary`, `exit_code` and `cases` (the records)."""
-    return strict({**meta, "summary": summarize(records), "exit_code": exit_code(records, meta), "cases": records})
+    """report.json's content: meta keys at top level, then `summary`, `exit_code`, `headline` (精度 / 性能 / 内存,
+    each {verdict, word, reason, detail}), `headline_line` (the report's overall line) and `cases` (the records)."""
+    hardware = meta.get("hardware")
+    head = headline.headline(records, str(hardware.get("name", "") if isinstance(hardware, dict) else hardware or ""))
+    return strict({**meta, "summary": summarize(records), "exit_code": exit_code(records, meta), "headline": head,
+                   "headline_line": headline.overall(head), "cases": records})
 
 
 def write_json(path: Path, meta: dict[str, Any], records: list[Record]) -> Path:

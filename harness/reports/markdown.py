@@ -21,7 +21,7 @@ from tabulate import tabulate
 
 from harness.store import job
 from harness.store.record import DISPUTED, FAILING, VERDICTS, Record, summarize
-from harness.reports import overview, plots
+from harness.reports import headline, overview, plots
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
 
 if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the session writes the reports: a runtime import of it woul
 #: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
 #: short of a colour-emoji font, and rendered as empty boxes).
 PASS_MARK, FAIL_MARK = "✔", "✘"
-HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境", "测试明细")
+HEADINGS = ("状态", "验证摘要", "失败用例", "精度说明", "性能数据", "内存占用", "测试环境", "测试明细", "结论")
 #: Failing rows the one-screen summary lists; the rest are in 失败用例.
 SUMMARY_FAILURES = 10
 SUMMARY_REASON_CHARS = 90
@@ -41,7 +41,7 @@ FULL_TABLE_ROWS = 50
 PERF_TABLE_ROWS = 15
 
 EXIT_MEANING = {
-    0: "退出码 0：全部通过",
+    0: "退出码 0：没有失败的用例",
     1: "退出码 1：存在 FAIL / ERROR / CRASH / TIMEOUT 用例、未经 --accept-disputed 接受的 DISPUTED 用例，或基线判定 FAIL",
     2: "退出码 2：无失败，但证据不足（无用例运行，或基线判定 INCONCLUSIVE）",
     3: "退出码 3：环境或用法错误",
@@ -156,12 +156,13 @@ def _md_cell(cell: Any) -> Any:
 
 def sections(run: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
              frame: pd.DataFrame | None = None) -> list[Section]:
-    """The report's eight sections, in the order of HEADINGS; `run` as the session holds it or the one reader of
+    """The report's nine sections, in the order of HEADINGS; `run` as the session holds it or the one reader of
     stored runs returns it (every key present: session.load_meta)."""
     frame = results_frame(records) if frame is None else frame
     content = [
         _status(run, records, frame), _summary(frame), _failures(frame), _precision(run, records, frame),
         _performance(run, records, frame, compare), _memory(frame), _environment(run), _details(frame),
+        _conclusion(run, records),
     ]
     for section in content:
         for i, block in enumerate(section.blocks):
@@ -210,27 +211,28 @@ def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Section:
-    """The one-screen summary: the verdict line, precision / performance / memory with counts, the task-book rows
-    (judged or not) and the first failures."""
+    """The one-screen summary: the headline (精度 / 性能 / 内存 side by side, each with its reason), the counts,
+    the task-book rows (judged or not) and the first failures."""
     code = exit_code(records, meta)
-    word = overview.verdict_word(code)
-    icon = f"{PASS_MARK} 通过（{word}）" if code == 0 else f"{FAIL_MARK} 未通过（{word}）"
+    hardware = meta["hardware"]["name"]
+    head = headline.headline(records, hardware)
+    icon = f"{PASS_MARK if code == 0 else FAIL_MARK} {headline.overall(head)}"
     if meta["interrupted"]:  # Ctrl-C / SIGTERM: the report covers only the rows that finished
         icon = f"⚠️ 运行被中断，只含已完成的用例；{icon}"
     dirty = "（工作区有未提交修改）" if meta["dirty"] else ""
     s = summarize(records)
-    hardware = meta["hardware"]["name"]
     blocks: list[str | list[str] | Table] = [
         f"**{icon}** — {EXIT_MEANING[code]}",
+        Table("", list(headline.PHASES.values()), [
+            [head[key]["word"] for key in headline.PHASES],
+            [head[key]["reason"] for key in headline.PHASES]]),  # the detail is in 结论: the table stays narrow
         [f"用例：{s['total']} 行 —— {s['passed']} 通过，{s['failed']} 失败，{s['errors']} 错误，{s['crashed']} 崩溃，"
          f"{s['timeouts']} 超时，{s['skipped']} 跳过，{s['disputed']} 争议（通过率 "
          f"{_rate(s['passed'], s['total'] - s['skipped'])}）",
          *overview.count_lines(overview.counts(records, hardware), "zh"),
-         operator_line(meta),
-         f"运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；提交：{meta['commit'][:12]}{dirty}；"
-         f"开始：{meta['started']}，结束：{meta['finished']}",
-         *([f"作业用时（{job.line(meta.get('job'))}）"] if job.line(meta.get("job")) else [])]]
-    taskbook = overview.taskbook_rows(records, hardware)
+         f"被测算子：{operator_text(meta)}；运行 ID：{meta['run_id']}；后端：{meta['backend']}，设备：{meta['device']}；"
+         f"测试框架提交：{meta['commit'][:12]}{dirty}；开始：{meta['started']}，结束：{meta['finished']}"]]
+    taskbook = overview.taskbook_rows(records, hardware, "zh")
     if taskbook:
         blocks.append(Table(f"任务书性能用例（{len(taskbook)}）", [
             "用例", "算子", "形状", "限值(us)", "mean(us)", "口径", "CI95(us)", "n", "用例判定", "精度判定", "性能判定"], [
@@ -244,6 +246,42 @@ def _status(meta: RunMeta, records: list[Record], frame: pd.DataFrame) -> Sectio
         blocks.append(Table(f"未通过用例（{len(failed)}{more}）", ["用例", "结果", "原因"], [
             [r["case_name"], r["verdict"], _clip(r["reason"])] for r in _rows(shown)]))
     return Section("状态", blocks)
+
+
+def operator_text(meta: RunMeta) -> str:
+    """The operator under test in a few words: its revision label (meta `operator`, where the run recorded one),
+    else its library file and the first digits of its sha256."""
+    identity = meta.get("operator") if isinstance(meta.get("operator"), dict) else {}  # type: ignore[misc]
+    library = meta.get("operator_lib") or {}
+    path = identity.get("path") or library.get("path") or (meta.get("backend_info") or {}).get("library") or ""
+    sha = identity.get("sha256") or library.get("sha256") or ""
+    name = Path(str(path)).name if path else "未知算子库"
+    parts = [str(identity["label"])] if identity.get("label") else []
+    parts.append(name + (f"（sha256 {str(sha)[:12]}）" if sha else ""))
+    return "，".join(parts)
+
+
+def _conclusion(meta: RunMeta, records: list[Record]) -> Section:
+    """结论: the three verdicts as sentences, what remains to be judged and where, and the job's time (the report's
+    last line)."""
+    head = headline.headline(records, meta["hardware"]["name"])
+    code = exit_code(records, meta)
+    items = [f"{name}{head[key]['word']}：{head[key]['reason']}"
+             + (f" —— {head[key]['detail']}" if head[key]["detail"] else "") for key, name in headline.PHASES.items()]
+    unjudged = [name for key, name in headline.PHASES.items() if head[key]["verdict"] == "NOT_JUDGED"]
+    failed = [name for key, name in headline.PHASES.items() if head[key]["verdict"] == "FAIL"]
+    if failed:
+        verdict = f"验收不通过：{'、'.join(failed)}失败，见「失败用例」与对应章节。"
+    elif unjudged:
+        verdict = (f"本次运行没有发现失败，但{'、'.join(unjudged)}未判定，不能据此签署这{'两' if len(unjudged) == 2 else ''}"
+                   f"项；需在满足上述条件的环境中复测（如在 Ascend 950PR 上以 --operator-lib 指定被测算子库运行）。")
+    else:
+        verdict = "精度、性能、内存均已判定并通过。"
+    blocks: list[str | list[str] | Table] = [items, verdict, f"{EXIT_MEANING[code]}。"]
+    line = job.line(meta.get("job"), "zh")
+    if line:
+        blocks.append(f"作业用时：{line}")
+    return Section("结论", blocks)
 
 
 def ci_text(timing: dict[str, Any]) -> str:
@@ -434,7 +472,7 @@ def _performance(meta: RunMeta, records: list[Record], frame: pd.DataFrame,
         if unsettled:
             blocks.append(Table("未收敛的原因（上限 cap / 噪声 noise / 多峰 multimodal / 漂移 drift；逐行原因见 results.csv 与 "
                                 "report.json）", ["原因", "行数"], [[why, n] for why, n in unsettled.most_common()]))
-        no_ref = Counter((b.get("kind", ""), overview.no_ref_words(b, meta["hardware"]["name"]))
+        no_ref = Counter((b.get("kind", ""), overview.no_ref_reason_zh(b, meta["hardware"]["name"]))
                          for r in records if overview.timed(r) for b in r["baseline"] if b.get("verdict") == "NO_REF")
         if no_ref:
             blocks.append(Table("NO_REF 原因", ["基线", "原因", "行数"],
@@ -463,15 +501,24 @@ def _memory(frame: pd.DataFrame) -> Section:
     failing = ~mem["memory_verdict"].isin(["PASS", "NO_REF"])
     shown, note = _needing_a_look(mem, failing, "有内存数据的用例", "判定不是 PASS 或 NO_REF 的行")
     blocks: list[str | list[str] | Table] = [
-        Table("内存判定", ["判定", "行数", "最大峰值（字节）"], [
-            [verdict, int(n), fmt(mem.loc[mem["memory_verdict"].fillna("—") == verdict, "peak_bytes"].max())]
+        Table("内存判定", ["判定", "行数", "最大峰值"], [
+            [verdict, int(n), headline.mib(_number(mem.loc[mem["memory_verdict"].fillna("—") == verdict,
+                                                          "peak_bytes"].max()))]
             for verdict, n in counts.items()])]
     if len(shown):
-        blocks.append(Table("内存（字节）", ["用例", "算子", "形状", "workspace", "峰值", "期望 workspace", "判定"], [
-            [r["case_name"], r["op"], r["shape"], fmt(r["workspace_bytes"]), fmt(r["peak_bytes"]),
-             fmt(r["expected_workspace_bytes"]), fmt(r["memory_verdict"])] for r in _rows(shown)]))
+        blocks.append(Table("内存（MiB；字节数见 results.csv）", ["用例", "算子", "形状", "workspace", "峰值",
+                                                                "期望 workspace", "判定"], [
+            [r["case_name"], r["op"], r["shape"], *[headline.mib(_number(r[k])) for k in
+                                                    ("workspace_bytes", "peak_bytes", "expected_workspace_bytes")],
+             fmt(r["memory_verdict"])] for r in _rows(shown)]))
     return Section("内存占用", [*blocks, *([note] if note else []),
                                 "判定：实测 workspace 高水位等于期望值为 PASS，不等为 FAIL，任一未知为 NO_REF。"])
+
+
+def _number(value: Any) -> Any:
+    """A frame cell as a plain number (numpy scalars unwrapped), None when missing or NaN."""
+    value = value.item() if isinstance(value, np.generic) else value
+    return value if isinstance(value, (int, float)) and value == value else None
 
 
 def _needing_a_look(rows: pd.DataFrame, keep: pd.Series, what: str, kept: str,
@@ -502,33 +549,58 @@ def host_text(host: dict[str, Any]) -> str:
     return f"{host.get('hostname') or '未知'}" + (f"（{'，'.join(details)}）" if details else "")
 
 
-def operator_line(meta: RunMeta) -> str:
-    """The operator under test first: its revision, library sha256 and the harness that judged it."""
-    op, harness = meta.get("operator") or {}, meta.get("harness") or {}
-    sha = str(op.get("sha256") or "")
-    return (f"被测算子：{op.get('label') or '未知'}" + (f"（库 sha256 {sha[:12]}）" if sha else "")
-            + f"；harness {harness.get('version') or '?'}（提交 {str(harness.get('commit') or '?')[:12]}）")
+#: The operator identity's fields (meta `operator`) as the environment table names them; unknown keys keep their own.
+OPERATOR_LABELS = {"label": "算子修订", "path": "算子库路径", "sha256": "算子库 sha256", "build_id": "算子库 build-id",
+                   "problem": "算子库读取问题"}
+REVISION_LABELS = {"rev": "算子修订（--operator-rev）", "src": "算子源码目录", "commit": "算子源码提交",
+                   "describe": "算子 git describe", "dirty": "算子源码有未提交修改", "detected": "源码目录自动识别"}
+RUNTIME_LABELS = {"cann_version": "CANN 版本", "driver_version": "驱动版本", "runtime_version": "运行时版本",
+                  "soc_name": "SoC", "ai_cores": "AI Core 数", "vector_cores": "Vector Core 数"}
 
 
-def operator_rows(meta: RunMeta) -> list[list[str]]:
-    """The operator's identity as environment rows, before the harness's own."""
-    op = meta.get("operator") or {}
-    revision, runtime = op.get("revision") or {}, op.get("runtime") or {}
-    rows = [["被测算子版本", op.get("label") or "未知"], ["算子库", op.get("path") or ""],
-            ["算子库 sha256", op.get("sha256") or ""], ["算子库 build-id", op.get("build_id") or ""],
-            ["算子源码", " ".join(str(x) for x in (revision.get("src"), revision.get("commit"),
-                                                  "(dirty)" if revision.get("dirty") else "") if x)],
-            ["算子符号（调用）", ", ".join((op.get("symbols") or {}).get("used") or [])]]
-    rows += [[f"运行时.{k}", str(v)] for k, v in runtime.items()]
-    harness = meta.get("harness") or {}
-    rows.append(["harness 版本", f"{harness.get('version') or '?'} {str(harness.get('commit') or '')[:12]}"
-                 f"{' (dirty)' if harness.get('dirty') else ''}"])
-    return [row for row in rows if row[1]]
+def operator_rows(meta: RunMeta) -> list[list[Any]]:
+    """The operator under test first: its revision, library and sha256 (meta `operator` where the run recorded an
+    identity, else `operator_lib`), then the device runtime (CANN, driver, SoC, cores) where known."""
+    identity = meta.get("operator") if isinstance(meta.get("operator"), dict) else {}  # type: ignore[misc]
+    library = meta.get("operator_lib") or {}
+    rows = [[OPERATOR_LABELS["label"], identity.get("label") or "未记录（--operator-rev / --operator-src）"],
+            [OPERATOR_LABELS["path"], identity.get("path") or library.get("path") or "未知"],
+            [OPERATOR_LABELS["sha256"], identity.get("sha256") or library.get("sha256") or "未知"]]
+    rows += [[OPERATOR_LABELS.get(k, f"算子.{k}"), v] for k, v in identity.items()
+             if k not in ("label", "path", "sha256", "revision", "runtime", "symbols") and v not in (None, "", [], {})]
+    revision = identity.get("revision") if isinstance(identity.get("revision"), dict) else {}
+    rows += [[REVISION_LABELS.get(k, f"算子修订.{k}"), v] for k, v in revision.items() if v not in (None, "", [], {})]
+    symbols = identity.get("symbols") if isinstance(identity.get("symbols"), dict) else {}
+    rows += [[f"算子符号（{ {'exported': '导出', 'used': '使用', 'missing': '缺失'}.get(k, k) }）", ", ".join(map(str, v))]
+             for k, v in symbols.items() if isinstance(v, list) and v]
+    runtime = {**{k: v for k, v in (meta.get("backend_info") or {}).items() if k in RUNTIME_LABELS},
+               **(identity.get("runtime") if isinstance(identity.get("runtime"), dict) else {})}
+    rows += [[RUNTIME_LABELS[k], runtime[k]] for k in RUNTIME_LABELS if runtime.get(k) not in (None, "")]
+    return rows
+
+
+def harness_text(meta: RunMeta) -> str:
+    """The judging harness: its version (meta `harness` where recorded, else the installed one) and commit."""
+    recorded = meta.get("harness") if isinstance(meta.get("harness"), dict) else {}  # type: ignore[misc]
+    version = recorded.get("version") or _installed_version()
+    commit = recorded.get("commit") or meta["commit"]
+    dirty = recorded.get("dirty") if recorded.get("dirty") is not None else meta["dirty"]
+    return f"{version}（提交 {str(commit)[:12]}{'，有未提交修改' if dirty else ''}）"
+
+
+def _installed_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("ops-blas-harness")
+    except importlib.metadata.PackageNotFoundError:
+        return "未安装"
 
 
 def _environment(meta: RunMeta) -> Section:
     dirty = " (dirty)" if meta["dirty"] else ""
-    rows = [*operator_rows(meta), ["运行 ID", meta["run_id"]], ["后端", meta["backend"]], ["设备", meta["device"]],
+    rows = [*operator_rows(meta), ["测试框架版本", harness_text(meta)],
+            ["运行 ID", meta["run_id"]], ["后端", meta["backend"]], ["设备", meta["device"]],
             ["硬件（性能判定）", hardware_text(meta["hardware"])], ["主机", host_text(meta["host"])],
             ["提交", f"{meta['commit']}{dirty}"], ["分支", meta["branch"]], ["开始", meta["started"]],
             ["结束", meta["finished"]]]
@@ -538,4 +610,3 @@ def _environment(meta: RunMeta) -> Section:
                  if v not in (None, "", [], {})]  # an unset option says nothing
     return Section("测试环境", [Table("", ["项", "值"], [[k, fmt(v)] for k, v in rows]),
                                 Table("输入用例表", ["路径", "sha256"], [[i["path"], i["sha256"]] for i in meta["inputs"]])])
-

@@ -59,6 +59,27 @@ def no_ref_words(entry: dict[str, Any], hardware: str) -> str:
     return str(entry.get("reason") or NO_BASELINE_WORDS)
 
 
+NO_BASELINE_ZH = "无匹配的基线行"
+
+
+def no_ref_reason_zh(entry: dict[str, Any], hardware: str) -> str:
+    """no_ref_words in Chinese, for the report's Chinese lines: the harness's own reasons translated, never left in
+    English inside a Chinese sentence."""
+    from harness.perf.verdict import GPU_RULE_TARGET, same_hardware
+
+    kind = entry.get("kind", "")
+    if kind not in _KIND_WORDS:
+        return NO_BASELINE_ZH
+    target = entry.get("hardware") if kind == "taskbook" else GPU_RULE_TARGET
+    rule = "任务书限值" if kind == "taskbook" else "GPU 比值规则"
+    if entry.get("measured_mean_us") is not None and not same_hardware(target, hardware):
+        return (f"非 {target or '未命名硬件'}，本次在 {hardware or '未知硬件'} 上计时（{rule}只适用于 "
+                f"{target or '其标注的硬件'}）")
+    if entry.get("measured_mean_us") is None and entry.get("scope"):
+        return f"计时口径不符，本次未按 {entry['scope']} 口径计时（--timing-scope {entry['scope']}）"
+    return f"{rule}未判定" + (f"（{entry['reason']}）" if entry.get("reason") else "")
+
+
 def perf_verdict(record: Record, hardware: str) -> str:
     """One perf word for a row: the worst judged verdict of its baselines, else `NO_REF (why)`; "" if not timed."""
     if not timed(record):
@@ -77,12 +98,13 @@ def counts(records: list[Record], hardware: str) -> dict[str, Any]:
     precision = Counter(v for v in map(precision_verdict, records) if v)
     perf_rows = [r for r in records if timed(r)]
     judged = Counter(v for v in (perf_verdict(r, hardware) for r in perf_rows) if v in JUDGED)
-    no_ref = Counter(no_ref_words(b, hardware) for r in perf_rows
-                     if not any(b.get("verdict") in JUDGED for b in r.get("baseline") or [])
-                     for b in (r.get("baseline") or [{"kind": "none"}])[:1])
+    unjudged = [b for r in perf_rows if not any(b.get("verdict") in JUDGED for b in r.get("baseline") or [])
+                for b in (r.get("baseline") or [{"kind": "none"}])[:1]]
+    no_ref = Counter(no_ref_words(b, hardware) for b in unjudged)
+    no_ref_zh = Counter(no_ref_reason_zh(b, hardware) for b in unjudged)
     memory = Counter((r.get("memory") or {}).get("verdict") for r in records if r.get("memory"))
     return {"cases": summarize(records), "precision": precision, "timed": len(perf_rows), "perf": judged,
-            "no_ref": no_ref, "memory": memory}
+            "no_ref": no_ref, "no_ref_zh": no_ref_zh, "memory": memory}
 
 
 #: The words of the count lines: English for the terminal, Chinese for the report (its headings are).
@@ -112,9 +134,10 @@ def count_lines(c: dict[str, Any], language: str = "en") -> list[str]:
         line = w["perf"].format(w["judged"] if perf_judged(c) else w["unjudged"], c["timed"], sum(c["perf"].values()))
         if perf_judged(c):
             line += w["open"] + listing(c["perf"], JUDGED) + w["close"]
-        if c["no_ref"]:
+        reasons = c["no_ref_zh"] if language == "zh" else c["no_ref"]
+        if reasons:
             line += w["no_ref"] + w["why"].join(f"{why}{w['open']}{w['rows'].format(n)}{w['close']}"
-                                                for why, n in _reasons_first(c["no_ref"]))
+                                                for why, n in _reasons_first(reasons))
         lines.append(line)
     else:
         lines.append(w["untimed"])
@@ -125,16 +148,17 @@ def count_lines(c: dict[str, Any], language: str = "en") -> list[str]:
 
 def _reasons_first(no_ref: Counter) -> list[tuple[str, int]]:
     """NO_REF reasons with a limit that would have applied (wrong hardware) before rows with no baseline at all."""
-    return sorted(no_ref.items(), key=lambda item: (item[0] == NO_BASELINE_WORDS, item[0]))
+    return sorted(no_ref.items(), key=lambda item: (item[0] in (NO_BASELINE_WORDS, NO_BASELINE_ZH), item[0]))
 
 
 def perf_judged(c: dict[str, Any]) -> bool:
     return sum(c["perf"].values()) > 0
 
 
-def taskbook_rows(records: list[Record], hardware: str) -> list[dict[str, Any]]:
+def taskbook_rows(records: list[Record], hardware: str, language: str = "en") -> list[dict[str, Any]]:
     """The rows a task-book limit applies to, judged or not, in table order: limit, figure, scope, CI and the
-    three verdicts apart."""
+    three verdicts apart (a NO_REF's reason in `language`)."""
+    words = no_ref_reason_zh if language == "zh" else no_ref_words
     rows = []
     for r in records:
         entry = next((b for b in r.get("baseline") or [] if b.get("kind") == "taskbook"
@@ -146,5 +170,6 @@ def taskbook_rows(records: list[Record], hardware: str) -> list[dict[str, Any]]:
                      "scope": timing.get("scope") or "—", "timing": timing,
                      "case": r["verdict"], "precision": precision_verdict(r) or "—",
                      "perf": entry["verdict"] if entry.get("verdict") in JUDGED
-                     else f"NO_REF ({no_ref_words(entry, hardware)})"})
+                     else (f"NO_REF（{words(entry, hardware)}）" if language == "zh"
+                           else f"NO_REF ({words(entry, hardware)})")})
     return rows

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from golden import sample
+from harness.judge import golden_cache
 from harness import abi, ops
 from harness.judge import criteria, footprint
 from harness.perf import verdict as perf
@@ -175,6 +176,7 @@ class Golden:
     expected: np.ndarray
     truth: np.ndarray
     index: np.ndarray | None = None
+    cached: bool = False  # read from the judge's golden cache (harness.judge.golden_cache), not computed
 
     def judge(self, out_c: np.ndarray) -> criteria.Judgement:
         """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
@@ -182,14 +184,19 @@ class Golden:
         return judge_output(self.case, self.bufs, out, self.expected, self.truth)
 
 
-def golden_of(case: Case, bufs: dict[str, Buffer]) -> Golden:
-    """What the row's output is judged against (a perf row over the sampling budget: a sample of its C)."""
+def golden_of(case: Case, bufs: dict[str, Buffer], cache: bool = False) -> Golden:
+    """What the row's output is judged against (a perf row over the sampling budget: a sample of its C); `cache`:
+    through the judge's golden cache (only a process that never loads operator code may say so)."""
     spec = ops.get(case.op)
     sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
+    args, problem = (case.args, bufs) if sampled is None else sampled[:2]
+    if cache:
+        expected, truth, cached = golden_cache.result(case.op, args, problem, spec.golden_result)
+    else:
+        (expected, truth), cached = spec.golden_result(args, problem), False
     if sampled is None:
-        return Golden(case, bufs, *spec.golden_result(case.args, bufs))
-    args, sub, index = sampled
-    return Golden(replace(case, args=args), sub, *spec.golden_result(args, sub), index)
+        return Golden(case, bufs, expected, truth, cached=cached)
+    return Golden(replace(case, args=args), problem, expected, truth, sampled[2], cached)
 
 
 def _golden_bytes(golden: Golden) -> int:
@@ -242,10 +249,11 @@ class RowJudge:
     def __init__(self, case: Case, info: BackendInfo, *, use_poison: bool = True,
                  memory_cap: int = DEFAULT_MEMORY_CAP, timing_config: Any = None,
                  baselines: Callable[[Case], list] | None = None, golden: bool = True,
-                 goldens: dict[str, Golden] | None = None):
+                 goldens: dict[str, Golden] | None = None, cache_goldens: bool = True):
         self.case, self.info, self.timing_config, self.baselines = case, info, timing_config, baselines
         self.goldens = goldens        # a perf row's golden kept between its rounds (same seed, same inputs)
         self.golden_s = 0.0           # the time this row spent computing its golden (0 when one was kept)
+        self.golden_hit = False       # its golden came from the golden cache (golden_s: the time to read it)
         self.check_s = 0.0            # from planning to the first call judged: a row's work, timing aside
         self.rec = case.new_record()
         self.started = time.perf_counter()
@@ -260,6 +268,7 @@ class RowJudge:
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
         self._after: dict[str, np.ndarray] | None = None  # the checked call's buffers, from begin_called
         self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
+        self.cache_goldens = cache_goldens  # False where the operator runs in this process (run_case)
         try:
             self._prepare(use_poison, memory_cap)
         except MemoryError as exc:
@@ -320,8 +329,8 @@ class RowJudge:
             return kept if kept.index is not None else replace(kept, bufs=self.bufs)
         start = time.perf_counter()
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            golden = golden_of(self.case, self.bufs)
-        self.golden_s = time.perf_counter() - start
+            golden = golden_of(self.case, self.bufs, self.cache_goldens)
+        self.golden_s, self.golden_hit = time.perf_counter() - start, golden.cached
         # list(): one step under the GIL (the runner plans the next row in a thread while it frees others' goldens)
         if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, list(self.goldens.values()))) \
                 <= KEPT_GOLDENS_BYTES:
@@ -613,8 +622,9 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
     trust the library (`harness run` keeps them apart: harness.run.runner). Never raises for a case-level problem."""
     from harness.run import sandbox
 
+    # the operator runs in this process: it must not reach the golden cache the judges of other runs trust
     judge = RowJudge(case, BackendInfo.of(backend), use_poison=use_poison, memory_cap=memory_cap,
-                     timing_config=timing_config, baselines=baselines)
+                     timing_config=timing_config, baselines=baselines, cache_goldens=False)
     if judge.done is not None:
         return judge.done
 

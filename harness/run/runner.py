@@ -957,7 +957,7 @@ def _run_beside(precision: list[Case], perf: list[Case], settings: Settings, dev
         os.sched_setaffinity(0, mine)
         beside.kill()
         tally["intervals"]["precision"] = (start, last)
-    for key in ("worker_starts", "worker_start_s", "goldens", "golden_s"):
+    for key in job.SUMMED:
         tally[key] += beside.tally.get(key, 0)
     if stop.signum:
         raise Interrupted(stop.signum)
@@ -1057,8 +1057,7 @@ def _beside_main(claims: _Claims, settings: Settings, device: int, cpus: set[int
             _run_phase({device: claims}, settings, [device], send, stop, tally=tally)
         except Interrupted:  # Ctrl-C reached this process too: the parent ends the run
             os._exit(1)
-        conn.send_bytes(json.dumps(["tally", {k: tally[k] for k in ("worker_starts", "worker_start_s", "goldens",
-                                                                     "golden_s")}]).encode())
+        conn.send_bytes(json.dumps(["tally", {k: tally[k] for k in job.SUMMED}]).encode())
         code = 0
     except BaseException:  # noqa: BLE001 - the parent runs what this process took and did not report
         traceback.print_exc()

@@ -246,8 +246,8 @@ class Session:
             print(why_insufficient, file=out)
         accepted = bool(self.meta["settings"]["accept_disputed"] and summary["disputed"])
         lines = closing_lines(self.meta, self.records, paths, code, accepted)
-        if job.line(self.meta["job"]):  # before the verdict word, which stays last
-            lines.insert(-1, job.line(self.meta["job"]))
+        if job.console_line(self.meta["job"]):  # a long run's; before the verdict word, which stays last
+            lines.insert(-1, job.console_line(self.meta["job"]))
         print("\n" + "\n".join(lines), file=out)
         return code
 

@@ -33,17 +33,28 @@ ROOT = Path(__file__).resolve().parents[3]
 _PACKAGES = ("harness", "golden")
 
 
-def directory() -> Path:
+def root() -> Path:
+    """The harness's cache directory: $HARNESS_CACHE_DIR, else $XDG_CACHE_HOME/ops-blas-harness, else
+    ~/.cache/ops-blas-harness (the tables here, the judge's goldens in harness.judge.golden_cache)."""
     base = os.environ.get("HARNESS_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
         / "ops-blas-harness"
-    return Path(base) / "tables"
+    return Path(base)
+
+
+def directory() -> Path:
+    return root() / "tables"
 
 
 def sources(op: str) -> list[Path]:
     """The source files of op's generator: its package's modules and, transitively, every harness/golden module
     one of them imports (at any depth of the code: imports inside functions count)."""
     package = Path(ops.part(op, "generate").__file__).parent
-    todo = sorted(package.glob("*.py"))
+    return closure(sorted(package.glob("*.py")))
+
+
+def closure(start: list[Path]) -> list[Path]:
+    """`start` and, transitively, every harness/golden source file they import."""
+    todo = list(start)
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
