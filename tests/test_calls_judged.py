@@ -95,3 +95,13 @@ def test_off_the_cpu_backend_the_figures_are_bounded_from_above_only():
     assert _credibility(device, 1.0, costs, False, False) == ""
     assert "more than" in _credibility(_timing([100.0] * 50, scope="device"), 0.001, costs, False, False)
     assert "account for" in _credibility(device, 1.0, costs, False, True)  # the same figures on the cpu backend
+
+
+def test_the_overhead_allowance_grows_with_the_load_per_core():
+    """The worker's gaps between samples stretch with the machine's load: an interval a quiet machine cannot
+    explain is credible at 8 runnable processes per core (negative control: the same figures at load 1)."""
+    from harness.run.engine import _credibility
+
+    figures = _timing([100.0] * 200)  # 200 samples of 0.1 ms in 1 s: gaps of 5 ms between them
+    assert "account for" in _credibility(figures, 1.0, (1e-5, 1e-5), False, True, load=1.0)
+    assert _credibility(figures, 1.0, (1e-5, 1e-5), False, True, load=8.0) == ""

@@ -584,7 +584,8 @@ class RowJudge:
             rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
             return
         interval = received - self.clock_open - self.differs_s
-        doubt = _credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu")
+        doubt = _credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu",
+                             os.getloadavg()[0] / (os.cpu_count() or 1))
         if doubt:
             rec.update(verdict="FAIL", reason=f"timing not credible: {doubt}")
 
@@ -673,9 +674,11 @@ NAMED_STATUSES = 3
 #: share of a loaded core between samples, the judge waking), and the samples may not sum to more than it.
 CREDIBLE_FACTOR = 4.0
 CREDIBLE_SLACK_S = 0.1
-#: What the sandbox does per sample besides the digest and the restore (timers, scheduler probe, statistics in
-#: Python), generously: measured at 30-60 us on the twin's smallest perf rows.
-SAMPLE_OVERHEAD_S = 200e-6
+#: What the worker does per sample besides the digest and the restore (timers, scheduler probe, statistics in
+#: Python), generously: on the twin's 64x64 rows, in one process at load 12 on 2 cores, the whole gap between
+#: samples (digest included) was 0.2-1.4 ms. The per-sample allowance is scaled by the load per core (the
+#: worker's share of a core between samples), never below 1.
+SAMPLE_OVERHEAD_S = 0.5e-3
 
 
 def _call_label(phase: str, call: int, calls: int, totals: dict) -> str:
@@ -686,14 +689,14 @@ def _call_label(phase: str, call: int, calls: int, totals: dict) -> str:
 
 
 def _credibility(timing: dict, interval: float, costs: tuple[float, float], accumulates: bool,
-                 host_clock: bool) -> str:
+                 host_clock: bool, load: float = 1.0) -> str:
     """Why the judge cannot vouch for `timing` ('' when it can): figures that are not finite and positive, samples
     that sum to more than its clock's `interval`, or samples that with the overhead it measured (`costs`: digest
     and copy of the row's bytes; a C put back before each call on rows that read it) leave most of it unexplained.
     The last needs the overhead of a sample known to the judge and every sample host wall time: where `host_clock`
     (the cpu backend: the buffers digested in place). On a device, a sample's timer and the download of every
     buffer after it cost what the judge cannot measure, and a device timeline leaves out the host's share of each
-    call: there the figures are bounded from above only."""
+    call: there the figures are bounded from above only. `load`: the machine's load per core (>= 1 counts)."""
     scopes = [timing, *(timing.get("scopes") or {}).values()]
     measured_s, calls_s, events, host_call_s = 0.0, 0.0, 0, 0.0
     for i, t in enumerate(scopes):
@@ -716,7 +719,7 @@ def _credibility(timing: dict, interval: float, costs: tuple[float, float], accu
     if not host_clock:
         return ""
     digest_s, copy_s = costs
-    per_sample = SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)
+    per_sample = (SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)) * max(1.0, load)
     overhead_s = events * per_sample + copy_s + (2 * copy_s + host_call_s if accumulates else 0.0)
     if interval > CREDIBLE_FACTOR * (calls_s + overhead_s) + CREDIBLE_SLACK_S:
         return (f"the samples ({calls_s:.4g} s) and the measured overhead ({overhead_s:.4g} s) account for "

@@ -8,7 +8,7 @@
  *   m = 225 (beta != 0) does nothing on calls 2..12; later, the real work only when C holds its input again (the
  *           re-check after the timed loop, which puts C back): on main the timed calls see the accumulated C
  *   m = 226 patches the harness's timing through the embedded Python on its first call (every sample reported
- *           at 1/1000), and sleeps 20 ms in every call, so its true time is far from its figures
+ *           at 1/1000), and sleeps 100 ms in every call, so its true time is far from its figures
  *   m = 227 sleeps 5 ms in every call and patches nothing (the row timed after 226's)
  */
 #define _GNU_SOURCE
@@ -67,7 +67,7 @@ int aclblasCsymm(void *handle, int side, int uplo, int m, int n, const cpx *alph
                    "    real = t.Sampler.sample\n"
                    "    t.Sampler.sample = lambda self: real(self) / 1000\n"
                    "    t.Sampler.hostile = True\n");
-        usleep(20000);
+        usleep(100000);
         break;
     case 227:
         usleep(5000);
