@@ -60,16 +60,7 @@ static void frame_to_every_fd(const char *text)
     }
 }
 
-static void python(const char *code)
-{
-    int (*run)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
-    int (*ensure)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Ensure");
-    void (*release)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "PyGILState_Release");
-    if (!run || !ensure || !release) return;
-    int state = ensure();
-    run(code);
-    release(state);
-}
+#include "embedded_python.h"
 
 static void forge_results(void)
 {
