@@ -10,9 +10,11 @@
  *   m = 226 patches the harness's timing through the embedded Python on its first call (every sample reported
  *           at 1/1000), and sleeps 100 ms in every call, so its true time is far from its figures
  *   m = 227 sleeps 5 ms in every call and patches nothing (the row timed after 226's)
+ *   m = 228 not an attack: correct, but every other call one ulp off in C[0] (a result that differs from call to
+ *           call within the tolerance, as a non-deterministic reduction gives)
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,6 +65,11 @@ int aclblasCsymm(void *handle, int side, int uplo, int m, int n, const cpx *alph
     case 227:
         usleep(5000);
         break;
+    case 228: {
+        int status = toy_csymm(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+        if (call % 2 == 0) C[0].re = nextafterf(C[0].re, INFINITY);
+        return status;
+    }
     default:
         break;
     }
