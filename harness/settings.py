@@ -67,6 +67,7 @@ class Settings:
     devices: list[int] = field(default_factory=list)  # one worker per device; empty: backend_options["device"]
     service: Any = None  # what a worker does with each case (harness.run.worker.Rows when None); picklable
     cpus: list[int] = field(default_factory=list)  # the cores workers are pinned to (timed rows beside); empty: any
+    timed_rows: bool = False  # the perf phase's: each worker times one row (it imports the timing code at start-up)
     # what only the run's record uses: the rows chosen, and how the run was spread and judged
     select: str | None = None
     accept_disputed: bool = False

@@ -45,7 +45,7 @@ EXPECTED = {
     "TC_L0_leak": ("FAIL", "memory leak: the operator call left the worker 200 MiB more resident memory"),
     "TC_PF_nothing": ("FAIL", "mixed_tolerance"),
     "TC_PF_nan": ("FAIL", "NaN/Inf mismatch"),
-    "TC_PF_later": ("FAIL", "during the timed calls: C: guard zone after the buffer overwritten"),
+    "TC_PF_later": ("FAIL", "during the timed calls: warm-up call 1 of "),  # named: the first call after the checked
     "TC_PF_drift": ("FAIL", "after the timed calls the output is wrong: mixed_tolerance"),  # re-called on C
     "TC_PF_drift_beta0": ("FAIL", "after the timed calls the output is wrong: mixed_tolerance"),  # last call judged
 }
@@ -81,6 +81,7 @@ def test_every_hostile_fault_is_judged_and_named_and_the_good_rows_pass(tmp_path
     assert "Traceback" not in capfd.readouterr().err
     assert cases["TC_L0_leak"]["memory"]["operator_growth_bytes"] >= 200 << 20
     assert cases["TC_PF_later"]["timing"] is not None  # the fault showed only on the timed calls
+    assert "C: guard zone after the buffer overwritten" in cases["TC_PF_later"]["reason"]
 
 
 def test_the_same_table_passes_every_row_on_the_twin(tmp_path):

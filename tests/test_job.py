@@ -90,8 +90,8 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="spares start on the judge's cores, beside the timed")
 def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch):
-    """A perf round's worker is a spare forked (and started up) while the previous round's worker still ran its
-    rows, not a process forked once that one ended; every row still passes, once. Ordering only, no timing."""
+    """A perf row's worker is a spare forked (and started up) while the previous row's worker still ran its row,
+    not a process forked once that one ended; every row still passes, once. Ordering only, no timing."""
     workers: list[runner._Worker] = []
     ended: dict[int, float] = {}
     init, kill = runner._Worker.__init__, runner._Worker.kill
@@ -114,7 +114,7 @@ def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch
     assert [len(r["timing"]["rounds"]) for r in got if r["timing"]] == [3, 3]
     # the perf rounds' workers that ran rows (precision ones have no cores set; the last spare ends unused)
     timed = [w for w in workers if w.settings.cpus and w.last]
-    assert len(timed) == 3  # one per round
+    assert len(timed) == 6  # one per row and round: a worker times one row (issue 37)
     early = [(a, b) for a, b in zip(timed, timed[1:]) if b.forked < ended[a.pid]]
     assert early, "each perf worker was forked only after the one before it ended"
     assert all(w.status is not None for w in workers), "a worker (a spare included) outlived the run"
@@ -293,7 +293,7 @@ def test_the_sandbox_times_a_row_while_the_judge_judges_its_checked_call(monkeyp
     events: list[str] = []
     send, end_called = runner._Worker._send, runner.RowJudge.end_called
     def sent(w, obj):
-        if isinstance(obj, bool):  # the answer to "called"
+        if isinstance(obj, bool) and w.judge is not None and w.judge._after is not None:  # the answer to "called"
             events.append(f"go {obj}")
         send(w, obj)
 
@@ -302,7 +302,9 @@ def test_the_sandbox_times_a_row_while_the_judge_judges_its_checked_call(monkeyp
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     got, _, _ = _run(cases, runner.Settings(timing=TINY, timeout_s=300))
     assert {r["verdict"] for r in got} == {"PASS"} and len(got) == 2
-    assert events and events[:2] == ["go True", "judged"] and events.count("go True") == events.count("judged")
+    # each timed row's go comes before its judging (a settling pass before each is untimed: go False)
+    assert events.count("go True") == 2 and all(events[i + 1] == "judged" for i, e in enumerate(events[:-1])
+                                                 if e.startswith("go")) and len(events) % 2 == 0, events
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs a judge's core and a timed core")

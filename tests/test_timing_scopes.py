@@ -105,7 +105,7 @@ def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, m
     home, ops = fake_device.build(tmp_path / "cann")
     violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
     code, row = taskbook_run(tmp_path, monkeypatch, str(ops), "device", "call")
-    assert row["verdict"] == "PASS" and code == 0
+    assert row["verdict"] == "PASS" and code == 0, row["reason"]
     t = row["timing"]
     assert t["scope"] == "device" and t["mean_us"] == pytest.approx(D, rel=0.01)
     assert t["scopes"]["call"]["scope"] == "call" and t["scopes"]["call"]["min_us"] >= H + D

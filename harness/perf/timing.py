@@ -121,34 +121,47 @@ def timer_factory(backend: object, scope: str) -> Callable[[], Timer]:
 
 
 class Sampler:
-    """Takes one sample at a time from one call and one timer; `ab` interleaves two of these."""
+    """Takes one sample at a time from one call and one timer; `ab` interleaves two of these. `before` runs before
+    each sample, outside the timed region (the sandbox puts back a C the call reads); `statuses` holds what each
+    call of the last sample returned (the sandbox's judge reads every call's status)."""
 
-    def __init__(self, call: Callable[[], object], timer: Timer, config: TimingConfig, scope: str | None = None):
+    def __init__(self, call: Callable[[], object], timer: Timer, config: TimingConfig, scope: str | None = None,
+                 before: Callable[[], None] | None = None):
         self.call = call
         self.timer = timer
         self.calls_per_sample = calls_per_sample(config, scope or config.scopes[0])
+        self.before = before
+        self.statuses: list = []
 
     def sample(self) -> float:
         """Seconds per call for one sample."""
         call, timer = self.call, self.timer
+        if self.before is not None:
+            self.before()
         if self.calls_per_sample == 1:  # no loop bookkeeping inside the timed region of a per-call sample
             timer.start()
-            call()
+            status = call()
             timer.stop()
+            self.statuses = [status]
         else:
+            calls = range(self.calls_per_sample)
             timer.start()
-            for _ in range(self.calls_per_sample):
-                call()
+            statuses = [call() for _ in calls]
             timer.stop()
+            self.statuses = statuses
         return timer.elapsed_s() / self.calls_per_sample
 
-    def warm(self, count: int, cap_s: float, clock: Callable[[], float] = time.monotonic) -> int:
-        """Run up to `count` untimed samples (through the timer, so each one is synchronised); returns how many."""
+    def warm(self, count: int, cap_s: float, clock: Callable[[], float] = time.monotonic,
+             after: Callable[[str, list], None] | None = None) -> int:
+        """Run up to `count` untimed samples (through the timer, so each one is synchronised), `after` told of
+        each ("warm-up", its calls' statuses); returns how many."""
         deadline = clock() + cap_s
         done = 0
         while done < count and clock() < deadline:
             self.sample()
             done += 1
+            if after is not None:
+                after("warm-up", self.statuses)
         return done
 
 
@@ -432,12 +445,15 @@ WARM_CALL_S = 0.1
 
 def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], config: TimingConfig, *,
             clock: Callable[[], float] = time.monotonic, scope: str | None = None,
-            after_sample: Callable[[], None] | None = None, probe: SchedProbe | None = None,
-            warmed_s: float = 0.0) -> dict:
+            after_sample: Callable[[str, list], None] | None = None, probe: SchedProbe | None = None,
+            warmed_s: float = 0.0, before_sample: Callable[[], None] | None = None,
+            on_sampling: Callable[[], None] | None = None) -> dict:
     """Warm up, then sample until the CI target (converged), `max_samples` or the time cap; `scope` (default
-    the config's first) is what `timer_factory`'s timers measure. `after_sample` runs after each sample, outside
-    the timed region (the sandbox's digest of the buffers, checked by the judge). `probe` (a SchedProbe by
-    default) tells which samples the scheduler disturbed (`disturbed_at`); they stay in the samples.
+    the config's first) is what `timer_factory`'s timers measure. `after_sample(phase, statuses)` runs after each
+    warm-up ("warm-up") and timed ("timed") sample, outside the timed region, with what its calls returned (the
+    sandbox's digest of the buffers and the statuses, checked by the judge); `before_sample` before each one;
+    `on_sampling` once between the warm-up and the first timed sample (the judge's clock opens). `probe` (a
+    SchedProbe by default) tells which samples the scheduler disturbed (`disturbed_at`); they stay in the samples.
     `warmed_s`: seconds this process just spent in one call of the operator on these buffers (the sandbox's
     checked call): a call of at least WARM_CALL_S that also outlasts the warm-up cap is the warm-up (the twin's
     largest rows made three calls, checked, warm-up and sample, each of seconds).
@@ -449,9 +465,11 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
     timer = timer_factory()
     # a backend that cannot time the scope asked for may hand a timer of another scope, saying why (`fallback`)
     scope = getattr(timer, "scope", None) or asked
-    sampler = Sampler(call, timer, config, scope)
+    sampler = Sampler(call, timer, config, scope, before=before_sample)
     warmed = warmed_s >= max(WARM_CALL_S, config.warmup_max_time_s)
-    warmup_done = sampler.warm(config.warmup, 0.0 if warmed else config.warmup_max_time_s, clock)
+    warmup_done = sampler.warm(config.warmup, 0.0 if warmed else config.warmup_max_time_s, clock, after_sample)
+    if on_sampling is not None:
+        on_sampling()
     running = RunningCI()
     samples: list[float] = []
     disturbed_at: list[int] = []
@@ -466,7 +484,7 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
             if probe.disturbed(before, probe.read()):
                 disturbed_at.append(len(samples))
             if after_sample is not None:
-                after_sample()
+                after_sample("timed", sampler.statuses)
             samples.append(s)
             running.add(s)
             if len(samples) >= config.min_samples and running.rel_half_width() <= config.ci_rel_target:
@@ -488,12 +506,15 @@ def measure(call: Callable[[], object], timer_factory: Callable[[], Timer], conf
 
 def measure_scopes(call: Callable[[], object], backend: object, config: TimingConfig, *,
                    clock: Callable[[], float] = time.monotonic,
-                   after_sample: Callable[[], None] | None = None, warmed_s: float = 0.0) -> dict:
+                   after_sample: Callable[[str, list], None] | None = None, warmed_s: float = 0.0,
+                   before_sample: Callable[[], None] | None = None,
+                   on_sampling: Callable[[], None] | None = None) -> dict:
     """Each of the config's scopes on `backend`, one after the other, each with its own warm-up, samples and
     time cap: the first is the row's timing, the others go to its `scopes`; `warmed_s` (see measure) counts
-    towards the first one's warm-up."""
+    towards the first one's warm-up, `on_sampling` runs before the first one's first timed sample."""
     records = [measure(call, timer_factory(backend, s), config, clock=clock, scope=s, after_sample=after_sample,
-                       warmed_s=warmed_s if i == 0 else 0.0)
+                       warmed_s=warmed_s if i == 0 else 0.0, before_sample=before_sample,
+                       on_sampling=on_sampling if i == 0 else None)
                for i, s in enumerate(config.scopes)]
     if len(records) > 1:
         records[0]["scopes"] = {r["scope"]: r for r in records[1:]}

@@ -5,6 +5,7 @@ exactly the same code; isolation from crashing operators is the runner's job, no
 """
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import time
@@ -23,7 +24,7 @@ from harness.judge import criteria, footprint
 from harness.perf import verdict as perf
 from harness.tables import header
 from harness.tables.cases import CellReader, Table, base_fields, matches, read_table
-from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards, with_guards
+from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards
 from harness.tables.case import Case
 from harness.store.record import Record
 from harness.run.sandbox import BackendInfo
@@ -263,7 +264,11 @@ class RowJudge:
         self.view: mmap.mmap | None = None
         self.golden: Golden | None = None
         self.checked: list[str] = []  # per-buffer digests of the bytes last judged
-        self.reference = ""           # what every timed sample must leave (sandbox.timed_parts), "" = the result
+        self.reference = ""           # the judge's digest of the checked call's bytes (sandbox.sample_digest)
+        self.call_failures: list[tuple[str, int, int, str]] = []  # (phase, call, calls, why): failed "differs"
+        self.differs_s = 0.0          # the judge's time answering "differs" (inside its clock's interval)
+        self.clock_open: float | None = None  # the judge's clock as it let the samples begin ("sampling")
+        self.costs = (0.0, 0.0)       # (digest, copy) seconds of all the row's bytes, measured by the judge
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
         self._after: dict[str, np.ndarray] | None = None  # the checked call's buffers, from begin_called
@@ -444,12 +449,14 @@ class RowJudge:
         self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.untimed = self.stage == "timing" and not go
-        if go and self.job.accumulates:
+        if go:
             from harness.run.sandbox import sample_digest, timed_parts
 
-            pristine = {s.name: memoryview(with_guards(self.bufs[s.name].host, self.zones[s.name])) for s in
-                        self.slots}
-            self.reference = sample_digest(timed_parts(self.slots, True, lambda s: pristine[s.name]))
+            start = time.perf_counter()
+            self.reference = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
+            hashed = time.perf_counter()
+            {name: raw.copy() for name, raw in after.items()}
+            self.costs = (hashed - start, time.perf_counter() - hashed)
         return go
 
     def _advance(self, expected: str, to: str) -> None:
@@ -493,18 +500,57 @@ class RowJudge:
                  for n in outputs(self.bufs)]
         return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
 
+    def on_sampling(self, payload: Any) -> bool:
+        """The warm-up is over and the samples begin once the judge answers: its clock opens here."""
+        if self.stage != "timing" or self.clock_open is not None:
+            raise Malformed(f"'sampling' while the row is at {self.stage!r}")
+        _fields(payload, {})
+        self.clock_open = time.perf_counter()
+        return True
+
+    def on_differs(self, payload: Any) -> bool:
+        """A call after the checked one left other bytes than any judged so far; they are in the shared memory,
+        and the sandbox waits: judged like the checked call's (untouched bytes, then the golden: an operator whose
+        results differ from call to call but are right passes). Whether they passed; a failure is kept for
+        on_timed, named by the call."""
+        if self.stage != "timing":
+            raise Malformed(f"'differs' while the row is at {self.stage!r}")
+        p = _fields(payload, {"phase": str, "call": int, "calls": int, "digest": str, "whole": bool})
+        if self.untimed:  # the checked call failed: the verdict stands, the timed calls are not judged
+            return True
+        from harness.run.sandbox import sample_digest, timed_parts
+
+        start = time.perf_counter()
+        after = self._copy()
+        problems = region_problems(self.bufs, after, self.zones)
+        if sample_digest(timed_parts(self.slots, not p["whole"], lambda s: memoryview(after[s.name]))) != p["digest"]:
+            problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
+        if not problems and p["whole"] and self.golden is not None:
+            judgement = self.golden.judge(self.output(after))
+            if not judgement.passed:
+                problems.append(f"the output is wrong: {judgement.reason}")
+        if problems:
+            self.call_failures.append((p["phase"][:20], p["call"], p["calls"], "; ".join(problems)))
+        self.differs_s += time.perf_counter() - start
+        return not problems
+
     def on_timed(self, payload: Any) -> None:
-        """The timed loop's figures, a digest after each sample, and the buffers after it: judged again, unless they
-        are the very bytes the checked call left and end_called judged."""
+        """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
+        judged again, unless they are the very bytes the checked call left and end_called judged; then the
+        figures are bounded by the judge's own clock (_credibility)."""
         from harness.run.sandbox import digest, sample_digest, timed_parts
 
+        received = time.perf_counter()
         self._advance("timing", "timed")
-        p = _fields(payload, {"timing": dict, "digests": list, "recheck_status": (int, type(None)),
+        p = _fields(payload, {"timing": dict, "calls": dict, "recheck_status": (int, type(None)),
                               "fpenv": list, "growth": (int, type(None))})
         if self.untimed:  # timed before its checked call was judged, and that call failed: the verdict stands
             return
+        if self.clock_open is None:
+            raise Malformed("'timed' before 'sampling'")
+        log = _fields(p["calls"], {"reference": str, "last": str, "calls": dict, "statuses": list,
+                                   "bad_statuses": int, "differed": int})
         rec, case = self.rec, self.case
-        digests = _strings(p["digests"], "digests", limit=1 << 20)
         rec["timing"] = _timing(p["timing"])
         rec["memory"]["timed_growth_bytes"] = p["growth"]
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
@@ -515,28 +561,46 @@ class RowJudge:
         # byte for byte what end_called passed (both digests the judge's own): its checks would say so again
         same = self.checked == judged
         calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
-        problems = ([] if same else region_problems(self.bufs, after, self.zones)) \
-            + _leak(p["growth"], 0, f"{calls} timed calls")
+        totals = log["calls"]
+        problems = self._status_problems(log) + [f"{_call_label(*failed[:3], totals)}: {failed[3]}"
+                                                 for failed in self.call_failures]
+        if p["recheck_status"] is not None and p["recheck_status"] != case.expected_status and not log["statuses"]:
+            problems.append(f"re-check: status {abi.status_name(p['recheck_status'])}")
+        if log["reference"] != self.reference:
+            problems.append("the sandbox's digest of the checked call does not match the bytes the judge checked")
+        if sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name]))) != log["last"]:
+            problems.append("the bytes after the last call are not those the sandbox's digest of it claims (a "
+                            "forged digest, or a write after the call returned)")
+        if not same:
+            problems += region_problems(self.bufs, after, self.zones)
+        problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
                             + "; ".join(_strings(p["fpenv"], "fpenv")))
-        if self.job.accumulates:
-            reference = self.reference
-            if p["recheck_status"] != case.expected_status:
-                problems.insert(0, f"status {abi.status_name(p['recheck_status'] or 0)}")
-        else:
-            reference = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
-        bad = [i for i, d in enumerate(digests) if d != reference]
-        if bad:
-            problems.append(f"{len(bad)} of {len(digests)} timed samples left other bytes than the checked result "
-                            f"(first: sample {bad[0] + 1}): a wrong output, padding or guard on a timed call, or "
-                            "work still running when the call returned")
-        if problems:
-            rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
-        elif self.golden is not None and not same:
+        if self.golden is not None and not same:
             judgement = self.golden.judge(self.output(after))
             if not judgement.passed:
-                rec.update(verdict="FAIL", reason=f"after the timed calls the output is wrong: {judgement.reason}")
+                problems.append(f"after the timed calls the output is wrong: {judgement.reason}")
+        if problems:
+            rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
+            return
+        interval = received - self.clock_open - self.differs_s
+        doubt = _credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu",
+                             os.getloadavg()[0] / (os.cpu_count() or 1))
+        if doubt:
+            rec.update(verdict="FAIL", reason=f"timing not credible: {doubt}")
+
+    def _status_problems(self, log: dict) -> list[str]:
+        """Calls after the checked one that returned another status than it (the sandbox names a few, counts all)."""
+        problems = []
+        for named in log["statuses"][:NAMED_STATUSES]:
+            one = _fields(named, {"phase": str, "call": int, "status": int})
+            problems.append(f"{_call_label(one['phase'][:20], one['call'], 1, log['calls'])}: status "
+                            f"{abi.status_name(one['status'])}, the checked call's was "
+                            f"{abi.status_name(self.rec['status'])}")
+        if problems and log["bad_statuses"] > len(problems):
+            problems.append(f"{log['bad_statuses']} calls in all returned another status")
+        return problems
 
     def on_end(self, payload: Any) -> Record:
         """The end of the row: bytes that changed after the last check (late writes), what the operator left
@@ -604,6 +668,67 @@ def _timing(value: dict) -> dict:
         raise Malformed(str(exc)) from None
 
 
+#: The calls with another status a reason names (the rest are counted).
+NAMED_STATUSES = 3
+#: The judge's bound on a perf row's figures (on_timed): its clock, from the "sampling" answer to the "timed"
+#: message, may exceed the samples plus the overhead by at most this factor and this many seconds (the worker's
+#: share of a loaded core between samples, the judge waking), and the samples may not sum to more than it.
+CREDIBLE_FACTOR = 4.0
+CREDIBLE_SLACK_S = 0.1
+#: What the worker does per sample besides the digest and the restore (timers, scheduler probe, statistics in
+#: Python), generously: on the twin's 64x64 rows, in one process at load 12 on 2 cores, the whole gap between
+#: samples (digest included) was 0.2-1.4 ms. The per-sample allowance is scaled by the load per core (the
+#: worker's share of a core between samples), never below 1.
+SAMPLE_OVERHEAD_S = 0.5e-3
+
+
+def _call_label(phase: str, call: int, calls: int, totals: dict) -> str:
+    """E.g. "timed call 17 of 50": a call after the checked one, by its phase's count (the sandbox's `calls`)."""
+    total = totals.get(phase)
+    of = f" of {total}" if isinstance(total, int) and not isinstance(total, bool) else ""
+    return (f"{phase} call {call}" if calls == 1 else f"{phase} calls {call}-{call + calls - 1}") + of
+
+
+def _credibility(timing: dict, interval: float, costs: tuple[float, float], accumulates: bool,
+                 host_clock: bool, load: float = 1.0) -> str:
+    """Why the judge cannot vouch for `timing` ('' when it can): figures that are not finite and positive, samples
+    that sum to more than its clock's `interval`, or samples that with the overhead it measured (`costs`: digest
+    and copy of the row's bytes; a C put back before each call on rows that read it) leave most of it unexplained.
+    The last needs the overhead of a sample known to the judge and every sample host wall time: where `host_clock`
+    (the cpu backend: the buffers digested in place). On a device, a sample's timer and the download of every
+    buffer after it cost what the judge cannot measure, and a device timeline leaves out the host's share of each
+    call: there the figures are bounded from above only. `load`: the machine's load per core (>= 1 counts)."""
+    scopes = [timing, *(timing.get("scopes") or {}).values()]
+    measured_s, calls_s, events, host_call_s = 0.0, 0.0, 0, 0.0
+    for i, t in enumerate(scopes):
+        samples = t.get("samples_us") if isinstance(t, dict) else None
+        cps = t.get("calls_per_sample", 1) if isinstance(t, dict) else None
+        if not isinstance(samples, list) or not samples or not isinstance(cps, int) or cps < 1 or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+                for x in samples):
+            return f"the figures of scope {i + 1} are not all finite and positive numbers"
+        warm = t.get("warmup", 0) if i else 0  # a later scope's warm-up runs inside the judge's interval
+        warm = warm if isinstance(warm, int) and not isinstance(warm, bool) and warm >= 0 else 0
+        mean_s = sum(samples) / len(samples) / 1e6
+        measured_s += sum(samples) * cps / 1e6
+        calls_s += (sum(samples) / 1e6 + warm * mean_s) * cps
+        events += len(samples) + warm
+        host_call_s = host_call_s or mean_s
+    if measured_s > interval * 1.05 + 0.002:
+        return (f"the samples sum to {measured_s:.4g} s, more than the {interval:.4g} s the judge's clock saw "
+                "between the first sample and the end of the timed calls")
+    if not host_clock:
+        return ""
+    digest_s, copy_s = costs
+    per_sample = (SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)) * max(1.0, load)
+    overhead_s = events * per_sample + copy_s + (2 * copy_s + host_call_s if accumulates else 0.0)
+    if interval > CREDIBLE_FACTOR * (calls_s + overhead_s) + CREDIBLE_SLACK_S:
+        return (f"the samples ({calls_s:.4g} s) and the measured overhead ({overhead_s:.4g} s) account for "
+                f"{calls_s + overhead_s:.4g} s of the {interval:.4g} s the judge's clock saw between the first "
+                "sample and the end of the timed calls")
+    return ""
+
+
 def _harness_error(exc: Exception) -> str:
     where = traceback.extract_tb(exc.__traceback__)[-1]
     return f"harness error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:{where.lineno})"
@@ -629,7 +754,8 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
         return judge.done
 
     def exchange(kind: str, payload: dict) -> Any:
-        return judge.on_called(payload) if kind == "called" else judge.on_timed(payload)
+        answer = {"called": judge.on_called, "differs": judge.on_differs, "sampling": judge.on_sampling}
+        return answer.get(kind, judge.on_timed)(payload)
 
     try:
         end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)))

@@ -52,7 +52,8 @@ _KEEP: set[int] = set()
 #: A fresh worker's interpreter start-up (imports, under load) is not the first row's time.
 STARTUP_GRACE_S = 30.0
 #: What a worker may say.
-_KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "timed", "end", "failed")
+_KINDS = ("started", "ready", "unavailable", "record", "closed", "called", "differs", "sampling", "timed", "end",
+          "failed")
 #: A row's captured stdout/stderr keeps its first and last bytes (like pytest's captured output, bounded).
 OUTPUT_HEAD = 16 << 10
 OUTPUT_TAIL = 8 << 10
@@ -149,10 +150,13 @@ class _Worker:
             return None
         return self._start() if self.info is not None else None
 
-    def _judge_for(self, case: Case) -> RowJudge:
+    def _judge_for(self, case: Case, timed: bool = True) -> RowJudge:
+        """The row's judge; not `timed`: a settling pass, its checked call only and no golden (a worker times one
+        row, the next; that row is judged in full on its turn)."""
         settings = self.settings
         return RowJudge(case, self.info, use_poison=settings.poison, memory_cap=settings.memory_cap,
-                        timing_config=settings.timing, baselines=settings.baselines, goldens=self.goldens)
+                        timing_config=settings.timing if timed else None, baselines=settings.baselines,
+                        golden=timed, goldens=self.goldens)
 
     def plan_ahead(self, case: Case) -> None:
         """Plan `case` (buffers, golden, shared memory) while the worker times the row in flight, in a thread on
@@ -174,7 +178,7 @@ class _Worker:
         else:
             if planned is not None:
                 planned.close()
-            self.judge = self._judge_for(case)
+            self.judge = self._judge_for(case, timed=not self.settling)
         if changed and self.judge.done is None:
             self.judge.ended_early("ERROR", changed)
         if self.judge.done is not None:
@@ -259,10 +263,17 @@ class _Worker:
             self._send(go)  # the sandbox times the row while its checked call is judged here
             self.judge.end_called()
             return None
+        if kind == "differs":  # a call's other bytes, judged while the sandbox waits
+            self._send(self.judge.on_differs(payload))
+            return None
+        if kind == "sampling":  # the judge's clock opens as the samples are let begin
+            self._send(self.judge.on_sampling(payload))
+            return None
         if kind == "timed":
             self._timed_cores(True)
             self.judge.on_timed(payload)
-            self.replace = self.replace or bool(payload.get("fpenv"))
+            # a worker times one row: whatever its library patched in this process never times another
+            self.replace = True
             return None
         if kind == "failed":
             return self._row_done(self.judge.ended_early("ERROR", str(payload)[:500]), kill=True)
@@ -1106,7 +1117,7 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
 
     config = settings.timing
     rounds = config.rounds if config is not None else 1
-    per_round = replace(settings, timing=config.per_round()) if config is not None else settings
+    per_round = replace(settings, timing=config.per_round(), timed_rows=True) if config is not None else settings
     if cpus:
         per_round = replace(per_round, cpus=sorted(cpus))
     goldens: dict = {}

@@ -7,8 +7,11 @@ buffer back into the shared memory and answers with a small fixed message of mea
 const scalars' bytes, the floating-point environment). It never judges: whatever the operator does to this process,
 the golden, the checks and the verdict are computed elsewhere from the judge's own copies.
 
-Perf rows are timed here (the call must run where it is timed) with a digest of every buffer after each sample, so
-the judge can tell whether any timed call left other bytes than the one it checked.
+Perf rows are timed here (the call must run where it is timed). Every later call is accounted for (_CallLog): its
+status, and a digest of every buffer after it, warm-up calls and the re-check included; bytes other than the
+checked call's go to the judge at once, in the shared memory, to be judged like the checked call's ("differs"). A
+C the call reads (beta != 0) is put back before each call, outside the timed region, so each call's output is
+the checked one's again. The judge's clock brackets the samples ("sampling" ... "timed").
 """
 from __future__ import annotations
 
@@ -34,6 +37,9 @@ SETTLE_MAX_S = 0.5
 #: pointers into this much inaccessible memory each (any access is a SIGSEGV: CRASH).
 UNTOUCHABLE_BYTES = 1 << 16
 DIGEST_BYTES = 16
+#: The sandbox's messages the judge answers before the sandbox goes on: "called" (whether to time the row),
+#: "differs" (whether the bytes a call left passed) and "sampling" (the judge's clock has opened).
+ANSWERED = ("called", "differs", "sampling")
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ def digest(parts: list[memoryview | bytes]) -> str:
 
 
 def sample_digest(parts: list[memoryview]) -> str:
-    """What a timed sample left (timed_parts), as the sandbox reports it after every sample: XXH3-128 of the parts
+    """What a call left (timed_parts), as the sandbox reports it after every sample: XXH3-128 of the parts
     in order. Not SHA-256: it runs on the timed core between samples, where SHA-256 (1.8 GB/s here, XXH3 38 GB/s)
     took 41 s of the main job's 62 s of timed samples; and it is the sandbox's claim, which a hostile library in
     the same process could forge whatever the hash. The judge's own digests (`digest`), which decide whether bytes
@@ -106,13 +112,14 @@ def sample_digest(parts: list[memoryview]) -> str:
     return h.hexdigest()
 
 
-def timed_parts(slots: tuple[Slot, ...], accumulates: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
-    """The bytes a timed sample must leave as the judge expects them: every buffer whole, except that when the
-    call accumulates into C only C's guard zones are compared (C changes from call to call by design)."""
+def timed_parts(slots: tuple[Slot, ...], accumulated: bool, raw: Callable[[Slot], memoryview]) -> list[memoryview]:
+    """The bytes a call must leave as the judge expects them: every buffer whole, except after several calls that
+    `accumulated` into C (a steady-scope sample, beta != 0), where C's data changes from call to call by design and
+    only the bytes around it are compared."""
     parts = []
     for s in slots:
         view = raw(s)
-        if s.output and accumulates:
+        if s.output and accumulated:
             parts += [view[:s.front], view[s.front + s.nbytes:]]
         else:
             parts.append(view)
@@ -179,8 +186,9 @@ class Prepared:
         for name, data in self.pristine.items():
             self.backend.upload(self.addrs[name], np.frombuffer(data, np.uint8))
 
-    def timed_digest(self) -> str:
-        return sample_digest(timed_parts(self.job.slots, self.job.accumulates, self.device_bytes))
+    def timed_digest(self, whole: bool = True) -> str:
+        """What a call left, as sample_digest; not `whole`: C's data left out (calls that accumulated into C)."""
+        return sample_digest(timed_parts(self.job.slots, not whole, self.device_bytes))
 
     def close(self) -> None:
         for addr in self.addrs.values():
@@ -236,7 +244,7 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
             "fpenv": changed_env,
         })
         if go and job.timing is not None and not job.untouchable:
-            _timed(job, backend, prepared, exchange, warmed_s=called)
+            _timed(job, backend, prepared, exchange, warmed_s=called, checked=int(status))
         backend.synchronize()  # device work still queued is not late; work outside the stream is
         settle_until = time.monotonic() + SETTLE_MAX_S
         while footprint.threads() > threads_before and time.monotonic() < settle_until:
@@ -251,28 +259,79 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
             "peak_growth": None if peak is None or start_peak is None else peak - start_peak}
 
 
+#: The calls whose status differed from the checked call's that a "timed" message names (the rest are counted).
+NAMED_CALLS = 8
+
+
+class _CallLog:
+    """Every call after the checked one, accounted for (state: calls per phase, statuses that differed, digests
+    already judged). After each sample: its calls' statuses compared with the checked call's, and a digest of
+    every buffer; a digest not seen before means other bytes than any the judge has judged, so they are put in the
+    shared memory and the judge judges them before the next call ("differs": the judge says whether they passed;
+    after a failure the rest are only counted). Samples of several calls on a row whose C is read (steady scope,
+    beta != 0) accumulate into C within the timed region: their digest leaves C's data out."""
+
+    def __init__(self, job: RowJob, prepared: Prepared, exchange: Callable[[str, dict], Any], checked: int):
+        self.job, self.prepared, self.exchange, self.checked = job, prepared, exchange, checked
+        self.reference = prepared.timed_digest()  # the checked call's bytes, still in backend memory
+        self.known = {self.reference, prepared.timed_digest(whole=False)}
+        self.calls: dict[str, int] = {}
+        self.statuses: list[dict] = []
+        self.bad_statuses = 0
+        self.differed = 0
+        self.failed = False
+        self.last = self.reference
+
+    def after(self, phase: str, statuses: list) -> None:
+        first = self.calls.get(phase, 0) + 1
+        self.calls[phase] = first - 1 + len(statuses)
+        for i, status in enumerate(statuses):
+            if int(status) != self.checked:
+                self.bad_statuses += 1
+                if len(self.statuses) < NAMED_CALLS:
+                    self.statuses.append({"phase": phase, "call": first + i, "status": int(status)})
+        whole = len(statuses) == 1 or not self.job.accumulates
+        self.last = digest = self.prepared.timed_digest(whole)
+        if digest in self.known:
+            return
+        self.known.add(digest)
+        self.differed += 1
+        if not self.failed:
+            self.prepared.download()
+            self.failed = not self.exchange("differs", {"phase": phase, "call": first, "calls": len(statuses),
+                                                        "digest": digest, "whole": whole})
+
+    def summary(self) -> dict:
+        return {"reference": self.reference, "last": self.last, "calls": self.calls, "statuses": self.statuses,
+                "bad_statuses": self.bad_statuses, "differed": self.differed}
+
+
 def _timed(job: RowJob, backend: Any, prepared: Prepared, exchange: Callable[[str, dict], Any],
-           warmed_s: float = 0.0) -> None:
-    """The timed loop on the checked call's buffers; `warmed_s`, that call's seconds, count towards the warm-up."""
+           warmed_s: float = 0.0, checked: int = 0) -> None:
+    """The timed loop on the checked call's buffers; `warmed_s`, that call's seconds, count towards the warm-up;
+    `checked`: that call's status, which every later call must return too."""
     from harness.perf import stats, timing  # noqa: F401 - stats (scipy) before `before`: its import is not a leak
 
-    digests: list[str] = []
+    log = _CallLog(job, prepared, exchange, checked)
     env_before = fpenv.read()
     env_changes: list[str] = []
 
-    def after_sample() -> None:
-        digests.append(prepared.timed_digest())
+    def after_sample(phase: str, statuses: list) -> None:
+        log.after(phase, statuses)
         if not env_changes:
             env_changes.extend(fpenv.changes(env_before))
 
     before = footprint.resident()
-    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample, warmed_s=warmed_s)
+    restore = prepared.restore_outputs if job.accumulates else None
+    record = timing.measure_scopes(prepared.call, backend, job.timing, after_sample=after_sample, warmed_s=warmed_s,
+                                   before_sample=restore, on_sampling=lambda: exchange("sampling", {}))
     after = footprint.resident()
     recheck = None
-    if job.accumulates:
+    if job.accumulates:  # the re-check: C put back once more, one more call, judged like any other
         prepared.restore_outputs()
         recheck = int(prepared.call())
         backend.synchronize()
+        log.after("re-check", [recheck])
     prepared.download()
-    exchange("timed", {"timing": record, "digests": digests, "recheck_status": recheck, "fpenv": env_changes,
+    exchange("timed", {"timing": record, "calls": log.summary(), "recheck_status": recheck, "fpenv": env_changes,
                        "growth": None if before is None or after is None else after - before})

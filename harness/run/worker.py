@@ -432,12 +432,14 @@ def _pin(cpus: tuple[int, ...]) -> None:
 def _preload(service: Any, settings: Any) -> None:
     """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
     fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
-    timed workers with cores of their own, whose start-up a spare takes off the timed core: harness.run.runner.
-    _Spares). Other workers (the probe, precision rows) never import scipy, so they do not pay ~1.5 s for it."""
+    perf phase's workers, each of which times one row: a spare takes their start-up off the timed core where they
+    have cores of their own, harness.run.runner._Spares). Other workers (the probe, precision rows) never import
+    scipy, so they do not pay ~1.5 s for it."""
     if not isinstance(service, Rows):
         return
     from harness.run import sandbox  # noqa: F401
-    if getattr(settings, "timing", None) is not None and getattr(settings, "cpus", None):
+    if getattr(settings, "timing", None) is not None and (getattr(settings, "cpus", None)
+                                                          or getattr(settings, "timed_rows", False)):
         from harness.perf import stats, timing  # noqa: F401
 
 
@@ -464,7 +466,7 @@ def _run_job(conn: Connection, backend: Any, job: Any) -> dict:
 
     def exchange(kind: str, payload: dict) -> Any:
         send(conn, kind, payload)
-        return bool(conn.recv()) if kind == "called" else None
+        return bool(conn.recv()) if kind in sandbox.ANSWERED else None
 
     try:
         with mmap.mmap(fd, job.size) as view:

@@ -1,0 +1,114 @@
+"""Every call the operator makes is judged, and the timing is bounded by the judge's own clock (issue 37, class 1):
+each attack of tests/native/hostile_calls.c passed on b6fba62 and is charged to its own row here, naming the call;
+a good row beside them passes (no check fires alone), and the row timed after a library patched the timing code
+is timed by a fresh worker (its figure is its own)."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import _native_lib
+from tables import csymm_row, write_csymm_table
+from test_hostile import harness
+
+#: row -> (m, words its FAIL reason must match); m picks the attack in hostile_calls.c
+ATTACKS = {
+    "TC_PF_status": (221, r"warm-up call 1 of \d+: status ACLBLAS_STATUS_EXECUTION_FAILED, the checked call's was "
+                          r"ACLBLAS_STATUS_SUCCESS"),
+    "TC_PF_wrong_c": (222, r"warm-up call 1 of \d+: the output is wrong"),
+    "TC_PF_padding": (223, r"warm-up call 1 of \d+: C: 1 element\(s\) changed outside the written region"),
+    "TC_PF_guard": (224, r"warm-up call 1 of \d+: C: guard zone after the buffer overwritten"),
+    "TC_PF_recheck": (225, r"warm-up call 1 of \d+: the output is wrong"),
+    "TC_PF_patched": (226, r"timing not credible: the samples \(.* s\) and the measured overhead \(.* s\) account "
+                           r"for .* s of the .* s the judge's clock saw"),
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> dict[str, dict]:
+    lib = _native_lib(tmp_path_factory, "hostile_calls", "-O1", "-lm")
+    tmp = tmp_path_factory.mktemp("calls")
+    rows = [csymm_row(name, m, 3, beta="0.5,-0.25" if name == "TC_PF_recheck" else "0,0",
+                      ldc="225" if name == "TC_PF_padding" else "") for name, (m, _) in ATTACKS.items()]
+    rows += [csymm_row("TC_PF_after", 227, 2, beta="0,0"), csymm_row("TC_PF_good", 8, 3),
+             csymm_row("TC_PF_wobbly", 228, 3, beta="0,0")]
+    table = write_csymm_table(tmp / "csymm_test.csv", rows)
+    proc = harness(["run", str(table), "--operator-lib", str(lib), "--report-dir", "r", "--history", "h.sqlite",
+                    "--rounds", "1", "--min-samples", "8", "--max-time", "0.5"], tmp)
+    out, err = proc.communicate(timeout=400)
+    assert "Traceback" not in out + err, err[-2000:]
+    (path,) = (tmp / "r").glob("*/report.json")
+    return {c["case_name"]: c for c in json.loads(path.read_text())["cases"]}
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_each_attack_on_the_calls_fails_its_row_naming_the_call(run, name):
+    case = run[name]
+    assert case["verdict"] == "FAIL" and re.search(ATTACKS[name][1], case["reason"]), case["reason"]
+
+
+def test_the_good_row_beside_them_passes(run):
+    """The negative control: a good row of the same library in the same run passes every new check."""
+    assert run["TC_PF_good"]["verdict"] == "PASS", run["TC_PF_good"]["reason"]
+
+
+def test_calls_whose_results_differ_within_the_tolerance_pass(run):
+    """Every other call leaves C[0] one ulp off: those bytes are new to the judge, judged against the golden, and
+    pass (a byte-for-byte comparison with the checked call would fail them)."""
+    assert run["TC_PF_wobbly"]["verdict"] == "PASS", run["TC_PF_wobbly"]["reason"]
+
+
+def test_the_row_after_a_patched_one_is_timed_by_a_fresh_worker(run):
+    """227 sleeps 5 ms a call: its figure is its own (in the patched worker it would read 1/1000 of that)."""
+    after = run["TC_PF_after"]
+    assert after["verdict"] == "PASS", after["reason"]
+    assert after["timing"]["mean_us"] > 4000, after["timing"]["mean_us"]
+
+
+def _timing(samples_us: list[float], **extra) -> dict:
+    return {"samples_us": samples_us, "calls_per_sample": 1, **extra}
+
+
+def test_credibility_bounds_the_figures_by_the_judge_s_interval():
+    """The bound alone: samples that fit the judge's interval with the overhead pass; 1/1000 of it, samples longer
+    than it, and figures that are not finite and positive do not, each saying why with the numbers."""
+    from harness.run.engine import _credibility
+
+    costs = (1e-5, 1e-5)
+    honest = _timing([2000.0] * 50)  # 50 calls of 2 ms: 0.1 s
+    assert _credibility(honest, 0.11, costs, False, True) == ""
+    why = _credibility(_timing([2.0] * 50), 0.33, costs, False, True)
+    assert "account for" in why and "0.33 s the judge's clock saw" in why, why
+    assert "more than the 0.05 s" in _credibility(honest, 0.05, costs, False, True)
+    for bad in (math.nan, math.inf, 0.0, -1.0, "1"):
+        assert "not all finite and positive" in _credibility(_timing([2000.0, bad]), 0.11, costs, False, True)
+    # a later scope's warm-up and samples run inside the interval too
+    later = _timing([2000.0] * 50, scope="device", scopes={"call": _timing([2000.0] * 50, scope="call", warmup=10)})
+    assert _credibility(later, 0.23, costs, False, True) == ""
+    assert "account for" in _credibility(later, 2.0, costs, False, True)
+
+
+def test_off_the_cpu_backend_the_figures_are_bounded_from_above_only():
+    """On a device a sample's timer, the download of every buffer after it and (device scope) the host's share of
+    each call are outside the samples and unknown to the judge: only samples longer than its interval fail."""
+    from harness.run.engine import _credibility
+
+    costs = (1e-5, 1e-5)
+    device = _timing([10.0] * 50, scope="device")  # 10 us on the device, far more a call on the host
+    assert _credibility(device, 1.0, costs, False, False) == ""
+    assert "more than" in _credibility(_timing([100.0] * 50, scope="device"), 0.001, costs, False, False)
+    assert "account for" in _credibility(device, 1.0, costs, False, True)  # the same figures on the cpu backend
+
+
+def test_the_overhead_allowance_grows_with_the_load_per_core():
+    """The worker's gaps between samples stretch with the machine's load: an interval a quiet machine cannot
+    explain is credible at 8 runnable processes per core (negative control: the same figures at load 1)."""
+    from harness.run.engine import _credibility
+
+    figures = _timing([100.0] * 200)  # 200 samples of 0.1 ms in 1 s: gaps of 5 ms between them
+    assert "account for" in _credibility(figures, 1.0, (1e-5, 1e-5), False, True, load=1.0)
+    assert _credibility(figures, 1.0, (1e-5, 1e-5), False, True, load=8.0) == ""
