@@ -1,4 +1,4 @@
-"""The harness's peak memory per row against the `--memory-cap` estimate (harness/judge/footprint.py), for the largest rows
+"""The harness's peak memory per row against the `--memory-cap` estimate (harness/run/memory.py), for the largest rows
 of both project tables and the issue's batchCount 10^6 row. Each row runs alone in a fresh process on the CPU twin
 (timing off: the perf phase's timed calls add no harness memory); the peak is VmHWM over the row minus the resident
 bytes at its start, so it includes the operator's own workspace.

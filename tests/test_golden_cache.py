@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.tables.load import load_cases
 from harness.cli import main
 from harness.judge import golden_cache
 from harness.run import engine
@@ -30,7 +31,7 @@ def entries(cache_dir: Path) -> list[Path]:
 
 
 def first_cases(n: int, perf: bool = False) -> list[engine.Case]:
-    return [c for c in engine.load_cases([TABLE]) if c.expected_status == 0 and c.is_perf == perf][:n]
+    return [c for c in load_cases([TABLE]) if c.expected_status == 0 and c.is_perf == perf][:n]
 
 
 def judged(case: engine.Case) -> engine.RowJudge:

@@ -33,15 +33,16 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
-from harness import ops
+from harness.model import operators as ops
 from harness.store import job
-from harness.run import bwrap, proctree, untrusted, worker
+from harness.run import bwrap, proctree, worker
+from harness.model import untrusted
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.run.engine import Case, Malformed, RowJudge, backend_info, footprint_bytes
 from harness.run.sandbox import BackendInfo
-from harness.settings import Settings
-from harness.store.record import FAILING, VERDICTS, Record
+from harness.model.settings import Settings
+from harness.model.record import FAILING, VERDICTS, Record
 
 #: How long the backend check may take to load the library, create a handle and destroy it.
 PROBE_LIMIT_S = 120.0
@@ -873,7 +874,7 @@ def ahead_bytes(cases: list[Case], memory_cap: int) -> float:
 
 
 def _footprint(case: Case | None) -> float:
-    """A row's estimated harness footprint (harness.judge.footprint); infinite for one that cannot be planned."""
+    """A row's estimated harness footprint (harness.run.memory); infinite for one that cannot be planned."""
     try:
         if case is not None and case.args is not None and not case.skip and not case.errors:
             return footprint_bytes(case)
