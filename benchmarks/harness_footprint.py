@@ -33,7 +33,8 @@ OWN = [
 CHILD = """
 import json, sys
 from harness.backends import open_backend
-from harness.run.engine import load_table, run_case
+from harness.run.engine import run_case
+from harness.tables.load import load_table
 case = next(c for c in load_table(sys.argv[1]) if c.name == sys.argv[2])
 backend = open_backend("cpu")
 rec = run_case(case, backend, memory_cap=1 << 40)

@@ -28,7 +28,7 @@ import pytest
 from harness.model.settings import Settings, default_timeout_s, from_options
 
 if TYPE_CHECKING:  # the engine (numpy, scipy, the reports) loads only in a session that collects a table
-    from harness.run.engine import Case
+    from harness.model.case import Case
 
 #: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"

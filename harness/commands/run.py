@@ -23,7 +23,8 @@ from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.tables.cases import TableError
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case
+from harness.model.settings import DEFAULT_MEMORY_CAP
+from harness.model.case import Case
 from harness.tables.load import table_cases
 from harness.tables.cases import matches
 from harness.model.exitcodes import Exit

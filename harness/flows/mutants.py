@@ -17,7 +17,7 @@ from typing import Any, Callable
 from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.model.record import Record
 from harness.run.runner import check_backend, run
 from harness.model.settings import Settings

@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from harness.run import runner
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.model.record import Record
 
 #: The Ray resource one row needs, per backend: the cpu backend's emulated devices are NPUs too.

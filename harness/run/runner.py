@@ -39,7 +39,8 @@ from harness.run import bwrap, proctree, worker
 from harness.model import untrusted
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
-from harness.run.engine import Case, Malformed, RowJudge, backend_info, footprint_bytes
+from harness.model.case import Case
+from harness.run.engine import Malformed, RowJudge, backend_info, footprint_bytes
 from harness.run.sandbox import BackendInfo
 from harness.model.settings import Settings
 from harness.model.record import FAILING, VERDICTS, Record

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from harness.store import provenance
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.model.meta import RESULTS
 from harness.store.stored import read_path
 
