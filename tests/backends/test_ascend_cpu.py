@@ -112,6 +112,7 @@ def _inf_row(table: str):
                                      "no-pipe-barrier", "nan-into-cube", "gm-out-of-bounds", "l0c-misaligned",
                                      "saturation-unset", "fixpipe-unit-flag-off",
                                      pytest.param("tile-dealt-twice", marks=pytest.mark.slow)])  # a build: ~30 s
+@pytest.mark.slow  # 216 s of a bare pytest -n 2 at load ~20
 def test_negative_control_fails_naming_the_problem(control):
     patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
     backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
@@ -180,6 +181,7 @@ def test_a_flag_read_as_nonzero_without_its_memset_keeps_later_calls_off_the_cub
         backend.close()
 
 
+@pytest.mark.slow  # 24 s of a bare pytest -n 2 at load ~20
 def test_old_plane_order_fails_the_precision_gate_the_interleaved_order_passes(device):
     current = kernel_precision.csymm_real_part(device, 512, "NORMAL_10_1", side=abi.SIDE_RIGHT)
     assert current.passed, current.reason

@@ -154,6 +154,7 @@ def taskbook_verdicts(report):
     return {c["case_name"]: [b["verdict"] for b in c["baseline"] if b["kind"] == "taskbook"] for c in report["cases"]}
 
 
+@pytest.mark.slow  # 84 s of a bare pytest -n 2 at load ~20
 def test_too_slow_on_ascend_950pr_fails_each_taskbook_row(fake_cann, slow_ops, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, report = run_taskbook_rows(tmp_path, slow_ops)
@@ -164,6 +165,7 @@ def test_too_slow_on_ascend_950pr_fails_each_taskbook_row(fake_cann, slow_ops, t
     assert code == 1
 
 
+@pytest.mark.slow  # 58 s of a bare pytest -n 2 at load ~20
 def test_other_soc_is_no_ref_and_exits_2_with_one_line(fake_cann, slow_ops, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")
@@ -175,6 +177,7 @@ def test_other_soc_is_no_ref_and_exits_2_with_one_line(fake_cann, slow_ops, tmp_
     assert len(lines) == 1 and "Ascend 910B" in lines[0]
 
 
+@pytest.mark.slow  # 102 s of a bare pytest -n 2 at load ~20
 def test_hardware_override_is_judged_and_both_names_reported(fake_cann, slow_ops, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")

@@ -45,6 +45,7 @@ def test_baseline_records_a_run_of_kind_baseline_and_still_writes_its_table(tmp_
     assert f"run {run['run_id']} (kind baseline) recorded" in out
 
 
+@pytest.mark.slow  # 22 s of a bare pytest -n 2 at load ~20
 def test_mutants_runs_are_recorded_and_never_chosen_as_latest(tmp_path, paths, capsys):
     table = write_csymm_table(tmp_path / "csymm_test.csv", [
         csymm_row("TC_L0_0001", 5, 3), csymm_row("TC_L0_0002", 4, 6, side="ACLBLAS_SIDE_RIGHT")])

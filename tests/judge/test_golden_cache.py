@@ -117,6 +117,7 @@ def run_goldens(tmp_path: Path, *extra: str) -> dict:
     return json.loads(next(out.glob("*/report.json")).read_text(encoding="utf-8"))["job"]
 
 
+@pytest.mark.slow  # 43 s of a bare pytest -n 2 at load ~20
 def test_the_second_run_reads_every_golden_and_no_golden_cache_computes_them(cache_dir, tmp_path, capsys):
     first = run_goldens(tmp_path)
     assert first["goldens"] == 4 and first["golden_hits"] == 0

@@ -130,6 +130,7 @@ def test_a_device_run_with_no_judged_baseline_says_so():
     assert unjudged_device_run([untimed], "cuda", "H100") == ""          # nothing timed: nothing to judge
 
 
+@pytest.mark.slow  # 51 s of a bare pytest -n 2 at load ~20
 def test_rounds_each_in_a_fresh_process_merged_once_per_row():
     """runner.run's perf phase on the twin: one record per row, each with its rounds, none from the settling pass;
     a round that is cut short by the budget keeps at least the 3 rounds compare needs."""

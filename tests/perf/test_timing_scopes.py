@@ -102,6 +102,7 @@ def taskbook_run(tmp_path, monkeypatch, lib, *scopes):
     return code, json.loads(next(out.glob("*/report.json")).read_text())["cases"][0]
 
 
+@pytest.mark.slow  # 33 s of a bare pytest -n 2 at load ~20
 def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, monkeypatch):
     home, ops = fake_device.build(tmp_path / "cann")
     violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
@@ -130,6 +131,7 @@ def test_taskbook_row_passes_in_device_scope_and_fails_in_call_scope(tmp_path, m
     assert violations.read_text() == ""
 
 
+@pytest.mark.slow  # 28 s of a bare pytest -n 2 at load ~20
 def test_a_runtime_without_notify_says_so_once_and_times_the_call_scope(tmp_path, monkeypatch, capsys):
     # the default scope (device) on a runtime without the notify calls: one line at start-up, the row timed in the
     # call scope, its device-scope limit NO_REF with the reason (before: every perf row an ERROR, exit 1)
@@ -149,6 +151,7 @@ def test_a_runtime_without_notify_says_so_once_and_times_the_call_scope(tmp_path
     assert violations.read_text() == ""
 
 
+@pytest.mark.slow  # 35 s of a bare pytest -n 2 at load ~20
 def test_a_runtime_with_notify_says_nothing_and_times_the_device_scope(tmp_path, monkeypatch, capsys):
     # the negative control of the test above: the same run on the runtime with the notify calls
     home, ops = fake_device.build(tmp_path / "cann")
@@ -267,6 +270,7 @@ def msprof_run(tmp_path, monkeypatch, lib):
     return code, json.loads(found[0].read_text())["cases"] if found else None
 
 
+@pytest.mark.slow  # 92 s of a bare pytest -n 2 at load ~20
 def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeypatch, capsys):
     home, ops = fake_device.build(tmp_path / "cann")
     violations = fake_device.use(monkeypatch, home, fake_device.twin(), host_us=H, device_us=D, launches=K)
@@ -292,6 +296,7 @@ def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeyp
     assert violations.read_text() == ""
 
 
+@pytest.mark.slow  # 67 s of a bare pytest -n 2 at load ~20
 def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
     from harness.flows import msprof
     with pytest.raises(msprof.MsprofError, match="no op_summary_"):

@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from harness.reports.progress import ROW_OVERHEAD_FLOPS, Progress, closing_lines
 from harness.model.record import new_record
 from tables import csymm_row, write_csymm_table
@@ -58,6 +60,7 @@ def _run_in_pty(argv: list[str], timeout: float = 240) -> tuple[int, str]:
     return proc.wait(timeout=30), b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow  # 25 s of a bare pytest -n 2 at load ~20
 def test_terminal_gets_a_live_display_with_phase_rate_eta_failures_and_row_being_timed(tmp_path, toy_lib):
     code, out = _run_in_pty(_argv(tmp_path, toy_lib))
     assert code == 1, out  # TC_L0_bad fails
@@ -73,6 +76,7 @@ def test_terminal_gets_a_live_display_with_phase_rate_eta_failures_and_row_being
     assert "4 rows: 3 passed, 1 failed" in text
 
 
+@pytest.mark.slow  # 26 s of a bare pytest -n 2 at load ~20
 def test_a_pipe_gets_plain_status_lines(tmp_path, toy_lib):
     result = subprocess.run(_argv(tmp_path, toy_lib), cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert result.returncode == 1, result.stdout + result.stderr

@@ -227,6 +227,7 @@ def test_html_escapes_cell_text(tmp_path: Path) -> None:
     assert "未通过用例按用例族（1）" in html  # a failing row earns the failures chart
 
 
+@pytest.mark.slow  # 34 s of a bare pytest -n 2 at load ~20
 def test_plots_only_where_they_carry_a_signal(tmp_path: Path) -> None:
     records = [precision_row(f"TC_L0_{i:04d}") for i in range(300)]
     records += [perf_row(f"TC_PF_{i:04d}", mean=50.0 + i, seed=i) for i in range(60)]
@@ -281,6 +282,7 @@ def png_size(uri: str) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow  # 57 s of a bare pytest -n 2 at load ~20
 def test_every_plot_fits_the_page_and_panels_name_their_operator() -> None:
     rows = [perf_row(f"TC_PF_{i:04d}", seed=i) for i in range(6)]
     for r in rows:
@@ -400,6 +402,7 @@ def main_job() -> list[dict]:
     return records
 
 
+@pytest.mark.slow  # 29 s of a bare pytest -n 2 at load ~20
 def test_the_main_jobs_first_screen_says_what_was_judged_and_its_files_stay_small(tmp_path: Path) -> None:
     records = main_job()
     paths = write_all(tmp_path, MAIN_META, records)

@@ -90,6 +90,7 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="spares start on the judge's cores, beside the timed")
+@pytest.mark.slow  # 30 s of a bare pytest -n 2 at load ~20
 def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch):
     """A perf row's worker is a spare forked (and started up) while the previous row's worker still ran its row,
     not a process forked once that one ended; every row still passes, once. Ordering only, no timing."""
@@ -121,6 +122,7 @@ def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch
     assert all(w.status is not None for w in workers), "a worker (a spare included) outlived the run"
 
 
+@pytest.mark.slow  # 33 s of a bare pytest -n 2 at load ~20
 def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
@@ -129,6 +131,7 @@ def test_each_perf_row_computes_its_golden_once_for_all_its_rounds():
     assert tally["goldens"] == 2, "a golden was recomputed for a later round of its row"
 
 
+@pytest.mark.slow  # 21 s of a bare pytest -n 2 at load ~20
 def test_a_row_decided_after_its_round_goes_out_at_once_and_frees_its_golden(monkeypatch):
     """A row whose first round already decides it (here: told it gets one round) leaves at once: its record is out
     before the next row runs, and its golden no longer holds the kept-goldens budget, so the row after it keeps its

@@ -64,6 +64,7 @@ def cli(*argv):
                            *argv], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # 29 s of a bare pytest -n 2 at load ~20
 def test_run_records_the_library_sha256_build_id_and_the_checkout_commit(tmp_path):
     from harness.backends.build import BuildError, build_twin
 

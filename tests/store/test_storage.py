@@ -35,6 +35,7 @@ def _table(tmp_path: Path, rows: int) -> Path:
                                                            for i in range(rows)])
 
 
+@pytest.mark.slow  # 53 s of a bare pytest -n 2 at load ~20
 def test_history_filling_the_disk_mid_run_is_one_line_exit_3_and_loses_nothing(tmp_path, toy_lib):
     table = _table(tmp_path, 40)
     args = ["run", str(table), "--operator-lib", str(toy_lib), "--report-dir", "r", "--history", "h.sqlite"]
@@ -51,6 +52,7 @@ def test_history_filling_the_disk_mid_run_is_one_line_exit_3_and_loses_nothing(t
     assert not list(tmp_path.glob("r/*/.*.tmp"))
 
 
+@pytest.mark.slow  # 29 s of a bare pytest -n 2 at load ~20
 def test_report_dir_filling_up_is_one_line_exit_3_and_keeps_the_rows(tmp_path, toy_lib):
     small = tmp_path / "small"
     small.mkdir()

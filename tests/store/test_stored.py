@@ -147,6 +147,7 @@ def refusals(runs: dict[str, Path], tmp_path: Path, capsys) -> Iterator[tuple[st
         yield name, target, one_line(capsys)
 
 
+@pytest.mark.slow  # 29 s of a bare pytest -n 2 at load ~20
 def test_the_pristine_runs_pass_every_command(pristine, tmp_path, capsys):
     """The negative control: what the tampering tests break is accepted as written."""
     runs = copy_runs(pristine, tmp_path)
@@ -273,6 +274,7 @@ def test_frozensets_and_sets_encode(tmp_path):
     assert codec.dumps({"x": {3, 1}, "y": (float("-inf"),)}) == '{"x": [1, 3], "y": ["-Infinity"]}'
 
 
+@pytest.mark.slow  # 24 s of a bare pytest -n 2 at load ~20
 def test_report_and_merge_give_the_runs_own_exit_code(tmp_path, capsys):
     """An NPU run whose perf rows are all NO_REF exits 2 from `harness run` (nothing judged its times); rebuilding
     its report or merging its shards must say the same, and report.json's exit_code too. The cpu run of the same
