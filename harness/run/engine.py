@@ -13,9 +13,10 @@ import traceback
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
+import xxhash
 
 from golden import sample
 from harness.judge import golden_cache
@@ -34,6 +35,9 @@ from harness.settings import DEFAULT_MEMORY_CAP
 #: kept until its round decides it is the last): a larger one is computed again. The main job's 406 perf rows
 #: hold 602 MiB at most, sampled ones included; at 256 MiB an idle main job computed 241 of them again.
 KEPT_GOLDENS_BYTES = 1 << 30
+#: The judge measures the cost of copying a row's bytes (_credibility) a chunk at a time: a whole copy of the largest
+#: row's buffers (768 MiB beside the judge's own copy of them) was the peak of the main job's judge.
+COPY_CHUNK_BYTES = 64 << 20
 
 
 def load_table(path: str | Path) -> list[Case]:
@@ -117,9 +121,10 @@ def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_C
                           f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
                           f"the {memory_cap / 2**30:.2f} GiB cap")
     bufs = spec.buffers(case.args, case.seed)
-    if use_poison:
-        for b in bufs.values():
+    for b in bufs.values():
+        if use_poison:
             b.host = poison(b.host, b.never_read)
+        b.never_read = None  # poisoned now, and nothing after planning reads it: a byte per element not kept
     return bufs
 
 
@@ -271,7 +276,11 @@ class RowJudge:
         self.costs = (0.0, 0.0)       # (digest, copy) seconds of all the row's bytes, measured by the judge
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
-        self._after: dict[str, np.ndarray] | None = None  # the checked call's buffers, from begin_called
+        self._after: dict[str, np.ndarray] | None = None  # the checked call's outputs, from begin_called
+        self._read_back: tuple = ()   # begin_called's digests and input problems, for end_called
+        self._uploaded: dict[str, str] = {}  # each input's digest as it must stay (guards and data)
+        self._let_go: list[str] = []  # inputs whose host data the judge let go once uploaded (_inputs plans them)
+        self._replan = (use_poison, memory_cap)
         self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
         self.cache_goldens = cache_goldens  # False where the operator runs in this process (run_case)
         try:
@@ -322,6 +331,13 @@ class RowJudge:
             self.golden = self._golden()
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
         slots = self._layout(untouchable)
+        # inputs no golden reads (a sampled golden reads its own, or some of these) are only checked from here on:
+        # their digests suffice until a check finds one changed
+        held = list(self.golden.bufs.values()) if self.golden is not None else []
+        self._let_go = [n for n, b in self.bufs.items()
+                        if not b.output and b.points_to is None and not any(b is g for g in held)]
+        for name in self._let_go:
+            self.bufs[name].host = None  # type: ignore[assignment]  # _inputs() plans it again
         timed = case.is_perf and self.timing_config is not None
         self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
                           accumulates=spec.accumulates(case.args), untouchable=untouchable)
@@ -344,7 +360,7 @@ class RowJudge:
 
     def _layout(self, untouchable: bool) -> tuple:
         """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
-        from harness.run.sandbox import Slot
+        from harness.run.sandbox import Slot, digest
 
         self.zones: dict[str, tuple[int, int]] = {}
         slots, offset = [], 0
@@ -372,6 +388,8 @@ class RowJudge:
             # a pointer table's entries are the sandbox's own addresses: zeros until it fills them
             memory[front:front + b.nbytes] = b.host.view(np.uint8).ravel() if b.points_to is None else 0
             memory[front + b.nbytes:] = guard_pattern(back)
+            if not b.output:
+                self._uploaded[s.name] = digest([memoryview(memory)])
             del memory  # no export of the mapping may outlive this (close() unmaps it)
         self.slots = tuple(slots)
         return self.slots
@@ -385,6 +403,57 @@ class RowJudge:
     def _copy(self) -> dict[str, np.ndarray]:
         """The judge's own copy of every buffer as the sandbox left it (the sandbox may still write its mapping)."""
         return {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy() for s in self.slots}
+
+    def _read(self, judge_inputs: bool) -> tuple[dict[str, np.ndarray], list[str], str, list[str]]:
+        """The shared memory read once, a chunk at a time into the judge's own memory (the sandbox may still write
+        it), so that the judge never holds a second copy of the whole row: (the output buffers whole, where
+        `judge_inputs`; each buffer's digest (sandbox.digest); the digest of all of them in order, as
+        sandbox.sample_digest of timed_parts(slots, False); where `judge_inputs`, the other buffers whose bytes are
+        not those uploaded), every byte judged and digested from the same copy of it."""
+        from harness.run.sandbox import digest
+
+        kept: dict[str, np.ndarray] = {}
+        digests: list[str] = []
+        changed: list[str] = []
+        whole = xxhash.xxh3_128()
+        scratch = np.empty(min(COPY_CHUNK_BYTES, max((s.size for s in self.slots), default=0)), np.uint8)
+
+        def chunks(s: Any, into: np.ndarray | None) -> Iterator[np.ndarray]:
+            for lo in range(0, s.size, COPY_CHUNK_BYTES):
+                part = into[lo:lo + COPY_CHUNK_BYTES] if into is not None else scratch[:min(COPY_CHUNK_BYTES,
+                                                                                            s.size - lo)]
+                part[:] = np.frombuffer(self.view, np.uint8, part.size, s.offset + lo)
+                whole.update(part)
+                yield part
+
+        for s in self.slots:
+            into = np.empty(s.size, np.uint8) if judge_inputs and s.output else None
+            digests.append(digest(chunks(s, into)))
+            if into is not None:
+                kept[s.name] = into
+            elif judge_inputs and not s.output and digests[-1] != self._uploaded[s.name]:
+                changed.append(s.name)
+        return kept, digests, whole.hexdigest(), changed
+
+    def _input_problems(self, changed: list[str]) -> list[str]:
+        """What changed in the input buffers `_read` found changed, from a copy of each (it may have changed
+        again: a buffer that now reads as uploaded changed while the judge read it)."""
+        problems = []
+        for s in (s for s in self.slots if s.name in changed):
+            raw = {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy()}
+            problems += region_problems({s.name: self._inputs()[s.name]}, raw, self.zones) \
+                or [f"{s.name}: changed while the judge read it"]
+        return problems
+
+    def _inputs(self) -> dict[str, Buffer]:
+        """The row's buffers, each with its host data: the inputs the judge let go once uploaded (a row whose
+        golden reads its own buffers, or none) planned again from the row's seed, for a check that needs them."""
+        if self._let_go:
+            fresh = plan(self.case, *self._replan, self.info.fenced)
+            for name in self._let_go:
+                self.bufs[name].host = fresh[name].host
+            self._let_go = []
+        return self.bufs
 
     # -- messages ------------------------------------------------------------------------------------------------
     def on_called(self, payload: Any) -> bool:
@@ -416,7 +485,8 @@ class RowJudge:
         rec["memory"]["operator_growth_bytes"] = p["growth"]
         # the workspace the backend reports (an emulator's lives in the worker's host memory) is not a leak
         self._allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
-        self._after = self._copy()
+        self._after, digests, whole, changed = self._read(judge_inputs=True)
+        self._read_back = (digests, whole, self._input_problems(changed))
         go = self.job.timing is not None and status == abi.Status.SUCCESS == case.expected_status \
             and not fp_changes and rec["memory"]["verdict"] != "FAIL"
         self.stage = "timing" if go else "called"
@@ -425,16 +495,15 @@ class RowJudge:
     def end_called(self) -> bool:
         """The second half of on_called: the copy judged (untouched memory, scalars, leaks, precision). Whether
         the row is timed; False after begin_called said yes: the timed loop runs, and on_timed drops it."""
-        from harness.run.sandbox import digest
-
         after, self._after = self._after, None
         if after is None:  # untouchable: judged on its status alone
             return False
         p, case, rec = self._called, self.case, self.rec
         status = p["status"]
         fp_changes = p["fpenv"]
-        problems = region_problems(self.bufs, after, self.zones) + self._scalar_problems(p["scalars"]) \
-            + _leak(p["growth"], self._allowed, "the operator call")
+        digests, whole, input_problems = self._read_back
+        problems = region_problems({n: self.bufs[n] for n in after}, after, self.zones) + input_problems \
+            + self._scalar_problems(p["scalars"]) + _leak(p["growth"], self._allowed, "the operator call")
         if fp_changes:
             problems.append(f"the operator changed the floating-point environment: {'; '.join(fp_changes)}")
         if rec["memory"]["verdict"] == "FAIL":
@@ -445,19 +514,27 @@ class RowJudge:
             rec.update(verdict=judgement.verdict, reason=judgement.reason)
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
-        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+        self.checked = digests
         self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
         self.untimed = self.stage == "timing" and not go
         if go:
-            from harness.run.sandbox import sample_digest, timed_parts
-
-            start = time.perf_counter()
-            self.reference = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
-            hashed = time.perf_counter()
-            {name: raw.copy() for name, raw in after.items()}
-            self.costs = (hashed - start, time.perf_counter() - hashed)
+            self.reference = whole
+            self.costs = self._costs()
         return go
+
+    def _costs(self) -> tuple[float, float]:
+        """(digest, copy) seconds of all the row's bytes, as a sample costs the sandbox: its digest of every buffer
+        whole (read in place: only the time counts), and a copy into fresh memory, a chunk at a time."""
+        from harness.run.sandbox import sample_digest, timed_parts
+
+        start = time.perf_counter()
+        sample_digest(timed_parts(self.slots, False, lambda s: memoryview(self.view)[s.offset:s.offset + s.size]))
+        hashed = time.perf_counter()
+        for s in self.slots:
+            for lo in range(0, s.size, COPY_CHUNK_BYTES):
+                np.frombuffer(self.view, np.uint8, min(COPY_CHUNK_BYTES, s.size - lo), s.offset + lo).copy()
+        return hashed - start, time.perf_counter() - hashed
 
     def _advance(self, expected: str, to: str) -> None:
         if self.stage != expected:
@@ -481,6 +558,8 @@ class RowJudge:
 
     def _point_tables(self, pointers: dict) -> None:
         """Pointer-array buffers hold the sandbox's device addresses: what they must still hold afterwards."""
+        from harness.run.sandbox import digest
+
         for name, b in self.bufs.items():
             if b.points_to is None:
                 continue
@@ -489,6 +568,9 @@ class RowJudge:
                                   dtype=np.uint64)
             except (KeyError, TypeError, ValueError, OverflowError) as exc:
                 raise Malformed(f"pointers: {type(exc).__name__}") from None
+            front, back = self.zones[name]
+            self._uploaded[name] = digest([memoryview(guard_pattern(front)), memoryview(b.host.view(np.uint8)),
+                                           memoryview(guard_pattern(back))])
 
     def _scalar_problems(self, scalars: dict) -> list[str]:
         return [f"{name}: the operator overwrote the const host scalar it was given by pointer"
@@ -522,7 +604,7 @@ class RowJudge:
 
         start = time.perf_counter()
         after = self._copy()
-        problems = region_problems(self.bufs, after, self.zones)
+        problems = region_problems(self._inputs(), after, self.zones)
         if sample_digest(timed_parts(self.slots, not p["whole"], lambda s: memoryview(after[s.name]))) != p["digest"]:
             problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if not problems and p["whole"] and self.golden is not None:
@@ -556,10 +638,14 @@ class RowJudge:
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
                                                  self.info.hardware)
         judged = self.checked  # the digests of the bytes end_called judged
-        after = self._copy()
-        self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]  # whole buffers: the timed parts
-        # byte for byte what end_called passed (both digests the judge's own): its checks would say so again
+        _, self.checked, last, _ = self._read(judge_inputs=False)  # whole buffers: the timed parts
+        # byte for byte what end_called passed (both digests the judge's own): its checks would say so again, and
+        # the judge needs no copy of them; else a copy of every buffer is judged
         same = self.checked == judged
+        after = {} if same else self._copy()
+        if not same:
+            self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
+            last = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
         calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
         totals = log["calls"]
         problems = self._status_problems(log) + [f"{_call_label(*failed[:3], totals)}: {failed[3]}"
@@ -568,11 +654,11 @@ class RowJudge:
             problems.append(f"re-check: status {abi.status_name(p['recheck_status'])}")
         if log["reference"] != self.reference:
             problems.append("the sandbox's digest of the checked call does not match the bytes the judge checked")
-        if sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name]))) != log["last"]:
+        if last != log["last"]:
             problems.append("the bytes after the last call are not those the sandbox's digest of it claims (a "
                             "forged digest, or a write after the call returned)")
         if not same:
-            problems += region_problems(self.bufs, after, self.zones)
+            problems += region_problems(self._inputs(), after, self.zones)
         problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
@@ -616,7 +702,8 @@ class RowJudge:
             late = [s.name for s, a, b in zip(self.slots, late_digests, self.checked) if a != b]
             if late and self.rec["verdict"] == "PASS":
                 after = self._copy()
-                where = region_problems({n: self.bufs[n] for n in late}, {n: after[n] for n in late}, self.zones)
+                where = region_problems({n: self._inputs()[n] for n in late}, {n: after[n] for n in late},
+                                        self.zones)
                 self.rec.update(verdict="FAIL", reason="; ".join([f"late write: {', '.join(late)} changed after the "
                                                                   "call returned (a thread left running?)", *where]))
         elif not self.job.untouchable and self.checked and not late_digests:
