@@ -330,14 +330,12 @@ class RowJudge:
         if want_golden and self.wants_golden:
             self.golden = self._golden()
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
-        slots = self._layout(untouchable)
-        # inputs no golden reads (a sampled golden reads its own, or some of these) are only checked from here on:
-        # their digests suffice until a check finds one changed
+        # inputs no golden reads (a sampled golden reads its own, or some of these) are only checked once uploaded:
+        # their digests suffice until a check finds one changed (_layout lets them go)
         held = list(self.golden.bufs.values()) if self.golden is not None else []
         self._let_go = [n for n, b in self.bufs.items()
                         if not b.output and b.points_to is None and not any(b is g for g in held)]
-        for name in self._let_go:
-            self.bufs[name].host = None  # type: ignore[assignment]  # _inputs() plans it again
+        slots = self._layout(untouchable)
         timed = case.is_perf and self.timing_config is not None
         self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
                           accumulates=spec.accumulates(case.args), untouchable=untouchable)
@@ -390,6 +388,8 @@ class RowJudge:
             memory[front + b.nbytes:] = guard_pattern(back)
             if not b.output:
                 self._uploaded[s.name] = digest([memoryview(memory)])
+            if s.name in self._let_go:  # one buffer at a time: never the row's host data and its shared memory whole
+                b.host = None  # type: ignore[assignment]  # _inputs() plans it again
             del memory  # no export of the mapping may outlive this (close() unmaps it)
         self.slots = tuple(slots)
         return self.slots
