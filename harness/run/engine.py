@@ -35,9 +35,9 @@ from harness.settings import DEFAULT_MEMORY_CAP
 #: kept until its round decides it is the last): a larger one is computed again. The main job's 406 perf rows
 #: hold 602 MiB at most, sampled ones included; at 256 MiB an idle main job computed 241 of them again.
 KEPT_GOLDENS_BYTES = 1 << 30
-#: The judge measures the cost of copying a row's bytes (_credibility) a chunk at a time: a whole copy of the largest
-#: row's buffers (768 MiB beside the judge's own copy of them) was the peak of the main job's judge.
-COPY_CHUNK_BYTES = 64 << 20
+#: The judge reads the shared memory, and measures the cost of copying it (_credibility), this many bytes at a time: a
+#: whole copy of the largest row (768 MiB, beside the host data and the shared memory) was the main job judge's peak.
+COPY_CHUNK_BYTES = 16 << 20
 
 
 def load_table(path: str | Path) -> list[Case]:
