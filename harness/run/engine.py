@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from harness.model import abi
+from harness.model import abi, codec
 from harness.model import operators as ops
 from harness.model.case import Case
 from harness.model.record import Record
@@ -508,8 +508,4 @@ def prepare_call(case: Case, backend: Any) -> Any:
 def _json_round_trip(payload: dict) -> Any:
     """`payload` as JSON data (tuples become lists, sets sorted lists, numpy scalars numbers): what the judge
     receives from a worker, and what a record is when it leaves the judge."""
-    import json
-
-    from harness.run.worker import plain
-
-    return json.loads(json.dumps(payload, default=plain))
+    return codec.loads(codec.message(payload))

@@ -36,7 +36,7 @@ from typing import Any, Callable, NoReturn
 from harness.model import operators as ops
 from harness.store import job
 from harness.run import bwrap, proctree, worker
-from harness.model import untrusted
+from harness.model import codec, untrusted
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.model.case import Case
@@ -1066,7 +1066,7 @@ def _beside_main(claims: _Claims, settings: Settings, device: int, cpus: set[int
         tally = job.new_tally()
 
         def send(rec: Record) -> None:
-            conn.send_bytes(json.dumps(["record", rec], default=worker.plain).encode())
+            conn.send_bytes(codec.message(["record", rec]))
 
         try:
             _run_phase({device: claims}, settings, [device], send, stop, tally=tally)
