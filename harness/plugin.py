@@ -196,7 +196,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return  # and the reports (matplotlib, pandas: ~0.7 s) are never imported by a session that timed nothing
     from tabulate import tabulate
 
-    from harness.reports.markdown import fmt
+    from harness.reports.content import fmt
 
     rows = []
     for nodeid, t in timed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.backends import open_backend
+from harness.run import goldens
 from harness.run.engine import RowJudge, run_case
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
@@ -100,8 +101,8 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
     tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
     judged = []
-    judge_output = engine.Golden.judge
-    monkeypatch.setattr(engine.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
+    judge_output = goldens.Golden.judge
+    monkeypatch.setattr(goldens.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
     backend = open_backend("cpu", cores=1)
     try:
         for wrong in (False, True):

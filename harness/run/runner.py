@@ -36,11 +36,13 @@ from typing import Any, Callable, NoReturn
 from harness.model import operators as ops
 from harness.store import job
 from harness.run import bwrap, proctree, worker
-from harness.model import untrusted
+from harness.model import codec, untrusted
 from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.model.case import Case
-from harness.run.engine import Malformed, RowJudge, backend_info, footprint_bytes
+from harness.run.messages import Malformed, backend_info
+from harness.run.engine import RowJudge
+from harness.run.buffers import footprint_bytes
 from harness.run.sandbox import BackendInfo
 from harness.model.settings import Settings
 from harness.model.record import FAILING, VERDICTS, Record
@@ -701,7 +703,7 @@ def _checked(case: Case, payload: Any, depth: int = 0) -> Record:
                 raise _Garbage(f"a record whose {key!r} is a {type(payload[key]).__name__}")
             rec[key] = payload[key]
     if rec["timing"] is not None:
-        from harness.run.engine import _timing
+        from harness.run.messages import checked_timing as _timing
 
         try:
             _timing(rec["timing"])
@@ -1064,7 +1066,7 @@ def _beside_main(claims: _Claims, settings: Settings, device: int, cpus: set[int
         tally = job.new_tally()
 
         def send(rec: Record) -> None:
-            conn.send_bytes(json.dumps(["record", rec], default=worker.plain).encode())
+            conn.send_bytes(codec.message(["record", rec]))
 
         try:
             _run_phase({device: claims}, settings, [device], send, stop, tally=tally)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import json
 import os
 import pickle
 import resource
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
+from harness.model import codec
 from harness.run import proctree
 
 #: The largest message a worker may send (a perf row's samples are well under 1 MiB).
@@ -209,18 +209,7 @@ def _watch_lifeline(fd: int) -> None:
 
 
 def send(conn: Connection, kind: str, payload: Any) -> None:
-    conn.send_bytes(json.dumps([kind, payload], default=plain).encode())
-
-
-def plain(obj: Any) -> Any:
-    """json.dumps's `default` for worker messages (and the judge's records): numpy values as numbers and lists,
-    sets as sorted lists, anything else its str()."""
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=str)
-    for attr in ("tolist", "item"):
-        if hasattr(obj, attr):
-            return getattr(obj, attr)()
-    return str(obj)
+    conn.send_bytes(codec.message([kind, payload]))
 
 
 # -- the warden: the trusted processes between the harness and the worker ----------------------------------------
