@@ -43,8 +43,11 @@ from harness.run.sandbox import BackendInfo
 from harness.settings import Settings
 from harness.store.record import FAILING, VERDICTS, Record
 
-#: How long the backend check may take to load the library, create a handle and destroy it.
+#: The most the backend check may take to load the library, create a handle and destroy it (within the row's limit,
+#: --timeout, which bounds it first when it is shorter).
 PROBE_LIMIT_S = 120.0
+#: The most an orderly close (aclblasDestroy; no unload: the worker ends with _exit, which runs no destructor of the
+#: library) may take before the worker is killed, again within the row's limit.
 _CLOSE_LIMIT_S = 5.0
 #: Live worker pids, and the harness's children that are none of ours (left alone when orphans are swept).
 _LIVE: set[int] = set()
@@ -405,7 +408,7 @@ class _Worker:
     def close(self) -> None:
         """Orderly end: destroy the handle, exit; killed if it does not within a few seconds."""
         self._send(None)
-        self.exited(_CLOSE_LIMIT_S)
+        self.exited(min(_CLOSE_LIMIT_S, self.settings.timeout_s))
         self.kill()
 
     def how_it_died(self) -> str:
@@ -1170,12 +1173,13 @@ def _run_perf(perf: list[Case], settings: Settings, devices: list[int], on_recor
 
 
 def check_backend(settings: Settings) -> dict[str, Any]:
-    """Load the library, create a handle and destroy it in a probe worker, within PROBE_LIMIT_S: a library that
-    crashes, exits or hangs doing so is one BackendUnavailable line (exit 3), and the harness never loads it.
+    """Load the library, create a handle and destroy it in a probe worker, within the row's limit (--timeout; at most
+    PROBE_LIMIT_S) from the worker's interpreter being up: a library that crashes, exits or hangs doing so is one
+    BackendUnavailable line (exit 3), and the harness never loads it.
     SIGINT/SIGTERM meanwhile end the probe (its worker and note directory gone) and raise Interrupted."""
     if settings.backend == "cpu" and not settings.backend_options.get("operator_lib"):
         ensure_twin()  # compiling is not loading: done here, so the probe's time limit is the library's alone
-    limit = min(PROBE_LIMIT_S, max(settings.timeout_s, 5.0))
+    limit = min(PROBE_LIMIT_S, settings.timeout_s)
     with _subreaper(), StopSignals() as stop:
         return _probe(settings, limit, stop)
 
