@@ -46,16 +46,16 @@ def whole(n: int, timed: bool) -> None:
     """A worker through the runner as the perf phase starts one: fork -> "started" (interpreter and imports) ->
     "ready" (confinement, library loaded, aclblasCreate)."""
     from harness.perf.timing import TimingConfig
-    from harness.run import runner
+    from harness.run import handle, process, runner
     from harness.settings import Settings
 
     settings = Settings(timing=TimingConfig() if timed else None, timed_rows=timed, timeout_s=60.0)
     runner.ensure_twin()
     starts, readies, closes = [], [], []
-    with runner._subreaper():
+    with process.subreaper():
         for _ in range(n):
             t0 = time.monotonic()
-            w = runner._Worker(settings)
+            w = handle.Worker(settings)
             started = ready = None
             while ready is None:
                 wait(w.waitables(), timeout=1.0)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import proctree, runner
+from harness.run import handle, proctree
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_library_that_cannot_load_create_or_destroy_is_one_line_and_exit_3(tmp_p
                     "--history", "h.sqlite"], tmp_path, HARNESS_TEST_MARK=mark, **{name: value})
     out, err = proc.communicate(timeout=120)
     # a hang ends within the row's limit (2 s) once the probe's interpreter is up (its start-up grace at most 30 s)
-    assert time.monotonic() - start < 2 + runner.STARTUP_GRACE_S + 15, err
+    assert time.monotonic() - start < 2 + handle.STARTUP_GRACE_S + 15, err
     assert proc.returncode == 3
     assert len(err.strip().splitlines()) == 1 and words in err, err
     assert not list(tmp_path.glob("r/*/report.json"))  # nothing ran, nothing is reported as if it had
