@@ -45,9 +45,8 @@ def steps(n: int) -> None:
 def whole(n: int, timed: bool) -> None:
     """A worker through the runner as the perf phase starts one: fork -> "started" (interpreter and imports) ->
     "ready" (confinement, library loaded, aclblasCreate)."""
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import Settings, TimingConfig
     from harness.run import handle, process, runner
-    from harness.settings import Settings
 
     settings = Settings(timing=TimingConfig() if timed else None, timed_rows=timed, timeout_s=60.0)
     runner.ensure_twin()

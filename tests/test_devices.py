@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import devices, handle, phase, runner
-from harness.run.engine import load_cases
-from harness.perf.timing import TimingConfig
+from harness.run import handle, phase, runner
+from harness.model import devices
+from harness.tables.load import load_cases
+from harness.model.settings import TimingConfig
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

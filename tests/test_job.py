@@ -13,8 +13,9 @@ import pytest
 from harness.store import job
 from harness.run import handle, process, runner
 from harness.run.ahead import AHEAD_BYTES, Ahead, ahead_bytes, row_footprint
-from harness.run.engine import RowJudge, load_cases
-from harness.perf.timing import TimingConfig
+from harness.run.engine import RowJudge
+from harness.tables.load import load_cases
+from harness.model.settings import TimingConfig
 from test_hostile import survivors
 
 TABLE = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
@@ -185,8 +186,8 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
     import io
     from types import SimpleNamespace
 
-    from harness.progress import Progress
-    from harness.store.record import new_record
+    from harness.reports.progress import Progress
+    from harness.model.record import new_record
 
     now = [0.0]
     out = io.StringIO()
@@ -267,7 +268,7 @@ def test_a_row_is_planned_ahead_while_both_rows_fit_in_the_largest_rows_footprin
     rows held at once never need more than that row alone."""
     from types import SimpleNamespace
 
-    from harness.settings import DEFAULT_MEMORY_CAP
+    from harness.model.settings import DEFAULT_MEMORY_CAP
 
     table = TABLE.parent / "sgemm_strided_batched_test.csv"
     perf = [c for c in load_cases([table]) if c.is_perf]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness.run import handle, library, phase
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 from tables import csymm_row, write_csymm_table
 
 

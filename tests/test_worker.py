@@ -37,8 +37,8 @@ def test_a_timed_worker_does_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys; from harness.run import worker; from harness.settings import Settings; "
-            "from harness.perf.timing import TimingConfig, timing_record; "
+    code = ("import sys; from harness.run import worker; from harness.model.settings import Settings, TimingConfig; "
+            "from harness.perf.timing import timing_record; "
             "worker._preload(worker.Rows(), Settings(timing=TimingConfig(), timed_rows=True)); "
             "timing_record([1e-3 * (1 + (i % 7) / 10) for i in range(90)], TimingConfig(), 3, True, 'max_samples'); "
             "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))")

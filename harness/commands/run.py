@@ -19,20 +19,24 @@ from pathlib import Path
 
 from harness.run import shard
 from harness.judge import golden_cache
-from harness import ops
+from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.tables.cases import TableError
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case, matches, table_cases
-from harness.exitcodes import Exit
+from harness.model.settings import DEFAULT_MEMORY_CAP
+from harness.model.case import Case
+from harness.tables.load import table_cases
+from harness.tables.cases import matches
+from harness.model.exitcodes import Exit
 from harness.options import (Grouped, add_backend_options, add_baselines_option, add_history_option,
                              add_select_option, add_table_options, add_timeout_option, add_timing_options,
                              default_tables, non_negative_int, positive_float, positive_int)
 from harness.tables import preflight
-from harness.settings import from_options
-from harness.progress import Progress
+from harness.model.settings import from_options
+from harness.reports.progress import Progress
 from harness.store import operator_identity
-from harness.store.session import Session, new_meta, new_settings, why
+from harness.flows.session import Session, new_meta, why
+from harness.model.meta import new_settings
 
 
 #: `harness run --help` by purpose: group title -> the option names (or the positional's name) it holds. A new
@@ -150,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
     if checked is None:
         return Exit.ENV
     every = [case for table, op in checked for case in table_cases(table, op)]
-    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.perf.msprof)
-        from harness.perf import msprof
+    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.flows.msprof)
+        from harness.flows import msprof
         return msprof.run(args, [c for c in every if matches(args.select, c.name)] if args.select else every,
                           baselines_for)
     try:

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jinja2
 import pandas as pd
 
-from harness.store.record import PERF_VERDICTS, VERDICTS, Record
+from harness.model.record import PERF_VERDICTS, VERDICTS, Record
 from harness.reports import headline
 from harness.reports.json_csv import exit_code, results_frame, write_atomic
 from harness.reports.markdown import METRICS, Section, Table, fmt, human_text, metric_cell, sections
 from harness.reports.plots import figures
-
-if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.store.session import RunMeta
+from harness.model.meta import RunMeta
 
 _VERDICT_WORDS = frozenset({*VERDICTS, *PERF_VERDICTS, *headline.WORDS.values()})
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),

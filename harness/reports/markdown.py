@@ -13,19 +13,17 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
 from harness.store import job
-from harness.store.record import DISPUTED, FAILING, VERDICTS, Record, summarize
+from harness.model.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports import headline, overview, plots
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
-
-if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.store.session import RunMeta
+from harness.model.meta import RunMeta
 
 #: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
 #: short of a colour-emoji font, and rendered as empty boxes).
@@ -68,7 +66,7 @@ PERF_RULE = ("判定口径：任务书基线 —— 均值 <= 限值为 PASS，9
              "倍数 = 实测均值 / 可通过的最大均值（> 1 表示需加速的倍数）。")
 TIMING_MODES = {"sync": "sync = 每次调用后同步（任务书 Avg time 口径）",
                 "steady": "steady = 连续发射、一次同步，按单次调用折算"}
-#: Threshold keys a criterion records in `precision` (harness.judge.criteria.Judgement.criteria).
+#: Threshold keys a criterion records in `precision` (harness.judge.diagnosis.Judgement.criteria).
 THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere_threshold", "mare_multiplier",
                   "eps", "atol_floor")
 
@@ -157,7 +155,7 @@ def _md_cell(cell: Any) -> Any:
 def sections(run: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
              frame: pd.DataFrame | None = None) -> list[Section]:
     """The report's nine sections, in the order of HEADINGS; `run` as the session holds it or the one reader of
-    stored runs returns it (every key present: session.load_meta)."""
+    stored runs returns it (every key present: harness.store.stored.load_meta)."""
     frame = results_frame(records) if frame is None else frame
     content = [
         _status(run, records, frame), _summary(frame), _failures(frame), _precision(run, records, frame),

@@ -6,7 +6,8 @@ import os
 import threading
 from typing import Callable
 
-from harness.run.engine import Case, RowJudge, footprint_bytes
+from harness.model.case import Case
+from harness.run.engine import RowJudge, footprint_bytes
 
 #: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
 #: buffers are then held at once), or in the footprint of the perf phase's largest row where that is more
@@ -61,7 +62,7 @@ def ahead_bytes(cases: list[Case], memory_cap: int) -> float:
 
 
 def row_footprint(case: Case | None) -> float:
-    """A row's estimated harness footprint (harness.judge.footprint); infinite for one that cannot be planned."""
+    """A row's estimated harness footprint (harness.run.memory); infinite for one that cannot be planned."""
     try:
         if case is not None and case.args is not None and not case.skip and not case.errors:
             return footprint_bytes(case)

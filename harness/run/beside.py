@@ -13,13 +13,13 @@ from multiprocessing.connection import wait
 from typing import Any, Callable, NoReturn
 
 from harness.run import proctree, worker
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.run.phase import run_phase
 from harness.run.process import KEEP, LIVE, Interrupted, StopSignals, fork
 from harness.run.rounds import run_perf
-from harness.settings import Settings
+from harness.model.settings import Settings
 from harness.store import job
-from harness.store.record import Record
+from harness.model.record import Record
 
 
 def beside_allowed(settings: Settings, devices: list[int]) -> bool:

@@ -19,72 +19,21 @@ import numpy as np
 
 from golden import sample
 from harness.judge import golden_cache
-from harness import abi, ops
-from harness.judge import criteria, footprint
+from harness.model import abi
+from harness.model import operators as ops
+from harness.judge import diagnosis
+from harness.run import memory as footprint
 from harness.perf import verdict as perf
-from harness.tables import header
-from harness.tables.cases import CellReader, Table, base_fields, matches, read_table
 from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards
-from harness.tables.case import Case
-from harness.store.record import Record
+from harness.model.case import Case
+from harness.model.record import Record
 from harness.run.sandbox import BackendInfo
-from harness.settings import DEFAULT_MEMORY_CAP
+from harness.model.settings import DEFAULT_MEMORY_CAP
 
 #: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (a row's golden is
 #: kept until its round decides it is the last): a larger one is computed again. The main job's 406 perf rows
 #: hold 602 MiB at most, sampled ones included; at 256 MiB an idle main job computed 241 of them again.
 KEPT_GOLDENS_BYTES = 1 << 30
-
-
-def load_table(path: str | Path) -> list[Case]:
-    """Every row of one table as a Case of the operator its file name or header names (harness.tables.header);
-    `harness run` checks the header first (harness.tables.preflight), this reads any table."""
-    table = read_table(str(path))
-    return table_cases(table, header.resolve(table)[0])
-
-
-def table_cases(table: Table, op: str | None) -> list[Case]:
-    """Every row of a read table as a Case of `op`; rows of an operator this harness lacks, or of none that could
-    be told, become SKIP cases that say so."""
-    spec = ops.get(op)
-    cases = []
-    for row in table.rows:
-        diags: list = []
-        reader = CellReader(row, diags)
-        base = base_fields(reader)
-        case = Case(table=table.path, line=row.line, name=base.case_name, op=op, description=base.description,
-                    expected_status=base.expect_result, seed=base.random_seed,
-                    thresholds=(base.mere_threshold, base.mare_multiplier))
-        if op is None:
-            case.skip = "no operator: the file is not named <op>_test.csv and its header tells none (harness lint)"
-        elif spec is None:
-            case.skip = f"operator {op} is not implemented by this harness"
-        else:
-            case.args = spec.parse(reader, base.description)
-            case.params = _plain(case.args)
-        case.errors = [str(d) for d in diags if d.severity == "error"]
-        case.warnings = [str(d) for d in diags if d.severity == "warning"]
-        cases.append(case)
-    for d in table.diagnostics:  # table-level errors (e.g. a duplicate case name) belong to the row they name
-        if d.severity == "error":
-            for case in cases:
-                if case.line == d.line:
-                    case.errors.append(str(d))
-    return cases
-
-
-def _plain(args: Any) -> dict[str, Any]:
-    """JSON-friendly params: complex scalars as [re, im]."""
-    out = {}
-    for key, value in vars(args).items():
-        out[key] = [value.real, value.imag] if isinstance(value, complex) else value
-    return out
-
-
-def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]:
-    """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
-    cases = [c for p in paths for c in load_table(p)]
-    return [c for c in cases if matches(select, c.name)] if select else cases
 
 
 def outputs(bufs: dict[str, Buffer]) -> list[str]:
@@ -146,7 +95,7 @@ def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
 
 
 def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
-                 truth: np.ndarray) -> criteria.Judgement:
+                 truth: np.ndarray) -> diagnosis.Judgement:
     """The written region judged as one, or, for an operator whose package names `verify_parts` (the parts of its
     output ops-blas verifies one by one), each part on its own, the worst deciding."""
     spec = ops.get(case.op)
@@ -160,10 +109,10 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
         with np.errstate(all="ignore"):
             return spec.error_scale(case.args, bufs)
 
-    judged = [(label, criteria.judge(out_c[index], expected[index], truth[index], gate,
+    judged = [(label, diagnosis.judge(out_c[index], expected[index], truth[index], gate,
                                      scale=lambda index=index: scale_all()[index], **options))
               for label, index in parts]
-    return judged[0][1] if len(judged) == 1 and not judged[0][0] else criteria.worst_part(judged)
+    return judged[0][1] if len(judged) == 1 and not judged[0][0] else diagnosis.worst_part(judged)
 
 
 @dataclass
@@ -179,7 +128,7 @@ class Golden:
     index: np.ndarray | None = None
     cached: bool = False  # read from the judge's golden cache (harness.judge.golden_cache), not computed
 
-    def judge(self, out_c: np.ndarray) -> criteria.Judgement:
+    def judge(self, out_c: np.ndarray) -> diagnosis.Judgement:
         """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
         out = out_c if self.index is None else out_c[self.index]
         return judge_output(self.case, self.bufs, out, self.expected, self.truth)
@@ -377,7 +326,7 @@ class RowJudge:
         return self.slots
 
     def _open_memory(self) -> None:
-        from harness.run.untrusted import sealed_memfd
+        from harness.model.untrusted import sealed_memfd
 
         self.fd = sealed_memfd("harness-row", self._size)  # a worker's ftruncate cannot SIGBUS the judge
         self.view = mmap.mmap(self.fd, self._size)

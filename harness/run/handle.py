@@ -15,15 +15,17 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from harness.backends import fence
-from harness.run import bwrap, proctree, untrusted, worker
+from harness.model import untrusted
+from harness.run import bwrap, proctree, worker
 from harness.run.ahead import AHEAD_BYTES, Ahead, row_footprint
-from harness.run.engine import Case, Malformed, RowJudge, backend_info
+from harness.model.case import Case
+from harness.run.engine import Malformed, RowJudge, backend_info
 from harness.run.library import library_of
 from harness.run.process import KEEP, LIVE, fork, oom_note, pidfd_open, python_path
 from harness.run.sandbox import BackendInfo
-from harness.settings import Settings
+from harness.model.settings import Settings
 from harness.store import job
-from harness.store.record import FAILING, VERDICTS, Record
+from harness.model.record import FAILING, VERDICTS, Record
 
 #: The most an orderly close (aclblasDestroy; no unload: the worker ends with _exit, which runs no destructor of the
 #: library) may take before the worker is killed, again within the row's limit.

@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.backends import fence
 from harness.backends.build import BuildError
-from harness.settings import Settings
+from harness.model.settings import Settings
 
 
 @dataclass

@@ -8,11 +8,11 @@ from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, Callable
 
 from harness.run.ahead import AHEAD_BYTES
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.run.handle import STARTUP_GRACE_S, Garbage, Worker
 from harness.run.process import Interrupted, StopSignals
-from harness.settings import Settings
-from harness.store.record import FAILING, Record
+from harness.model.settings import Settings
+from harness.model.record import FAILING, Record
 
 if TYPE_CHECKING:
     from harness.run.beside import Beside

@@ -12,7 +12,7 @@ from harness.run import bwrap
 from harness.run.handle import STARTUP_GRACE_S, Garbage, Worker
 from harness.run.library import library_provenance
 from harness.run.process import Interrupted, StopSignals, subreaper
-from harness.settings import Settings
+from harness.model.settings import Settings
 
 
 #: The most the backend check may take to load the library, create a handle and destroy it (within the row's limit,

@@ -7,14 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from harness import ops
+from harness.model import operators as ops
 from harness.run.ahead import ahead_bytes
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.run.phase import run_phase
 from harness.run.process import StopSignals
 from harness.run.spares import Spares
-from harness.settings import Settings
-from harness.store.record import Record
+from harness.model.settings import Settings
+from harness.model.record import Record
 
 if TYPE_CHECKING:
     from harness.run.beside import Beside

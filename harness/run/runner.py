@@ -18,14 +18,14 @@ from collections import deque
 from typing import Any, Callable
 
 from harness.run.beside import beside_allowed, run_beside
-from harness.run.engine import Case
+from harness.model.case import Case
 from harness.run.phase import devices_of, run_phase
 from harness.run.probe import check_backend, ensure_twin
 from harness.run.process import Interrupted, StopSignals, subreaper
 from harness.run.rounds import run_perf
-from harness.settings import Settings
+from harness.model.settings import Settings
 from harness.store import job
-from harness.store.record import Record
+from harness.model.record import Record
 
 #: What the commands, the plugin, ab, mutants and the cluster use; the parts live by concept beside this module
 #: (pyperf's manager split): handle (one worker process), process (fork, pidfd, signals), library (its identity),

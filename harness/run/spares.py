@@ -8,7 +8,7 @@ import time
 
 from harness.run.ahead import Ahead
 from harness.run.handle import STARTUP_GRACE_S, Garbage, Worker
-from harness.settings import Settings
+from harness.model.settings import Settings
 
 
 class Spares:
