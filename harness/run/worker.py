@@ -402,7 +402,7 @@ def serve(conn: Connection, settings: Any) -> None:
     send(conn, "closed", None)
 
 
-#: Sent before a spare worker's first row (harness.run.runner._Spares) as (PIN, cpus): the cores its rows run on.
+#: Sent before a spare worker's first row (harness.run.spares.Spares) as (PIN, cpus): the cores its rows run on.
 #: It started up on the judge's cores, so that its imports never shared a core with a row being timed. A plain
 #: tuple: this module runs as __main__ in the worker, so a class of it would not unpickle as itself.
 PIN = "pin"
@@ -422,7 +422,7 @@ def _preload(service: Any, settings: Any) -> None:
     """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
     fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
     perf phase's workers, each of which times one row: a spare takes their start-up off the timed core where they
-    have cores of their own, harness.run.runner._Spares). Other workers (the probe, precision rows) never import
+    have cores of their own, harness.run.spares.Spares). Other workers (the probe, precision rows) never import
     scipy, so they do not pay ~1.5 s for it."""
     if not isinstance(service, Rows):
         return
