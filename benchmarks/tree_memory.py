@@ -8,7 +8,6 @@ Usage: python3 benchmarks/tree_memory.py [--interval S] [--json PATH] -- COMMAND
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time

@@ -28,7 +28,7 @@ BOUND = 2.5
 MEASURE = """
 import sys
 from harness.cli import main
-from harness.judge import footprint
+from harness.run import memory as footprint
 from harness.run import engine
 grown = []
 init, begin, end = engine.RowJudge.__init__, engine.RowJudge.begin_called, engine.RowJudge.on_end
@@ -58,8 +58,8 @@ print("GROWTH", max(grown))
 
 
 def _row_bytes(tmp_path: Path) -> int:
-    from harness import ops
-    from harness.run.engine import load_table
+    from harness.model import operators as ops
+    from harness.tables.load import load_table
 
     case = load_table(_table(tmp_path))[0]
     return sum(ops.get(case.op).buffer_bytes(case.args).values())
