@@ -41,7 +41,7 @@ from harness.backends import BackendUnavailable, fence
 from harness.backends.build import BuildError
 from harness.model.case import Case
 from harness.run.messages import Malformed, backend_info
-from harness.run.engine import RowJudge
+from harness.run.row_judge import RowJudge
 from harness.run.buffers import footprint_bytes
 from harness.run.sandbox import BackendInfo
 from harness.model.settings import Settings
