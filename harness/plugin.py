@@ -78,7 +78,7 @@ class CaseTable(pytest.File):
         file's collection error, its lines `file:line:column: error: ...`."""
         from harness.tables.load import table_cases
         from harness.tables import preflight
-        from harness.tables.cases import TableError
+        from harness.tables.reader import TableError
 
         option = self.config.getoption
         try:
@@ -196,7 +196,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return  # and the reports (matplotlib, pandas: ~0.7 s) are never imported by a session that timed nothing
     from tabulate import tabulate
 
-    from harness.reports.markdown import fmt
+    from harness.reports.content import fmt
 
     rows = []
     for nodeid, t in timed:

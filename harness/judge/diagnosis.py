@@ -232,6 +232,21 @@ def _diagnose(o: np.ndarray, g: np.ndarray, truth: np.ndarray, truth_rounded: np
     return out
 
 
+def _verdict(official_reason: str, blocked: list[str], via: str, diagnosis: dict[str, Any]) -> tuple[str, str]:
+    """The row's verdict and reason: PASS when the gate passed; DISPUTED when every failing component was cleared
+    (`blocked` empty), saying by what; else FAIL with why the diagnosis could not clear it."""
+    if not official_reason:
+        return PASS, ""
+    if not blocked:
+        why = ("the output meets the gate against the truth rounded to the op precision" if via == "truth" else
+               "the output's error against the float64 truth is within Netlib's float32 forward error bound "
+               f"(ratio {diagnosis['forward_error_ratio']:.3g} < 16)")
+        doubt_text = "golden untrusted" if not diagnosis["golden_trusted"] else "elements ill-conditioned in float32"
+        return DISPUTED, f"official gate fails against the golden ({official_reason}); {doubt_text}: {why}"
+    against = "" if diagnosis["golden_trusted"] else " (against the untrusted golden)"
+    return FAIL, "; ".join([official_reason + against] + [b for b in blocked if b])
+
+
 def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, threshold: float = 0.0,
           multiplier: float = 0.0, eps: float = EPS_OPS_BLAS, atol_floor: float | None = None,
           scale: Callable[[], np.ndarray] | None = None) -> Judgement:
@@ -300,19 +315,7 @@ def judge(out: np.ndarray, golden: np.ndarray, truth: np.ndarray, gate: str, *, 
     metrics = {k: per["value"][k] if "value" in per else {c: per[c][k] for c in per} for k in _METRICS}
     official_reason = "; ".join(official)
     diagnosis["official_reason"] = official_reason
-    if not official:
-        verdict_name, reason = PASS, ""
-    elif not blocked:
-        verdict_name = DISPUTED
-        why = ("the output meets the gate against the truth rounded to the op precision" if via == "truth" else
-               "the output's error against the float64 truth is within Netlib's float32 forward error bound "
-               f"(ratio {diagnosis['forward_error_ratio']:.3g} < 16)")
-        doubt_text = "golden untrusted" if not diagnosis["golden_trusted"] else "elements ill-conditioned in float32"
-        reason = f"official gate fails against the golden ({official_reason}); {doubt_text}: {why}"
-    else:
-        verdict_name = FAIL
-        against = "" if diagnosis["golden_trusted"] else " (against the untrusted golden)"
-        reason = "; ".join([official_reason + against] + [b for b in blocked if b])
+    verdict_name, reason = _verdict(official_reason, blocked, via, diagnosis)
     params = {"dtype": dtype, "required_ratio": 0.99, "mere_threshold": t, "mare_multiplier": m, "eps": eps,
               "atol_floor": atol_floor}
     rtol, atol, fixed, _, _ = MIXED_DEFAULTS[dtype]

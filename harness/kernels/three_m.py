@@ -20,7 +20,7 @@ from harness.judge import diagnosis
 from harness.judge import verify
 from harness.kernels import kernel_precision
 from harness.ops import sgemm_strided_batched as sgemm_op
-from harness.run import engine
+from harness.run import buffers, goldens
 from harness.model.case import Case
 
 F32 = np.float32
@@ -100,9 +100,9 @@ def _csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.n
 def judge_row(backend, case: Case) -> diagnosis.Judgement:
     """A Csymm row computed by the 3M method on `backend` and judged by the row's own gate against its golden
     (for a large perf row, the golden's sample of C)."""
-    bufs = engine.plan(case, use_poison=False)
+    bufs = buffers.plan(case, use_poison=False)
     with np.errstate(invalid="ignore", over="ignore"):  # the golden of an Inf or NaN row
-        golden = engine.golden_of(case, bufs)
+        golden = goldens.golden_of(case, bufs)
     out = csymm(backend, case.args, bufs["A"].host, bufs["B"].host, bufs["C"].host)
     return golden.judge(out)
 

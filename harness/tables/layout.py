@@ -87,8 +87,9 @@ def triangle_mask(total: int, order: int, ld: int, upper: bool) -> np.ndarray:
 
 
 def poison(host: np.ndarray, never_read: np.ndarray | None) -> np.ndarray:
-    """A copy of host with every never-read element set to the NaN poison (both parts for complex)."""
-    out = host.copy()
+    """host with every never-read element set to the NaN poison (both parts for complex): in place where it is
+    writable (the buffers are planned afresh for each row; a poisoned copy beside them was the planning's peak)."""
+    out = host if host.flags.writeable else host.copy()
     if never_read is not None and never_read.any():
         if np.iscomplexobj(out):
             out[never_read] = complex(POISON_F32, POISON_F32)

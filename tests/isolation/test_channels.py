@@ -129,7 +129,7 @@ def test_a_partial_frame_is_kept_never_waited_for():
 def test_the_rows_shared_memory_can_neither_shrink_nor_grow(tmp_path):
     import fcntl
 
-    from harness.run.engine import RowJudge
+    from harness.run.row_judge import RowJudge
     from harness.tables.load import load_table
     from harness.run.sandbox import BackendInfo
 
@@ -175,14 +175,14 @@ def _good_record() -> dict:
 ])
 def test_a_forged_timing_record_is_refused_naming_the_field(change, field):
     from harness.perf.timing import checked_record
-    from harness.run.engine import Malformed, _timing
+    from harness.run.messages import Malformed, checked_timing
 
     good = _good_record()
     assert checked_record(good) is good  # the negative control: a real record passes as it is
     bad = _good_record()
     change(bad)
     with pytest.raises(Malformed, match=field.replace("[", r"\[").replace("]", r"\]")):
-        _timing(bad)
+        checked_timing(bad)
 
 
 def test_a_message_nested_too_deep_is_refused_naming_the_field():

@@ -20,7 +20,8 @@ from harness.run import memory as footprint
 from harness.run import sandbox
 from harness.backends import fence, open_backend
 from harness.cli import main
-from harness.run.engine import RowJudge, region_problems, run_case
+from harness.run.row_judge import RowJudge, run_case
+from harness.run.buffers import region_problems
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from harness.tables.layout import GUARD_BYTES, Buffer, guard_zones, region_mask, with_guards
@@ -213,7 +214,7 @@ def test_a_write_into_a_freed_buffer_faults_and_names_it():
 
 
 def test_leak_threshold_is_stated_and_applied():
-    from harness.run.engine import _leak
+    from harness.run.row_judge import _leak
     assert _leak(None, 0, "x") == [] and _leak(footprint.LEAK_BYTES, 0, "x") == []
     assert _leak(footprint.LEAK_BYTES + 1, 0, "x") and not _leak(footprint.LEAK_BYTES + 1, 1 << 20, "x")
 
@@ -273,7 +274,7 @@ def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
 def _sampled_against_full(case, divisor: float):
     """(full golden, full truth, sampled golden, sampled truth, index) of a case judged on a sample."""
     from harness.model import operators as ops
-    from harness.run.engine import plan
+    from harness.run.buffers import plan
     spec, bufs = ops.get(case.op), plan(case)
     expected, truth = spec.golden_result(case.args, bufs)
     args, sub, index = spec.sample_problem(case.args, bufs, spec.flops(case.args) / divisor, case.seed)

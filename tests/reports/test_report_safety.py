@@ -14,7 +14,8 @@ from harness.model.abi import Status
 from harness.model.record import new_record
 from harness.reports import write_all
 from harness.reports.json_csv import csv_text, neutralise_formula, results_frame
-from harness.reports.markdown import MAX_CELL_CHARS, human_text, render_markdown
+from harness.reports.content import MAX_CELL_CHARS, human_text
+from harness.reports.markdown import render_markdown
 from harness.store.stored import load_meta
 
 META = load_meta({"run_id": "r1", "commit": "abc", "backend": "cpu", "inputs": []})

@@ -56,7 +56,7 @@ class Args(gemm_family.GemmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.tables.cases import TRANS
+    from harness.tables.reader import TRANS
 
     ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
     tb = reader.enum("transB", TRANS, abi.OP_N, "transB")
@@ -171,9 +171,8 @@ def sample_problem(a: Args, bufs: dict[str, Buffer], budget: float,
     sub = replace(a, n=len(cols), batch=len(batches), lda=max(1, ra), ldb=max(1, len(b_rows)), ldc=max(1, a.m),
                   stride_a=max(1, ra) * ca, stride_b=max(1, len(b_rows)) * len(b_cols),
                   stride_c=max(1, a.m) * len(cols))
-    A = np.concatenate([sample.gather(bufs["A"].host, np.arange(ra), np.arange(ca), a.lda, b * a.stride_a)
-                        for b in batches])
-    B = np.concatenate([sample.gather(bufs["B"].host, b_rows, b_cols, a.ldb, b * a.stride_b) for b in batches])
+    A = sample.gather_batches(bufs["A"].host, np.arange(ra), np.arange(ca), a.lda, a.stride_a, batches)
+    B = sample.gather_batches(bufs["B"].host, b_rows, b_cols, a.ldb, a.stride_b, batches)
     index = np.concatenate([sample.block_index(rows, cols, a.ldc, b * a.stride_c).ravel(order="F")
                             for b in batches])
     C = bufs["C"].host[index]
