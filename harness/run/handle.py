@@ -19,6 +19,7 @@ from harness.model import untrusted
 from harness.run import bwrap, proctree, worker
 from harness.run.ahead import AHEAD_BYTES, Ahead, row_footprint
 from harness.model.case import Case
+from harness.run.credibility import Account
 from harness.run.row_judge import RowJudge
 from harness.run.messages import Malformed, backend_info
 from harness.run.library import library_of
@@ -110,6 +111,8 @@ class Worker:
         self.status: int | None = None
         self.killed = False
         self.settling = False
+        #: the kernel's account of the worker as the judge's clock opened ("sampling"): proctree.cpu_account
+        self.account_open: tuple[float, float | None] | None = None
 
     def submit(self, case: Case) -> Record | None:
         """Hand over a case; the record at once when the row needs no operator call (SKIP, ERROR, refused)."""
@@ -235,12 +238,16 @@ class Worker:
         if kind == "differs":  # a call's other bytes, judged while the sandbox waits
             self._send(self.judge.on_differs(payload))
             return None
-        if kind == "sampling":  # the judge's clock opens as the samples are let begin
-            self._send(self.judge.on_sampling(payload))
+        if kind == "sampling":  # the judge's clock opens as the samples are let begin, and the worker's CPU account
+            answer = self.judge.on_sampling(payload)
+            cpu, waited = proctree.cpu_account(self.pid)
+            self.account_open = cpu, None if waited is None else waited + proctree.waited_self()
+            self._send(answer)
             return None
         if kind == "timed":
+            account = self._account()
             self._timed_cores(True)
-            self.judge.on_timed(payload)
+            self.judge.on_timed(payload, account)
             # a worker times one row: whatever its library patched in this process never times another
             self.replace = True
             return None
@@ -251,6 +258,20 @@ class Worker:
             self.replace = self.replace or bool(payload.get("leftovers"))
             return self._row_done(rec)
         raise Malformed(f"{kind!r} while a row runs")
+
+    def _account(self) -> Account | None:
+        """The kernel's account of the worker since the judge's clock opened: CPU seconds, seconds waited for a core
+        (None where unknown), and the cores it may run on (its affinity)."""
+        if self.account_open is None:
+            return None
+        cpu, waited = proctree.cpu_account(self.pid)
+        waited = None if waited is None else waited + proctree.waited_self()  # the judge's own waits are in its clock
+        try:
+            cores = len(os.sched_getaffinity(self.pid))
+        except OSError:
+            cores = os.cpu_count() or 1
+        was_cpu, was_waited = self.account_open
+        return Account(cpu - was_cpu, None if waited is None or was_waited is None else waited - was_waited, cores)
 
     def _timed_cores(self, idle: bool) -> None:
         """The judge's main thread also on the timed cores while no row is timed there (from a row's "timed" to
@@ -283,7 +304,7 @@ class Worker:
             self.judge.close()
             if self.tally is not None:
                 job.add_row(self.tally, self.case, self.judge)
-        self.case, self.judge = None, None
+        self.case, self.judge, self.account_open = None, None, None
         # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
         self.replace = self.replace or kill or rec["verdict"] in FAILING
         return rec
