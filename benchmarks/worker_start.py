@@ -6,6 +6,7 @@ Usage: python3 benchmarks/worker_start.py [N]    (print `uptime` beside it: the 
 """
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -46,12 +47,12 @@ def whole(n: int, timed: bool) -> None:
     """A worker through the runner as the perf phase starts one: fork -> "started" (interpreter and imports) ->
     "ready" (confinement, library loaded, aclblasCreate)."""
     from harness.model.settings import Settings, TimingConfig
-    from harness.run import handle, process, runner
+    from harness.run import handle, runner, zygotes
 
     settings = Settings(timing=TimingConfig() if timed else None, timed_rows=timed, timeout_s=60.0)
     runner.ensure_twin()
     starts, readies, closes = [], [], []
-    with process.subreaper():
+    with zygotes.running():
         for _ in range(n):
             t0 = time.monotonic()
             w = handle.Worker(settings)
@@ -73,7 +74,9 @@ def whole(n: int, timed: bool) -> None:
             closes.append(time.monotonic() - t1)
             starts.append(started - t0)
             readies.append(ready - t0)
-    print(f"worker ({'timed' if timed else 'untimed'}): fork->started {statistics.median(starts) * 1e3:.0f} ms, "
+    mode = "timed" if timed else "untimed"
+    mode += ", fresh interpreter" if not timed or os.environ.get(zygotes.OFF_VARIABLE) == "1" else ", zygote"
+    print(f"worker ({mode}): fork->started {statistics.median(starts) * 1e3:.0f} ms, "
           f"fork->ready {statistics.median(readies) * 1e3:.0f} ms, close {statistics.median(closes) * 1e3:.0f} ms "
           f"(median of {n}; min ready {min(readies) * 1e3:.0f} ms)")
 

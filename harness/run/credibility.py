@@ -3,6 +3,7 @@ overhead it measured (a patched timer or a forged record cannot report calls fas
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 #: The judge's bound on a perf row's figures (on_timed): its clock, from the "sampling" answer to the "timed"
 #: message, may exceed the samples plus the overhead by at most this factor and this many seconds (the worker's
@@ -19,17 +20,35 @@ CREDIBLE_SLACK_S = 0.25
 #: samples (digest included) was 0.2-1.4 ms. The per-sample allowance is scaled by the load per core (the
 #: worker's share of a core between samples), never below 1.
 SAMPLE_OVERHEAD_S = 0.5e-3
+#: The kernel's account of the worker's CPU time over the same interval may exceed what its samples allow (every
+#: core it may run on busy for the whole of every sample) plus the overhead (unscaled: load lengthens wall time, not
+#: CPU time) by this factor and this many seconds (the clock tick is 10 ms; the worker's summary after its last
+#: sample). This is the bound a patched timer cannot pass at any load: a 100 ms call read as 0.1 ms still burns
+#: 100 ms of CPU, while the wall-clock bound above must tolerate a loaded machine's idle waits.
+CPU_FACTOR = 4.0
+CPU_SLACK_S = 0.2
+
+
+class Account(NamedTuple):
+    """The kernel's account of the worker's process tree over the judge's interval (proctree.cpu_account)."""
+    cpu_s: float              # CPU seconds, every thread and reaped child
+    waited_s: float | None    # seconds its threads and the judge's waited runnable for a core (None: not kept)
+    cores: int                # the cores the worker may run on
 
 
 def credibility(timing: dict, interval: float, costs: tuple[float, float], accumulates: bool,
-                 host_clock: bool, load: float = 1.0) -> str:
+                 host_clock: bool, load: float = 1.0, account: Account | None = None) -> str:
     """Why the judge cannot vouch for `timing` ('' when it can): figures that are not finite and positive, samples
     that sum to more than its clock's `interval`, or samples that with the overhead it measured (`costs`: digest
     and copy of the row's bytes; a C put back before each call on rows that read it) leave most of it unexplained.
     The last needs the overhead of a sample known to the judge and every sample host wall time: where `host_clock`
     (the cpu backend: the buffers digested in place). On a device, a sample's timer and the download of every
     buffer after it cost what the judge cannot measure, and a device timeline leaves out the host's share of each
-    call: there the figures are bounded from above only. `load`: the machine's load per core (>= 1 counts)."""
+    call: there the figures are bounded from above only. `load`: the machine's load per core (>= 1 counts).
+    `account`: the kernel's account of the worker over the interval. Its CPU seconds are bounded by the samples on
+    every core it may use; where the kernel keeps schedstat, the seconds spent waiting for a core are taken out of
+    the interval instead of scaling the overhead by `load` (the load average lags and is the machine's, not the
+    worker's share)."""
     scopes = [timing, *(timing.get("scopes") or {}).values()]
     measured_s, calls_s, events, host_call_s = 0.0, 0.0, 0, 0.0
     for i, t in enumerate(scopes):
@@ -52,10 +71,21 @@ def credibility(timing: dict, interval: float, costs: tuple[float, float], accum
     if not host_clock:
         return ""
     digest_s, copy_s = costs
-    per_sample = (SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)) * max(1.0, load)
-    overhead_s = events * per_sample + copy_s + (2 * copy_s + host_call_s if accumulates else 0.0)
-    if interval > CREDIBLE_FACTOR * (calls_s + overhead_s) + CREDIBLE_SLACK_S:
+    per_sample = SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)
+    fixed_s = copy_s + (2 * copy_s + host_call_s if accumulates else 0.0)
+    if account is not None:
+        cores = max(1, account.cores)
+        allowed = CPU_FACTOR * (cores * calls_s + events * per_sample + fixed_s) + CPU_SLACK_S
+        if account.cpu_s > allowed:
+            return (f"the worker used {account.cpu_s:.4g} s of CPU time (the kernel's account) over the timed calls, "
+                    f"more than the {allowed:.4g} s its samples ({calls_s:.4g} s on {cores} cores) and the measured "
+                    "overhead allow")
+    waited = None if account is None else account.waited_s
+    overhead_s = events * per_sample * (max(1.0, load) if waited is None else 1.0) + fixed_s
+    busy = interval - min(max(waited or 0.0, 0.0), interval)
+    if busy > CREDIBLE_FACTOR * (calls_s + overhead_s) + CREDIBLE_SLACK_S:
+        aside = "" if waited is None else f", {interval - busy:.4g} s of them waiting for a core"
         return (f"the samples ({calls_s:.4g} s) and the measured overhead ({overhead_s:.4g} s) account for "
                 f"{calls_s + overhead_s:.4g} s of the {interval:.4g} s the judge's clock saw between the first "
-                "sample and the end of the timed calls")
+                f"sample and the end of the timed calls{aside}")
     return ""

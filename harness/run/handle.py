@@ -7,6 +7,7 @@ import json
 import multiprocessing as mp
 import os
 import pickle
+import shutil
 import signal
 import time
 from dataclasses import replace
@@ -16,9 +17,10 @@ from typing import Any
 
 from harness.backends import fence
 from harness.model import untrusted
-from harness.run import bwrap, proctree, worker
+from harness.run import bwrap, proctree, worker, zygotes
 from harness.run.ahead import AHEAD_BYTES, Ahead, row_footprint
 from harness.model.case import Case
+from harness.run.credibility import Account
 from harness.run.row_judge import RowJudge
 from harness.run.messages import Malformed, backend_info
 from harness.run.library import library_of
@@ -73,10 +75,12 @@ class Worker:
         life_r, self.lifeline = os.pipe()
         self.capture = os.memfd_create("harness-worker-output", os.MFD_CLOEXEC)
         capture_w = os.open(f"/proc/self/fd/{self.capture}", os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        zygote = zygotes.for_settings(settings) if self.library is not None else None
         launch = worker.Launch(conn=child.fileno(), lifeline=life_r, capture=capture_w,
                                keep=(self.library.fd,) if self.library is not None else (),
                                env=(("PYTHONPATH", python_path()),),
-                               bwrap=bwrap.choose(settings)[0] if self.library is not None else "")
+                               bwrap=bwrap.choose(settings)[0] if self.library is not None and not zygote else "",
+                               zygote=zygote.control.fileno() if zygote else -1, notes=zygote.notes if zygote else "")
         parent = os.getpid()
         # a spare starts up off its rows' cores (one may be timing a row) and moves there before its first row
         startup = os.sched_getaffinity(0) - set(settings.cpus) if spare else set(settings.cpus)
@@ -91,6 +95,10 @@ class Worker:
         child.close()
         os.close(life_r)
         os.close(capture_w)
+        self.notes = f"{zygote.notes}x{self.pid}/" if zygote else ""  # a zygote's child's note directory
+        # whose work the kernel's account of the timed calls counts: the worker's tree, or for a zygote's child
+        # (not below its warden) the zygote's whole tree, which holds it beside idle spares
+        self.accounted = zygote.pid if zygote else self.pid
         self.pidfd = pidfd_open(self.pid)
         LIVE.add(self.pid)
         # the worker runs calls, not verdicts: what only the judge uses (baselines) stays here
@@ -110,6 +118,8 @@ class Worker:
         self.status: int | None = None
         self.killed = False
         self.settling = False
+        #: the kernel's account of the worker as the judge's clock opened ("sampling"): proctree.cpu_account
+        self.account_open: tuple[float, float | None] | None = None
 
     def submit(self, case: Case) -> Record | None:
         """Hand over a case; the record at once when the row needs no operator call (SKIP, ERROR, refused)."""
@@ -235,12 +245,16 @@ class Worker:
         if kind == "differs":  # a call's other bytes, judged while the sandbox waits
             self._send(self.judge.on_differs(payload))
             return None
-        if kind == "sampling":  # the judge's clock opens as the samples are let begin
-            self._send(self.judge.on_sampling(payload))
+        if kind == "sampling":  # the judge's clock opens as the samples are let begin, and the worker's CPU account
+            answer = self.judge.on_sampling(payload)
+            cpu, waited = proctree.cpu_account(self.accounted)
+            self.account_open = cpu, None if waited is None else waited + proctree.waited_self()
+            self._send(answer)
             return None
         if kind == "timed":
+            account = self._account()
             self._timed_cores(True)
-            self.judge.on_timed(payload)
+            self.judge.on_timed(payload, account)
             # a worker times one row: whatever its library patched in this process never times another
             self.replace = True
             return None
@@ -251,6 +265,20 @@ class Worker:
             self.replace = self.replace or bool(payload.get("leftovers"))
             return self._row_done(rec)
         raise Malformed(f"{kind!r} while a row runs")
+
+    def _account(self) -> Account | None:
+        """The kernel's account of the worker since the judge's clock opened: CPU seconds, seconds waited for a core
+        (None where unknown), and the cores it may run on (its affinity)."""
+        if self.account_open is None:
+            return None
+        cpu, waited = proctree.cpu_account(self.accounted)
+        waited = None if waited is None else waited + proctree.waited_self()  # the judge's own waits are in its clock
+        try:
+            cores = len(os.sched_getaffinity(self.accounted))
+        except OSError:
+            cores = os.cpu_count() or 1
+        was_cpu, was_waited = self.account_open
+        return Account(cpu - was_cpu, None if waited is None or was_waited is None else waited - was_waited, cores)
 
     def _timed_cores(self, idle: bool) -> None:
         """The judge's main thread also on the timed cores while no row is timed there (from a row's "timed" to
@@ -283,7 +311,7 @@ class Worker:
             self.judge.close()
             if self.tally is not None:
                 job.add_row(self.tally, self.case, self.judge)
-        self.case, self.judge = None, None
+        self.case, self.judge, self.account_open = None, None, None
         # a failed row may have left the worker changed in ways no check sees (its Python patched, say)
         self.replace = self.replace or kill or rec["verdict"] in FAILING
         return rec
@@ -366,6 +394,8 @@ class Worker:
         self.conn.close()
         self.frames.close()
         fence.forget(self.pid)
+        if self.notes:
+            shutil.rmtree(self.notes, ignore_errors=True)
         ahead, self.ahead = self.ahead, None
         for judge in (self.judge, ahead.take(set()) if ahead is not None else None):
             if judge is not None:
@@ -389,7 +419,11 @@ class Worker:
             return f"exit code {code}: the worker itself failed, e.g. the operator closed or broke its pipe"
         if code >= 0:
             return f"exit code {code}"
-        note = fence.fault_note(self.pid)  # what the cpu backend's guard pages saw, naming the buffer
+        # what the cpu backend's guard pages saw, naming the buffer
+        if self.notes:
+            note = next((n for n in untrusted.read_notes(self.notes) if n), "")
+        else:
+            note = fence.fault_note(self.pid)
         return f"signal {worker.signal_name(-code)}" + (f": {note}" if note else "")
 
 

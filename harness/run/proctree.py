@@ -96,6 +96,48 @@ def children(pid: int) -> list[int]:
     return out
 
 
+#: Whether this kernel keeps per-thread scheduler statistics (CONFIG_SCHED_INFO).
+_SCHEDSTAT = os.path.exists("/proc/self/schedstat")
+
+
+def cpu_account(pid: int) -> tuple[float, float | None]:
+    """The kernel's account of `pid` and every process below it: CPU seconds (user and system, reaped children's
+    included) and seconds its threads waited runnable for a core (schedstat's run delay; None where the kernel
+    keeps no schedstat). Neither a patched timer nor the worker can change them; load lengthens the second, not the
+    first, so together they tell a loaded machine's waits from time nobody accounts for."""
+    cpu, waited = 0, 0
+    for one in [pid, *descendants(pid, live_only=False)]:
+        text = _read(f"/proc/{one}/stat")
+        fields = text[text.rfind(b")") + 2:].split()  # the command name, the process's to choose, is skipped
+        try:
+            cpu += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+        except ValueError:
+            continue
+        try:
+            tasks = os.listdir(f"/proc/{one}/task") if _SCHEDSTAT else []
+        except OSError:
+            continue
+        for tid in tasks:  # a thread gone meanwhile reads empty
+            stat = _read(f"/proc/{one}/task/{tid}/schedstat").split()
+            waited += int(stat[1]) if len(stat) > 1 and stat[1].isdigit() else 0
+    return cpu / os.sysconf("SC_CLK_TCK"), waited / 1e9 if _SCHEDSTAT else None
+
+
+def waited_self() -> float:
+    """Seconds the calling thread has waited runnable for a core (schedstat's run delay; 0 where not kept)."""
+    stat = _read("/proc/thread-self/schedstat").split()
+    return int(stat[1]) / 1e9 if len(stat) > 1 and stat[1].isdigit() else 0.0
+
+
+def _read(path: str) -> bytes:
+    """A small /proc file's bytes; empty when the process is gone."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096)
+    except OSError:
+        return b""
+
+
 def descendants(pid: int, live_only: bool = True) -> list[int]:
     """Every process below `pid` (children first); zombies (already dead, waiting to be reaped) only when asked."""
     out, frontier = [], [pid]

@@ -25,7 +25,7 @@ from harness.model.settings import DEFAULT_MEMORY_CAP
 from harness.perf import verdict as perf
 from harness.run import memory as footprint
 from harness.run.buffers import footprint_bytes, outputs, plan, region_problems, written_mask
-from harness.run.credibility import credibility
+from harness.run.credibility import Account, credibility
 from harness.run.goldens import KEPT_GOLDENS_BYTES, Golden, golden_bytes, golden_of
 from harness.run.messages import Malformed, checked_timing, fields, strings
 from harness.run.sandbox import BackendInfo
@@ -406,10 +406,11 @@ class RowJudge:
         self.differs_s += time.perf_counter() - start
         return not problems
 
-    def on_timed(self, payload: Any) -> None:
+    def on_timed(self, payload: Any, account: Account | None = None) -> None:
         """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
         judged again, unless they are the very bytes the checked call left and end_called judged; then the
-        figures are bounded by the judge's own clock (credibility)."""
+        figures are bounded by the judge's own clock and by `account`, the kernel's account of the worker over the
+        same interval (credibility)."""
         from harness.run.sandbox import digest, sample_digest, timed_parts
 
         received = time.perf_counter()
@@ -462,7 +463,7 @@ class RowJudge:
             return
         interval = received - self.clock_open - self.differs_s
         doubt = credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu",
-                             os.getloadavg()[0] / (os.cpu_count() or 1))
+                             os.getloadavg()[0] / (os.cpu_count() or 1), account)
         if doubt:
             rec.update(verdict="FAIL", reason=f"timing not credible: {doubt}")
 

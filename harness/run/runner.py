@@ -21,16 +21,17 @@ from harness.run.beside import beside_allowed, run_beside
 from harness.model.case import Case
 from harness.run.phase import devices_of, run_phase
 from harness.run.probe import check_backend, ensure_twin
-from harness.run.process import Interrupted, StopSignals, subreaper
+from harness.run.process import Interrupted, StopSignals
 from harness.run.rounds import run_perf
+from harness.run.zygotes import running
 from harness.model.settings import Settings
 from harness.store import job
 from harness.model.record import Record
 
 #: What the commands, the plugin, ab, mutants and the cluster use; the parts live by concept beside this module
-#: (pyperf's manager split): handle (one worker process), process (fork, pidfd, signals), library (its identity),
-#: ahead and spares (planning the next row, starting the next worker), phase (one phase's scheduling), rounds (the
-#: perf rounds), beside (precision rows beside the perf phase), probe (the backend check).
+#: (pyperf's manager split): handle (one worker process), zygotes (the perf workers' zygote), process (fork, pidfd,
+#: signals), library (its identity), ahead and spares (planning the next row, starting the next worker), phase (one
+#: phase's scheduling), rounds (the perf rounds), beside (precision rows beside the perf phase), probe (the check).
 __all__ = ["Interrupted", "Settings", "StopSignals", "check_backend", "ensure_twin", "run", "run_in_order"]
 
 
@@ -46,7 +47,7 @@ def run(cases: list[Case], settings: Settings, on_record: Callable[[Record], Non
     devices = devices_of(settings)
     slots = devices * max(1, settings.workers) if len(devices) == 1 else devices
     tally = job.new_tally()
-    with subreaper(), StopSignals() as stop:
+    with running(), StopSignals() as stop:
         if precision and perf and beside_allowed(settings, devices):
             run_beside(precision, perf, settings, devices[0], on_record, stop, on_start, tally)
             return job.close(tally)
@@ -65,5 +66,5 @@ def run_in_order(cases: list[Case], settings: Settings, on_record: Callable[[Rec
     """Each case once, in order, on one isolated worker, perf rows included and not in rounds: for callers that
     time nothing here (the pytest plugin runs one item at a time)."""
     device = devices_of(settings)[0]
-    with subreaper(), StopSignals() as stop:
+    with running(), StopSignals() as stop:
         run_phase({device: deque(cases)}, settings, [device], on_record, stop)

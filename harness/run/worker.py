@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import json
 import os
 import pickle
 import resource
@@ -226,6 +227,9 @@ class Launch:
     keep: tuple[int, ...] = ()          # e.g. the operator library, opened once by the harness
     env: tuple[tuple[str, str], ...] = ()
     bwrap: str = ""                     # the bwrap binary that confines the worker (harness.run.bwrap); "" for none
+    zygote: int = -1                    # the run's zygote's control socket: the worker is forked there instead
+    notes: str = ""                     # with `zygote`: the zygote's note directory (the worker's is one inside)
+    module: str = "harness.run.worker"  # what the interpreter runs (harness.run.zygote for a zygote)
 
 
 def warden(launch: Launch, parent: int) -> NoReturn:
@@ -242,7 +246,9 @@ def warden(launch: Launch, parent: int) -> NoReturn:
             os._exit(1)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _isolate_descriptors({launch.conn, launch.lifeline, launch.capture, *launch.keep})
+        _isolate_descriptors({launch.conn, launch.lifeline, launch.capture, *launch.keep, launch.zygote})
+        if launch.zygote >= 0:
+            _from_zygote(launch)
         from harness.backends import fence
 
         notes = fence.worker_prefix(os.getpid())
@@ -272,6 +278,36 @@ def warden(launch: Launch, parent: int) -> NoReturn:
     except BaseException:  # noqa: BLE001 - nothing may unwind into the harness's code in this process
         pass
     os._exit(code)
+
+
+def _from_zygote(launch: Launch) -> NoReturn:
+    """A warden whose worker the run's zygote forks (harness.run.zygote): it hands the zygote the worker's
+    descriptors and a status channel, then ends as the worker ended (the status the zygote sends back), or as a
+    broken worker when the zygote went away. Its own end (killed by the harness, or the harness gone: the lifeline)
+    closes the channel, on which the zygote kills the worker."""
+    import select
+    import socket
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    request = {"keep": list(launch.keep), "notes": f"{launch.notes}x{os.getpid()}/",
+               "cpus": sorted(os.sched_getaffinity(0))}
+    socket.send_fds(socket.socket(fileno=launch.zygote), [json.dumps(request).encode()],
+                    [launch.conn, launch.lifeline, launch.capture, theirs.fileno(), *launch.keep])
+    theirs.close()
+    for fd in (launch.conn, launch.capture, *launch.keep):
+        os.close(fd)
+    while True:
+        ready, _, _ = select.select([mine, launch.lifeline], [], [])
+        if launch.lifeline in ready:
+            try:
+                gone = not os.read(launch.lifeline, 1)
+            except OSError:
+                gone = True
+            if gone:
+                os._exit(BROKEN)
+        if mine in ready:
+            told = mine.recv(16)
+            _end_as(int.from_bytes(told, "little", signed=True) if len(told) == 4 else BROKEN << 8)
 
 
 def _await(pid: int, lifeline: int) -> int:
@@ -324,7 +360,7 @@ def _become_worker(launch: Launch, notes: str = "") -> NoReturn:
         for fd in (launch.conn, launch.lifeline, *launch.keep):
             os.set_inheritable(fd, True)
         env = {**os.environ, **dict(launch.env)}
-        argv = [sys.executable, "-m", "harness.run.worker", str(launch.conn), str(launch.lifeline),
+        argv = [sys.executable, "-m", launch.module, str(launch.conn), str(launch.lifeline),
                 "0" if launch.bwrap else str(os.getppid()), ",".join(map(str, launch.keep))]
         if launch.bwrap:
             from harness.run import bwrap
@@ -471,12 +507,17 @@ def _run_job(conn: Connection, backend: Any, job: Any) -> dict:
         os.close(fd)
 
 
+#: Set in a worker the run's zygote forked (harness.run.zygote): its parent's other children are other rows'
+#: workers, and the zygote kills orphans itself.
+FORKED = False
+
+
 def _leftovers(baseline: ProcessState) -> list[str]:
     changed = restore(baseline)
     me = own_pid()
     processes = proctree.kill_descendants(me)
     # in a PID namespace an orphan that escaped our subreaper re-parents to the namespace's init, our parent
-    parent = proctree.parent_of(me)
+    parent = 0 if FORKED else proctree.parent_of(me)
     for pid in [p for p in proctree.children(parent) if p != me] if parent else []:
         processes += 1 + proctree.kill_descendants(pid)
         proctree.kill(pid)

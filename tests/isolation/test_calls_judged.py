@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,90 @@ def test_the_overhead_allowance_grows_with_the_load_per_core():
     figures = _timing([100.0] * 200)  # 200 samples of 0.1 ms in 7 s: gaps of 35 ms between them
     assert "account for" in credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=1.0)
     assert credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=8.0) == ""
+
+
+def test_the_kernels_account_bounds_the_figures_at_any_load():
+    """With the kernel's account of the worker: CPU seconds beyond every allowed core busy for every sample fail
+    (a patched timer that hides real work), and the seconds its threads waited for a core come out of the interval
+    instead of the load average scaling the overhead: a loaded worker's stretched interval passes, an idle one
+    (a call that sleeps while its timer reads 1/1000) fails even at a load of 20 per core. Negative controls: the
+    same figures without an account pass or fail as the load average alone says."""
+    from harness.run.credibility import Account, credibility
+
+    costs = (1e-5, 1e-5)
+    honest = _timing([2000.0] * 50)  # 50 calls of 2 ms: 0.1 s
+    assert credibility(honest, 0.11, costs, False, True, account=Account(0.19, 0.0, 2)) == ""
+    why = credibility(honest, 0.11, costs, False, True, account=Account(5.0, 0.0, 2))
+    assert "5 s of CPU time" in why and "on 2 cores" in why, why
+    assert credibility(honest, 0.11, costs, False, True) == ""  # control: the wall clock alone sees nothing
+    stretched = 30.0  # the same samples in 30 s, 29.8 s of them waiting for a core
+    assert credibility(honest, stretched, costs, False, True, account=Account(0.1, 29.8, 2)) == ""
+    why = credibility(honest, stretched, costs, False, True, account=Account(0.1, 0.0, 2))
+    assert "account for" in why and "0 s of them waiting for a core" in why, why
+    sleeper = _timing([100.0] * 8)  # 8 calls read as 0.1 ms, each truly a 100 ms sleep
+    assert "account for" in credibility(sleeper, 0.81, costs, False, True, load=20.0,
+                                        account=Account(0.01, 0.005, 2))
+    assert credibility(sleeper, 0.81, costs, False, True, load=20.0) == ""  # control: the load average excuses it
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def _held(work, children: int = 0) -> tuple[int, int]:
+    """A child process that runs `work`, then says so on a pipe and sleeps until killed: (pid, the pipe's read end)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            work()
+            os.write(w, b"!")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(w)
+    return pid, r
+
+
+def _account_after(work) -> tuple[float, float | None]:
+    """The kernel's account of a child's tree once `work` is done in it."""
+    from harness.run import proctree
+
+    pid, r = _held(work)
+    try:
+        assert os.read(r, 1) == b"!"
+        return proctree.cpu_account(pid)
+    finally:
+        proctree.kill_descendants(pid)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(r)
+
+
+def test_the_kernels_account_of_a_process_tree():
+    """cpu_account reads the CPU seconds and core waits of a whole tree from /proc: a child burning 0.3 s of CPU
+    shows it, a child sleeping as long does not; a command name with ') ' in it (the process's to choose) does not
+    shift the fields; two processes pinned to one core wait for it."""
+    from harness.run import proctree
+
+    def renamed_burner():
+        proctree._libc.prctl(15, b"x) R 1 2 3 4 5", 0, 0, 0)  # PR_SET_NAME
+        _burn(0.3)
+
+    assert 0.25 <= _account_after(renamed_burner)[0] < 5.0
+    assert _account_after(lambda: time.sleep(0.3))[0] < 0.1
+    core = min(os.sched_getaffinity(0))
+
+    def two_on_one_core():
+        os.sched_setaffinity(0, {core})
+        pids = [_held(lambda: _burn(0.4)) for _ in range(2)]
+        for _, r in pids:
+            os.read(r, 1)
+
+    cpu, waited = _account_after(two_on_one_core)
+    if waited is None:
+        pytest.skip("this kernel keeps no schedstat (the wall clock's bound then scales with the load average)")
+    assert cpu >= 0.7 and waited > 0.2, (cpu, waited)

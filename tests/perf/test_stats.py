@@ -123,7 +123,8 @@ def test_the_workers_statistics_agree_with_scipy_stats():
         assert _binomial_half_ppf(0.025, n) == int(sps.binom.ppf(0.025, n, 0.5))
     rng = np.random.default_rng(5)
     for i in range(200):
-        x, y = rng.normal(size=int(rng.integers(10, 300))), rng.normal(0.3 * rng.random(), size=int(rng.integers(10, 300)))
+        x = rng.normal(size=int(rng.integers(10, 300)))
+        y = rng.normal(0.3 * rng.random(), size=int(rng.integers(10, 300)))
         if i % 2:  # ties, as rounded timings have
             x, y = np.round(x, 1), np.round(y, 1)
         want = float(sps.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic").pvalue)

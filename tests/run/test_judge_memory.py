@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = ("case_name,description,transA,transB,m,n,k,alpha,beta,lda,strideA,ldb,strideB,ldc,strideC,batchCount,"
           "a_fill,b_fill,c_fill,expect_result,mere_threshold,mare_multiplier,random_seed")
 ROW = "TC_PF_big_a,memory,ACLBLAS_OP_N,ACLBLAS_OP_N,4096,8,4096,1,0,,,,,,,4,RANDOM_0_5,RANDOM_0_5,RANDOM_0_5," \

@@ -357,8 +357,8 @@ def test_the_judge_uses_the_timed_core_only_while_no_row_is_timed_there(monkeypa
         send(w, obj)
 
     monkeypatch.setattr(handle.Worker, "_send", sent)
-    monkeypatch.setattr(RowJudge, "on_timed", lambda j, p: at_timed.append(os.sched_getaffinity(0))
-                        or on_timed(j, p))
+    monkeypatch.setattr(RowJudge, "on_timed", lambda j, p, account=None: at_timed.append(os.sched_getaffinity(0))
+                        or on_timed(j, p, account))
     cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
     got, _, _ = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
     assert {r["verdict"] for r in got} == {"PASS"}
