@@ -23,7 +23,7 @@ CHILD = r'''
 import json, sys
 from harness.backends import open_backend
 from harness.model.settings import TimingConfig
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 from harness.tables.load import load_cases
 (case,) = load_cases([sys.argv[1]], sys.argv[2])
 config = TimingConfig(warmup=0, min_samples=4, max_samples=4, max_time_s=1000, warmup_max_time_s=0)

@@ -33,7 +33,7 @@ OWN = [
 CHILD = """
 import json, sys
 from harness.backends import open_backend
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 from harness.tables.load import load_table
 case = next(c for c in load_table(sys.argv[1]) if c.name == sys.argv[2])
 backend = open_backend("cpu")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.backends import open_backend
 from harness.tables.load import load_table
-from harness.run.engine import prepare_call, run_case
+from harness.run.row_judge import prepare_call, run_case
 from harness.run.runner import Settings, run
 
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"

@@ -34,7 +34,7 @@ from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
 from harness.perf import baselines
 from harness.tables.load import load_table
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 CUBE = "ascend/blas/common/arch35_cube_gemm.h"

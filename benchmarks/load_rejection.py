@@ -20,7 +20,7 @@ import numpy as np
 
 from harness.backends import open_backend
 from harness.perf.compare import MIN_EFFECT, shift_test
-from harness.run.engine import prepare_call
+from harness.run.row_judge import prepare_call
 from harness.perf.timing import SchedProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

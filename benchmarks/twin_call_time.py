@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from harness.backends import open_backend
-from harness.run.engine import prepare_call
+from harness.run.row_judge import prepare_call
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare_calibration import smallest_cases  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 from harness.model import operators as ops
 from harness.backends import open_backend
 from harness.tables.load import load_table
-from harness.run.engine import prepare_call
+from harness.run.row_judge import prepare_call
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return Exit.OK
     args = parser.parse_args(argv)
-    from harness.tables.cases import TableError
+    from harness.tables.reader import TableError
 
     try:
         return int(args.func(args))

@@ -45,7 +45,7 @@ def probability(text: str) -> float:
 
 def keyword_expression(text: str) -> str:
     """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
-    from harness.tables.cases import SelectError, compile_select
+    from harness.tables.reader import SelectError, compile_select
 
     try:
         compile_select(text)

@@ -78,7 +78,7 @@ class CaseTable(pytest.File):
         file's collection error, its lines `file:line:column: error: ...`."""
         from harness.tables.load import table_cases
         from harness.tables import preflight
-        from harness.tables.cases import TableError
+        from harness.tables.reader import TableError
 
         option = self.config.getoption
         try:

@@ -17,7 +17,7 @@ from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
 from harness.tables.load import load_table
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = {t.name: t for t in sorted((ROOT / "cases").glob("*_test.csv"))}

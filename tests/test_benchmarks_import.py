@@ -29,7 +29,7 @@ def test_the_benchmark_imports(script, monkeypatch):
 def test_a_broken_import_is_caught(tmp_path):
     """Negative control: a script importing a name the harness does not have fails to load."""
     broken = tmp_path / "broken.py"
-    broken.write_text("from harness.run.engine import no_such_function\n\ndef main():\n    return 0\n")
+    broken.write_text("from harness.run.row_judge import no_such_function\n\ndef main():\n    return 0\n")
     spec = importlib.util.spec_from_file_location("benchmark_broken", broken)
     with pytest.raises(ImportError):
         spec.loader.exec_module(importlib.util.module_from_spec(spec))

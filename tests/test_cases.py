@@ -1,4 +1,4 @@
-"""harness.tables.cases: tables read with the C++ frame's csv_loader.h semantics, typed cells with the C++ defaults."""
+"""harness.tables.reader: tables read with the C++ frame's csv_loader.h semantics, typed cells with the C++ defaults."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness.model import abi
-from harness.tables.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
+from harness.tables.reader import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
                            op_for_table, read_table, seed_of, split_fields)
 
 SHARED = Path("/work/shared/data/ops-blas-csv")
@@ -258,16 +258,16 @@ def test_a_select_expression_is_compiled_once_for_the_option_and_every_row(monke
     from _pytest.mark.expression import Expression
 
     from harness.options import keyword_expression
-    from harness.tables import cases
+    from harness.tables import reader
 
     compiled = []
     real = Expression.compile.__func__
     monkeypatch.setattr(Expression, "compile", classmethod(lambda cls, expr: compiled.append(expr) or real(cls, expr)))
-    cases.compile_select.cache_clear()
+    reader.compile_select.cache_clear()
     expr = "TC_L0 and not 0003"
     assert keyword_expression(expr) == expr
     names = ("TC_L0_0001", "TC_L0_0003", "tc_l0_0004", "TC_PF_0001")
-    assert [cases.matches(expr, name) for name in names] == [True, False, True, False]
+    assert [reader.matches(expr, name) for name in names] == [True, False, True, False]
     assert compiled == [expr]
 
 
@@ -283,4 +283,4 @@ def test_only_the_selection_imports_pytests_private_expression_module():
                 [a.name for a in node.names] if isinstance(node, ast.Import) else []
             if any(name.startswith("_pytest") for name in names):
                 importers.add(path.relative_to(root).as_posix())
-    assert importers == {"harness/tables/cases.py"}
+    assert importers == {"harness/tables/reader.py"}

@@ -129,7 +129,7 @@ def test_a_partial_frame_is_kept_never_waited_for():
 def test_the_rows_shared_memory_can_neither_shrink_nor_grow(tmp_path):
     import fcntl
 
-    from harness.run.engine import RowJudge
+    from harness.run.row_judge import RowJudge
     from harness.tables.load import load_table
     from harness.run.sandbox import BackendInfo
 

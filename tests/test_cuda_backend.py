@@ -471,7 +471,7 @@ def test_a_timed_perf_row_through_the_engine_and_the_stub(fake, tmp_path):
     """What a baseline worker does with a perf row on the cuda backend: real table parsing, buffer plan, guard
     checks, operator code and timing loop; only CuPy is a stub, so the time is the stub's 20 us per event pair.
     (In `harness baseline` this runs in an isolated worker, a fresh interpreter the stub cannot reach.)"""
-    from harness.run import engine
+    from harness.run import row_judge
 
     table = tmp_path / "csymm_test.csv"
     table.write_text(HEADER + PERF_ROW)
@@ -480,7 +480,7 @@ def test_a_timed_perf_row_through_the_engine_and_the_stub(fake, tmp_path):
     backend = cuda.open()
     try:
         (case,) = load_cases([str(table)], None)
-        rec = engine.run_case(case, backend, timing_config=TimingConfig())
+        rec = row_judge.run_case(case, backend, timing_config=TimingConfig())
     finally:
         backend.close()
     assert rec["verdict"] == "PASS" and rec["timing"]["mean_us"] == pytest.approx(20.0)

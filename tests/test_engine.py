@@ -1,4 +1,4 @@
-"""harness/run/engine.py on its own: RowJudge plans and judges a row from its own copies; run_case joins it to an
+"""harness/run/row_judge.py on its own: RowJudge plans and judges a row from its own copies; run_case joins it to an
 in-process sandbox for tests and tools."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from harness.backends import open_backend
 from harness.run import goldens
-from harness.run.engine import RowJudge, run_case
+from harness.run.row_judge import RowJudge, run_case
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from tables import csymm_row, write_csymm_table
@@ -96,7 +96,8 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
     checked call left; identical bytes (the judge's own digests) passed already. A wrong C after the timed calls
     is still a FAIL."""
     from harness.model.settings import TimingConfig
-    from harness.run import engine, sandbox
+    from harness.run import sandbox
+    from harness.run import row_judge
 
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
     tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)

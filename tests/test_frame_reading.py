@@ -9,7 +9,7 @@ import pytest
 
 from harness.model import abi
 from harness.model import operators as ops
-from harness.tables.cases import CellReader, read_table
+from harness.tables.reader import CellReader, read_table
 from harness.cli import main
 from harness.tables.lint import lint_table
 from tables import csymm_row, write_csymm_table

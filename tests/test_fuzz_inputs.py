@@ -10,7 +10,7 @@ import random
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from harness.tables.cases import TableError, read_table
+from harness.tables.reader import TableError, read_table
 from harness.cli import main
 from harness.tables.load import load_table
 from harness.tables.lint import lint_rows

@@ -12,7 +12,7 @@ import pytest
 
 from harness.backends import open_backend
 from harness.tables.load import load_table
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 from harness.model.record import VERDICTS
 from tables import CSYMM_HEADER, csymm_row
 

@@ -242,7 +242,7 @@ def test_runtime_budget(table):
 
 @pytest.mark.parametrize("op", OPS)
 def test_committed_tables_load_without_errors(op):
-    from harness.tables.cases import ERROR, read_table
+    from harness.tables.reader import ERROR, read_table
 
     t = read_table(str(ROOT / "cases" / f"{op}_test.csv"))
     assert len(t.rows) == 1200

@@ -13,7 +13,7 @@ from harness.model.case import Case
 from harness.tables.load import load_cases
 from harness.cli import main
 from harness.judge import golden_cache
-from harness.run import engine
+from harness.run import row_judge
 from harness.run.sandbox import BackendInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,8 +35,8 @@ def first_cases(n: int, perf: bool = False) -> list[Case]:
     return [c for c in load_cases([TABLE]) if c.expected_status == 0 and c.is_perf == perf][:n]
 
 
-def judged(case: Case) -> engine.RowJudge:
-    judge = engine.RowJudge(case, BackendInfo())
+def judged(case: Case) -> row_judge.RowJudge:
+    judge = row_judge.RowJudge(case, BackendInfo())
     assert judge.done is None and judge.golden is not None
     return judge
 
@@ -94,12 +94,12 @@ def test_the_cache_stays_under_its_cap(cache_dir, monkeypatch):
 
 
 def test_a_process_running_the_operator_never_touches_the_cache(cache_dir):
-    """engine.run_case runs judge and operator in one process: it computes its goldens itself."""
+    """row_judge.run_case runs judge and operator in one process: it computes its goldens itself."""
     from harness.backends import open_backend
 
     backend = open_backend("cpu")
     try:
-        record = engine.run_case(first_cases(1)[0], backend)
+        record = row_judge.run_case(first_cases(1)[0], backend)
     finally:
         backend.close()
     assert record["verdict"] == "PASS" and entries(cache_dir) == []

@@ -20,7 +20,7 @@ from harness.run import memory as footprint
 from harness.run import sandbox
 from harness.backends import fence, open_backend
 from harness.cli import main
-from harness.run.engine import RowJudge, run_case
+from harness.run.row_judge import RowJudge, run_case
 from harness.run.buffers import region_problems
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
@@ -214,7 +214,7 @@ def test_a_write_into_a_freed_buffer_faults_and_names_it():
 
 
 def test_leak_threshold_is_stated_and_applied():
-    from harness.run.engine import _leak
+    from harness.run.row_judge import _leak
     assert _leak(None, 0, "x") == [] and _leak(footprint.LEAK_BYTES, 0, "x") == []
     assert _leak(footprint.LEAK_BYTES + 1, 0, "x") and not _leak(footprint.LEAK_BYTES + 1, 1 << 20, "x")
 

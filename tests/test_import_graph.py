@@ -1,5 +1,7 @@
 """The module graph of `harness` has no import cycle: a cycle makes the import order decide which module sees the
-other half-initialised, and hides which of two concepts is the lower one.
+other half-initialised, and hides which of two concepts is the lower one. Above the modules, the rooms (the
+top-level packages and modules of `harness/`) only look down: no loop between rooms, no import of a room above
+one's own in the order docs/architecture.md gives (its room block is the one list of that order).
 
 Every `import` / `from ... import` counts, at any depth of the code (an import inside a function still ties the
 two modules together; putting it there only postpones the cycle to the first call). Two kinds are exempt, each

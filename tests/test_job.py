@@ -13,7 +13,7 @@ import pytest
 from harness.store import job
 from harness.run import handle, process, runner
 from harness.run.ahead import AHEAD_BYTES, Ahead, ahead_bytes, row_footprint
-from harness.run.engine import RowJudge
+from harness.run.row_judge import RowJudge
 from harness.tables.load import load_cases
 from harness.model.settings import TimingConfig
 from test_hostile import survivors
@@ -137,16 +137,17 @@ def test_a_row_decided_after_its_round_goes_out_at_once_and_frees_its_golden(mon
     own for its later rounds (room for one golden: before, the first row held it through round 1 and the second
     computed its golden again in every round)."""
     from harness.perf import timing
-    from harness.run import engine, goldens
+    from harness.run import goldens
+    from harness.run import row_judge
     from harness.run.sandbox import BackendInfo
 
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     sizes = []
     for case in cases:
-        judge = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens={})
+        judge = row_judge.RowJudge(case, BackendInfo(), timing_config=TINY, goldens={})
         sizes.append(goldens.golden_bytes(judge.golden))
         judge.close()
-    monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", max(sizes))
+    monkeypatch.setattr(row_judge, "KEPT_GOLDENS_BYTES", max(sizes))
     asked, more = [], timing.more_rounds  # the first row's round is asked about first, in either runner
 
     def more_rounds(done, spent, config):
@@ -207,20 +208,20 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
 def test_kept_goldens_stay_within_their_budget(monkeypatch):
     """A perf row's golden is kept for its next round (without the full buffers of an unsampled one) only while
     the kept goldens fit in goldens.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
-    from harness.run import engine
+    from harness.run import row_judge
     from harness.run.sandbox import BackendInfo
 
     (case,) = load_cases([TABLE], "TC_PF_0010")
     kept: dict = {}
-    first = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    first = row_judge.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
     assert first.golden_s > 0 and list(kept) == [case.id]
     assert kept[case.id].index is not None or kept[case.id].bufs == {}, "an unsampled golden kept its buffers"
-    again = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
+    again = row_judge.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=kept)
     assert again.golden_s == 0 and again.golden.expected is kept[case.id].expected
     first.close(), again.close()
-    monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", 0)
+    monkeypatch.setattr(row_judge, "KEPT_GOLDENS_BYTES", 0)
     none: dict = {}
-    over = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=none)
+    over = row_judge.RowJudge(case, BackendInfo(), timing_config=TINY, goldens=none)
     assert over.golden_s > 0 and none == {}
     over.close()
 

@@ -23,7 +23,7 @@ from conftest import _native_lib
 from harness.run import fpenv, sandbox
 from harness.backends import open_backend
 from harness.run.messages import Malformed
-from harness.run.engine import RowJudge
+from harness.run.row_judge import RowJudge
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table

@@ -29,7 +29,7 @@ MEASURE = """
 import sys
 from harness.cli import main
 from harness.run import memory as footprint
-from harness.run import engine
+from harness.run import row_judge as engine
 grown = []
 init, begin, end = engine.RowJudge.__init__, engine.RowJudge.begin_called, engine.RowJudge.on_end
 

@@ -9,7 +9,7 @@ import foreign
 import pytest
 
 from harness.tables.load import load_cases
-from harness.run import engine
+from harness.run import row_judge
 from harness.model import operators as ops
 from harness.backends import open_backend
 
@@ -117,7 +117,7 @@ def _verdicts(library: str | None, tables: list[Path]) -> dict[str, tuple[str, s
     backend = open_backend("cpu", operator_lib=library)
     try:
         return {c.name: (r["verdict"], r["reason"]) for c in load_cases(tables)
-                for r in [engine.run_case(c, backend)]}
+                for r in [row_judge.run_case(c, backend)]}
     finally:
         backend.close()
 

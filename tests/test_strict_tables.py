@@ -17,7 +17,7 @@ from harness.options import default_tables
 from harness.reports.progress import skip_lines
 from harness.tables.load import load_table
 from harness.tables import header, preflight
-from harness.tables.cases import NOTE, read_table
+from harness.tables.reader import NOTE, read_table
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]

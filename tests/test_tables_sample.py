@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.tables.load import load_table
-from harness.run.engine import run_case
+from harness.run.row_judge import run_case
 
 #: 410 rows of a few seconds at most, 71 s together on the loaded 2-core machine
 pytestmark = pytest.mark.slow

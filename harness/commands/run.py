@@ -22,11 +22,11 @@ from harness.judge import golden_cache
 from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
-from harness.tables.cases import TableError
+from harness.tables.reader import TableError
 from harness.model.settings import DEFAULT_MEMORY_CAP
 from harness.model.case import Case
 from harness.tables.load import table_cases
-from harness.tables.cases import matches
+from harness.tables.reader import matches
 from harness.model.exitcodes import Exit
 from harness.options import (Grouped, add_backend_options, add_baselines_option, add_history_option,
                              add_select_option, add_table_options, add_timeout_option, add_timing_options,

@@ -237,7 +237,7 @@ def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, d
     is `harness run`'s job)."""
     from harness.model import abi
     from harness.run import sandbox
-    from harness.run.engine import RowJudge
+    from harness.run.row_judge import RowJudge
 
     recs = [case.new_record() for _ in (a, b)]
     judges = [RowJudge(case, sandbox.BackendInfo.of(backend), golden=False) for backend in (a, b)]

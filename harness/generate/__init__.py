@@ -11,7 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 from harness.model import operators as ops
-from harness.tables.cases import EXTENSIONS_KEY
+from harness.tables.reader import EXTENSIONS_KEY
 from harness.tables import cache
 from harness.generate.cells import DEFAULT_SEED
 

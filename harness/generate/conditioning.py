@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from harness.judge import diagnosis
 from harness.model import operators as ops
-from harness.tables.cases import CellReader, Row
+from harness.tables.reader import CellReader, Row
 
 #: Rows above this many FLOPs are measured on a block of their output (see sample_args).
 MEASURE_FLOPS = 2e8

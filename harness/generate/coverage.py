@@ -33,9 +33,9 @@ FILL_CLASSES = (("uniform", cells.UNIFORM), ("zeros", cells.ZEROS), ("alternatin
 
 
 def read_rows(path: Path | str) -> tuple[list[str], list[dict[str, str]]]:
-    """Header and rows read the way the C++ frame reads them (harness.tables.cases), every header cell present ("" when
+    """Header and rows read the way the C++ frame reads them (harness.tables.reader), every header cell present ("" when
     empty). A table with reading errors raises ValueError with the first one."""
-    from harness.tables.cases import ERROR, read_table
+    from harness.tables.reader import ERROR, read_table
 
     table = read_table(str(path))
     errors = [d for d in table.diagnostics if d.severity == ERROR]

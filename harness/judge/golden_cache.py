@@ -10,7 +10,7 @@ the golden computed again, never trusted. The directory holds at most CAP_BYTES 
 it the least recently used entries go.
 
 Only the judge reads and writes it: goldens are computed by the processes that never load operator code
-(harness.run.engine.RowJudge), and the sandboxed worker may write nothing outside its own fault directory
+(harness.run.row_judge.RowJudge), and the sandboxed worker may write nothing outside its own fault directory
 (harness.run.confine). `harness run --no-golden-cache` (HARNESS_GOLDEN_CACHE=0) computes every golden afresh.
 """
 from __future__ import annotations

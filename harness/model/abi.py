@@ -32,7 +32,7 @@ SIDE_LEFT, SIDE_RIGHT = 141, 142
 INVALID_ENUM_VALUE = 0xFF
 
 #: Every spelling ops-blas tables use for each enum, beside the values (the one copy: table reading, generators,
-#: baselines and lint use these). `INVALID` is not a name: only the C++ parsers' fallback (harness.tables.cases).
+#: baselines and lint use these). `INVALID` is not a name: only the C++ parsers' fallback (harness.tables.reader).
 SIDE_NAMES = {"ACLBLAS_SIDE_LEFT": SIDE_LEFT, "LEFT": SIDE_LEFT, "ACLBLAS_SIDE_RIGHT": SIDE_RIGHT, "RIGHT": SIDE_RIGHT}
 UPLO_NAMES = {"ACLBLAS_UPPER": UPPER, "UPPER": UPPER, "ACLBLAS_LOWER": LOWER, "LOWER": LOWER}
 TRANS_NAMES = {"ACLBLAS_OP_N": OP_N, "N": OP_N, "ACLBLAS_OP_T": OP_T, "T": OP_T, "ACLBLAS_OP_C": OP_C, "C": OP_C,

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from harness.perf.compare import MIN_EFFECT, ROUND_STAT, shift_test
-from harness.tables.cases import matches
+from harness.tables.reader import matches
 from harness.model.meta import REFERENCE_KINDS
 
 THRESHOLD = 0.05

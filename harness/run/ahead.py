@@ -8,7 +8,7 @@ from typing import Callable
 
 from harness.model.case import Case
 from harness.run.buffers import footprint_bytes
-from harness.run.engine import RowJudge
+from harness.run.row_judge import RowJudge
 
 #: A row is planned ahead only while its footprint and that of the row being timed fit in this together (two rows'
 #: buffers are then held at once), or in the footprint of the perf phase's largest row where that is more

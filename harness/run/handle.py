@@ -19,7 +19,7 @@ from harness.model import untrusted
 from harness.run import bwrap, proctree, worker
 from harness.run.ahead import AHEAD_BYTES, Ahead, row_footprint
 from harness.model.case import Case
-from harness.run.engine import RowJudge
+from harness.run.row_judge import RowJudge
 from harness.run.messages import Malformed, backend_info
 from harness.run.library import library_of
 from harness.run.process import KEEP, LIVE, fork, oom_note, pidfd_open, python_path

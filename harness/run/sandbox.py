@@ -1,6 +1,6 @@
 """The operator's side of a row: all that runs in the process that loads the operator library.
 
-The judge (harness/run/engine.py, in a process that never loads operator code) plans the row's buffers and writes them,
+The judge (harness/run/row_judge.py, in a process that never loads operator code) plans the row's buffers and writes them,
 guards included, into shared memory it created (a `RowJob` says where each buffer lies). The sandbox copies them
 into backend memory (guard-page mappings on `cpu`, device memory elsewhere), calls the operator, copies every
 buffer back into the shared memory and answers with a small fixed message of measurements (status, memory, the

@@ -37,7 +37,7 @@ def new_tally() -> dict[str, Any]:
 
 
 def add_row(tally: dict[str, Any], case: Any, judge: Any) -> None:
-    """A row's judge ended (harness.run.engine.RowJudge): its golden (computed, or read from the golden cache), and
+    """A row's judge ended (harness.run.row_judge.RowJudge): its golden (computed, or read from the golden cache), and
     a perf row's first checked call (once per row, whichever round came first; a later round's is repetition,
     overhead)."""
     if judge.golden_s and judge.golden_hit:  # read from the golden cache, not computed

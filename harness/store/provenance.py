@@ -62,7 +62,7 @@ def sha256(path: str | Path) -> str:
 def table_sha256(path: str | Path) -> str:
     """The sha256 of the bytes the run parsed from a case table (cases.PARSED_SHA256); read now only for a table
     this process never parsed, and "" for one that is gone."""
-    from harness.tables.cases import PARSED_SHA256
+    from harness.tables.reader import PARSED_SHA256
 
     if str(path) in PARSED_SHA256:
         return PARSED_SHA256[str(path)]

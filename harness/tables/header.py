@@ -16,7 +16,7 @@ import difflib
 from types import ModuleType
 
 from harness.model import operators as ops
-from harness.tables.cases import BASE_DEFAULTS, BASE_REQUIRED, ERROR, NOTE, Diagnostic, Table, op_for_table
+from harness.tables.reader import BASE_DEFAULTS, BASE_REQUIRED, ERROR, NOTE, Diagnostic, Table, op_for_table
 
 
 def required(spec: ModuleType) -> tuple[str, ...]:

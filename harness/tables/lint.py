@@ -13,7 +13,7 @@ import re
 from harness.model import abi
 from harness.model import operators as ops
 from harness.tables import header
-from harness.tables.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table,
+from harness.tables.reader import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table,
                                   base_fields, read_table, seed_of)
 from harness.tables.fill import stof_prefix
 

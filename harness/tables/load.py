@@ -1,4 +1,4 @@
-"""A table's rows as Cases: the one loader every shell and the engine share (the reader, `cases.py`, knows cells and
+"""A table's rows as Cases: the one loader every shell and the row judge share (`reader.py` knows cells and
 diagnostics; this turns a read table into the cases of its operator, SKIP cases saying why where none applies)."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from harness.model import operators as ops
 from harness.model.case import Case
 from harness.tables import header
-from harness.tables.cases import CellReader, Table, base_fields, matches, read_table
+from harness.tables.reader import CellReader, Table, base_fields, matches, read_table
 
 
 def load_table(path: str | Path) -> list[Case]:

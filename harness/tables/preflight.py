@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TextIO
 
 from harness.tables import header
-from harness.tables.cases import ERROR, Diagnostic, Table, read_table
+from harness.tables.reader import ERROR, Diagnostic, Table, read_table
 from harness.tables.lint import lint_cells, unimplemented
 
 #: How many findings, and how many refusals, of one table are printed; `harness lint` prints every one.

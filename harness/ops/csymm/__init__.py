@@ -58,7 +58,7 @@ class Args(symm_family.SymmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.tables.cases import SIDE, UNKNOWN_DEFAULT, UPLO
+    from harness.tables.reader import SIDE, UNKNOWN_DEFAULT, UPLO
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
     uplo = reader.enum("uplo", UPLO, DEFAULT_UPLO, "uplo", unknown=UNKNOWN_DEFAULT["uplo"])
@@ -84,7 +84,7 @@ def frame_ld(cell: int, minimum: int) -> int:
 def frame_notes(reader) -> list[tuple[str, str]]:
     """(column, message) for each cell the frame reads otherwise than its literal value: an ld cell <= 0, which
     the operator never sees (csymm_param.h replaces it by the compact minimum)."""
-    from harness.tables.cases import SIDE
+    from harness.tables.reader import SIDE
 
     side = reader.enum("side", SIDE, abi.SIDE_LEFT, "side")
     lds = min_lds(side, reader.int("m", 0), reader.int("n", 0))

@@ -56,7 +56,7 @@ class Args(gemm_family.GemmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.tables.cases import TRANS
+    from harness.tables.reader import TRANS
 
     ta = reader.enum("transA", TRANS, abi.OP_N, "transA")
     tb = reader.enum("transB", TRANS, abi.OP_N, "transB")

@@ -66,7 +66,7 @@ class Args(symm_family.SymmArgs):
 
 
 def parse(reader, description: str) -> Args:
-    from harness.tables.cases import SIDE, UNKNOWN_DEFAULT, UPLO
+    from harness.tables.reader import SIDE, UNKNOWN_DEFAULT, UPLO
 
     return Args(
         side=reader.enum("side", SIDE, abi.SIDE_LEFT, "side"),

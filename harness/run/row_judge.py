@@ -1,7 +1,8 @@
-"""One case, end to end: CSV row -> Case -> buffers -> golden -> call -> checks -> (timing) -> result record.
+"""One row judged on the trusted side (RowJudge): Case -> buffers -> golden -> the sandbox's messages about the call
+-> checks -> (timing) -> result record; `run_case` joins it to a sandbox in one process.
 
-Every step is a plain function so the CLI runner, the pytest plugin, `harness ab` and `harness baseline` all run
-exactly the same code; isolation from crashing operators is the runner's job, not this module's.
+The CLI runner, the pytest plugin, `harness ab` and `harness baseline` all judge rows with this same code; isolation
+from crashing operators is the runner's job, not this module's.
 """
 from __future__ import annotations
 
