@@ -328,7 +328,8 @@ def test_sgemm_fast_path_folds_every_batch_into_one_launch(device, broadcast):
     device.reset_stats()
     record = run_case(case, device)
     assert record["verdict"] == "PASS", record["reason"]
-    assert device.stats()["launches"] == 3, case.id  # NaN scan, the one gemm, NaN fallback
+    # the NaN guard (scan, SyncAll, fallback on NaN) and the one gemm; 3 before issue 38 (the fallback its own launch)
+    assert device.stats()["launches"] == 2, case.id
 
 
 def _sgemm_general(c) -> bool:
@@ -345,8 +346,31 @@ def test_sgemm_general_path_fuses_every_batch_into_one_mixed_launch(device):
     record = run_case(case, device)
     assert record["verdict"] == "PASS", record["reason"]
     stats = device.stats()
-    assert stats["launches"] == 3, case.id  # NaN scan, the fused kernel, NaN fallback
+    assert stats["launches"] == 2, case.id  # the NaN guard and the fused kernel (3 before issue 38)
     assert stats["cube_macs"] == case.args.batch * case.args.m * case.args.n * case.args.k
+
+
+def test_sgemm_nan_row_is_two_launches_with_the_fallback_in_the_guard(device):
+    # the fallback folded into the NaN guard's launch: the scan's SyncAll, then the plain fp32 result; the gemm
+    # launch after it reads the flag and does no cube work
+    case = _nan_row("sgemm_strided_batched_test.csv")
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    stats = device.stats()
+    assert stats["launches"] == 2 and stats["cube_macs"] == 0, (case.id, stats)
+
+
+def test_sgemm_scale_only_path_is_one_launch_for_every_batch(device):
+    # alpha == 0 (or k == 0) with several disjoint C_i: C_i = beta * C_i for every batch in one vector launch (one
+    # launch per batch before issue 38)
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: c.expected_status == abi.Status.SUCCESS
+                      and c.args.batch > 1 and min(c.args.m, c.args.n) > 0 and (c.args.alpha == 0 or c.args.k == 0)
+                      and abs(c.args.stride_c) >= (c.args.n - 1) * c.args.ldc + c.args.m)
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    assert device.stats()["launches"] == 1, case.id
 
 
 @pytest.mark.slow  # each builds a kernel variant: ~30 s on the loaded 2-core machine
