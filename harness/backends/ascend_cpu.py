@@ -167,6 +167,10 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     ), "matched"),
 }
 
+#: The emulator's instruction kinds in the order aclblasAscendCpuGetInstrCounts writes them (emu_core.h Instr).
+INSTR_KINDS = ("simt_calls", "simt_threads", "gm_to_l1", "gm_to_l1_bytes", "ub_to_l1", "ub_to_l1_bytes", "l1_to_l0",
+               "l1_to_l0_bytes", "mmads", "fixpipes", "data_copy_pads", "data_copy_pad_bytes")
+
 #: Emulated AI cube cores (vector cores: twice as many); the 950PR's real count is read on the device.
 DEFAULT_CUBE_CORES = 36
 
@@ -184,6 +188,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuDeviceInfoQueries.restype = ctypes.c_uint64
         u64 = ctypes.POINTER(ctypes.c_uint64)
         self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
+        self.lib.aclblasAscendCpuGetInstrCounts.argtypes = [u64, ctypes.c_uint32]
         self.lib.aclblasAscendCpuSelfTest.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
 
     def _describe(self) -> dict[str, Any]:
@@ -214,6 +219,13 @@ class AscendCpuBackend(CpuBackend):
         values = [ctypes.c_uint64(0) for _ in range(4)]
         self.lib.aclblasAscendCpuGetStats(*(ctypes.byref(v) for v in values))
         return dict(zip(("launches", "blocks", "cube_macs", "cube_gm_bytes"), (v.value for v in values)))
+
+    def instr_counts(self) -> dict[str, int]:
+        """The emulator's instruction counts since the last reset_stats() (INSTR_KINDS: calls and bytes of each
+        copy kind, SIMT calls and threads, Mmads, Fixpipes), for benchmarks/panel_counts.py."""
+        values = (ctypes.c_uint64 * len(INSTR_KINDS))()
+        self.lib.aclblasAscendCpuGetInstrCounts(values, len(INSTR_KINDS))
+        return dict(zip(INSTR_KINDS, values))
 
     def self_test(self, scenario: str) -> str:
         """Runs one of the emulator's cross-core self-test kernels (`operators/ascend_cpu/selftest/`): "" when its
