@@ -290,6 +290,39 @@ def test_launches_per_csymm_call(cube):
         assert stats["cube_gm_bytes"] == cost_model.csymm_copy_gm_bytes(case.args.m, case.args.n, beta_zero), case.id
 
 
+def _panel_floats(m: int, n: int, left: bool, cores: int, precision: str) -> int:
+    """Floats of the panels the vector cores build for one call: per tile and K chunk, each panel pair (L, NZ rows x
+    chunk; R, ZN chunk x cols), whole fractals."""
+    pairs, chunk = cost_model.CSYMM_PANEL_PAIRS[precision], cost_model.CSYMM_CHUNK_K[precision]
+    up = cost_model._up
+    total = 0
+    for rows, cols, real_k in cost_model.csymm_tiles(m, n, left, cores):
+        for k0 in range(0, real_k, chunk):
+            k = up(min(chunk, real_k - k0), cost_model.K0)
+            total += pairs * (up(rows, cost_model.FRACTAL) * k + k * up(cols, cost_model.FRACTAL))
+    return total
+
+
+@pytest.mark.parametrize("side", ["LEFT", "RIGHT"])
+def test_split_hf32_builds_each_panel_once(cube, side):
+    # split HF32's three products (hi*hi, hi*lo, lo*hi) read two panel pairs, (L, R) and (lo L, lo R): the vector
+    # cores copy 4 panels per K chunk UB -> L1, not 6 (one pair per product before issue 38: 1.5x these bytes)
+    case = _first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and c.expected_status ==
+                      abi.Status.SUCCESS and c.args.alpha != 0 and c.args.side == getattr(abi, f"SIDE_{side}")
+                      and 2 * (c.args.m if c.args.side == abi.SIDE_LEFT else c.args.n) >=
+                      cost_model.CSYMM_SPLIT_MIN_REAL_K and min(c.args.m, c.args.n) >= 16
+                      and "nan" not in c.description.lower() and "inf" not in c.description.lower())
+    cube.reset_stats()
+    assert run_case(case, cube)["verdict"] == "PASS"
+    calls = cube.stats()["launches"]
+    a = case.args
+    expected = _panel_floats(a.m, a.n, a.side == abi.SIDE_LEFT, ascend_cpu.DEFAULT_CUBE_CORES, "hf32x3")
+    assert cube.instr_counts()["ub_to_l1_bytes"] == calls * 4 * expected, case.id
+    # the cube still runs three products per K step: 3 L1 -> L0 copy pairs per Mmad triple
+    counts = cube.instr_counts()
+    assert counts["l1_to_l0"] == 2 * counts["mmads"]
+
+
 def test_the_host_takes_the_path_the_cost_model_chooses(device):
     # csymm_host.cpp VectorPath and cost_model.csymm_path count the same documented cycles: every NaN-free sampled
     # GEMM row runs on the vector cores alone (one AIV-only launch of min(72, ceil(mn / 64)) blocks, no cube MACs)

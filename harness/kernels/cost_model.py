@@ -212,6 +212,9 @@ def csymm_precision(m: int, n: int, left: bool) -> str:
 
 #: Real K per L1 chunk in the built kernel (csymm_host.cpp kRealChunkK / kSplitChunkK).
 CSYMM_CHUNK_K = {"fp32": 128, "hf32x3": 48}
+#: Panel pairs the vector cores build per K chunk (csymm_kernel.cpp Pairs): split HF32's three products share (L, R)
+#: and (lo L, lo R), each panel built once (three pairs, one per product, before issue 38).
+CSYMM_PANEL_PAIRS = {"fp32": 1, "hf32": 1, "hf32x3": 2}
 VECTOR_LANES = 64
 L0_LOAD_BYTES_PER_CYCLE = 256
 FIXPIPE_BYTES_PER_CYCLE = 128
@@ -241,6 +244,7 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
     k = m if left else n
     precision = precision or csymm_precision(m, n, left)
     terms = PRECISIONS[precision][1]
+    pairs = CSYMM_PANEL_PAIRS[precision]
     rate = macs_per_cycle(PRECISIONS[precision][0], hf32_rate)
     chunk = CSYMM_CHUNK_K[precision]
     real_k = 2 * k
@@ -256,9 +260,9 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
         for rows, cols, _ in tiles[core::used]:
             rows, cols = _up(rows, FRACTAL), _up(cols, FRACTAL)
             if fill is None:
-                a, b = terms * rows * k_first, terms * k_first * cols
-                fill = (a + b) / (2 * VECTOR_LANES) + max(a, b) * 4 / L0_LOAD_BYTES_PER_CYCLE
-            build += terms * (rows + cols) * k_sum / (2 * VECTOR_LANES)
+                a, b = rows * k_first, k_first * cols
+                fill = pairs * (a + b) / (2 * VECTOR_LANES) + terms * max(a, b) * 4 / L0_LOAD_BYTES_PER_CYCLE
+            build += pairs * (rows + cols) * k_sum / (2 * VECTOR_LANES)
             load_a += terms * rows * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
             load_b += terms * cols * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
             mmad += terms * rows * cols * k_sum / rate

@@ -208,8 +208,9 @@ __aicore__ inline TileRegion RegionOf(uint32_t tile, const CsymmGemmTilingData& 
     return r;
 }
 
-/* Products per K step: 3 for split HF32 (hi*hi + hi*lo + lo*hi: (L, R), (L, lo R), (lo L, R)), else 1. */
-__aicore__ inline uint32_t Terms(const CsymmGemmTilingData& t) { return t.split != 0 ? 3 : 1; }
+/* Panel pairs per K chunk: 2 for split HF32 ((L, R) and (lo L, lo R), each built once; the three products
+ * hi*hi + hi*lo + lo*hi read them as arch35::PairA / PairB say), else 1. */
+__aicore__ inline uint32_t Pairs(const CsymmGemmTilingData& t) { return t.split != 0 ? 2 : 1; }
 
 // ---- 2. panels: AIV side ----------------------------------------------------------------------------------------
 
@@ -255,27 +256,25 @@ __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmBuildPi
     }
 }
 
-/* This AIV's pieces of one K chunk into L1 half `half` of its AIC: every panel of every product, cut in pieces of
- * CS_PIECE_FLOATS, the two AIVs taking alternate pieces; each piece built in a UB slot (V), copied UB -> L1 (MTE3),
+/* This AIV's pieces of one K chunk into L1 half `half` of its AIC: every panel of every pair (L, R; with split also
+ * lo L, lo R), cut in pieces of CS_PIECE_FLOATS, the two AIVs taking alternate pieces; each piece built in a UB slot (V), copied UB -> L1 (MTE3),
  * the slot handed back to V by MTE3_V. */
 __aicore__ inline void CsymmHandChunk(GM_ADDR a, GM_ADDR b, const CsymmFusedTilingData& ft, const TileRegion& reg,
                                       uint32_t kOff, uint32_t curK, uint32_t half, uint32_t& slotCount)
 {
     const CsymmGemmTilingData& t = ft.gemm;
-    const uint32_t terms = Terms(t);
+    const uint32_t pairs = Pairs(t);
     const uint32_t l1Base = half * arch35::L1_HALF;
     const uint32_t sub = static_cast<uint32_t>(AscendC::GetSubBlockIdx());
     uint32_t piece = 0;
-    for (uint32_t term = 0; term < terms; ++term) {
+    for (uint32_t lo = 0; lo < pairs; ++lo) {  // pair 1: the lo parts (split)
         for (uint32_t sideB = 0; sideB < 2; ++sideB) {
             const uint32_t bytes = sideB == 0 ? arch35::PanelBytesA(reg.rows, curK)
                                               : arch35::PanelBytesB(curK, reg.cols);
-            const uint32_t off = l1Base + term * (arch35::PanelBytesA(reg.rows, curK) +
-                                                  arch35::PanelBytesB(curK, reg.cols)) +
+            const uint32_t off = l1Base + lo * (arch35::PanelBytesA(reg.rows, curK) +
+                                                arch35::PanelBytesB(curK, reg.cols)) +
                                  (sideB == 0 ? 0 : arch35::PanelBytesA(reg.rows, curK));
             const uint32_t floats = bytes / sizeof(float);
-            /* split: (L, R), (L, lo R), (lo L, R) */
-            const uint32_t lo = (sideB == 0 && term == 2) || (sideB == 1 && term == 1) ? 1u : 0u;
             for (uint32_t first = 0; first < floats; first += CS_PIECE_FLOATS, ++piece) {
                 if (piece % 2 != sub) {
                     continue;
@@ -418,7 +417,7 @@ __aicore__ inline void CsymmTiles(GM_ADDR c, const CsymmFusedTilingData& ft, uin
             const uint16_t half = static_cast<uint16_t>(pp.l1Count & 1);
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE1>(CS_PANEL_READY + half);  // both AIVs' pieces are in L1
             arch35::MmadChunk(half * arch35::L1_HALF, terms, reg.rows, reg.cols, curK, kOff == 0,
-                              kOff + curK >= realK, pp);
+                              kOff + curK >= realK, pp, terms == 3);
             AscendC::CrossCoreSetFlag<2, PIPE_MTE1>(CS_PANEL_FREE + half);  // MTE1 has read the half
             ++pp.l1Count;
         }
