@@ -285,9 +285,14 @@ def test_launches_per_csymm_call(cube):
         # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it
         products = 3 if 2 * k >= cost_model.CSYMM_SPLIT_MIN_REAL_K else 1
         assert stats["cube_macs"] == products * 4 * case.args.m * case.args.n * k
-        # no GM workspace: the copies move C only (written once, read once when beta != 0); the panels reach L1
-        # from UB
-        assert stats["cube_gm_bytes"] == cost_model.csymm_copy_gm_bytes(case.args.m, case.args.n, beta_zero), case.id
+        # no GM workspace: besides the DMA loads of the panels' source blocks (GM -> UB, DataCopyPad), the copies
+        # move C only (written once, read once when beta != 0); the panels reach L1 from UB
+        a = case.args
+        c_bytes = cost_model.csymm_copy_gm_bytes(a.m, a.n, beta_zero)
+        source_bytes = cube.instr_counts()["data_copy_pad_bytes"] - (0 if beta_zero else c_bytes)
+        assert stats["cube_gm_bytes"] - source_bytes == c_bytes, case.id
+        # every stored element of A and every element of B is loaded at least once
+        assert source_bytes >= 8 * (k * (k + 1) // 2 + a.m * a.n), case.id
 
 
 def _panel_floats(m: int, n: int, left: bool, cores: int, precision: str) -> int:
@@ -436,6 +441,35 @@ def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
         backend.close()
     assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
     assert expected in record["reason"] and "csymm_fused" in record["reason"], record["reason"]
+
+
+def _odd_cube_row(c) -> bool:
+    """A row whose panels' source blocks have column lengths that are not 32-byte multiples (odd dimensions)."""
+    a = c.args
+    return (c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS and a.alpha != 0
+            and (a.m % 4 != 0 or a.n % 4 != 0) and min(a.m, a.n) >= 17 and a.m * a.n <= 128 * 128
+            and "nan" not in c.description.lower() and "inf" not in c.description.lower())
+
+
+def test_the_row_the_source_controls_use_passes(cube):
+    record = run_case(_first_row("csymm_test.csv", _odd_cube_row), cube)
+    assert record["verdict"] == "PASS", record["reason"]
+
+
+@pytest.mark.slow  # each builds a kernel variant
+@pytest.mark.parametrize("control", ["source-no-wait", "source-unpadded", "source-no-mirror", "pad-block-count"])
+def test_csymm_panel_sources_loaded_wrongly_fail(control):
+    # the panels' source blocks come GM -> UB by DataCopyPad (stored columns; A's other triangle as the stored
+    # columns it mirrors): a build that does not wait for the DMA, a UB layout without DataCopyPad's 32-byte block
+    # padding, reading A's unstored triangle, and a DataCopyPad past its documented blockCount range each fail; the
+    # same row passes as built (the test above)
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
+    try:
+        record = run_case(_first_row("csymm_test.csv", _odd_cube_row), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and expected in record["reason"], record["reason"]
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

@@ -430,6 +430,13 @@ inline void PadCopy(const GlobalTensor<T>& gm, const LocalTensor<T>& ub, const D
     const uint32_t gmGap = toGm ? p.dstStride : p.srcStride;
     const uint32_t ubGap = toGm ? p.srcStride : p.dstStride;
     ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
+    /* asc-devkit GMToUB非对齐数据搬运(DataCopyPad).md, parameter table: blockCount in [0, 4095] (uint16_t, so a larger
+     * count the kernel computes would wrap), blockLen in [0, 2097151] bytes and a multiple of sizeof(T). */
+    if (p.blockCount > 4095 || p.blockLen > 2097151 || p.blockLen % sizeof(T) != 0) {
+        ascend_cpu::Raise(std::string(what) + ": blockCount " + std::to_string(p.blockCount) + ", blockLen " +
+                          std::to_string(p.blockLen) + " bytes; DataCopyPad takes blockCount 0..4095 and blockLen "
+                          "0..2097151 bytes, a multiple of the element size (asc-devkit DataCopyPad parameters)");
+    }
     CheckGmCopy(gm, p, gmGap, toGm, what);
     CheckUbCopy(ub, p, ubGap, toGm ? ascend_cpu::Pipe::MTE3 : ascend_cpu::Pipe::MTE2, !toGm, what);
     const uint64_t pitch = UbPitch(p, ubGap);
