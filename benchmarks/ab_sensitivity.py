@@ -19,12 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import ops
-from harness.perf.ab import run_ab
+from harness.model import operators as ops
+from harness.flows.ab import run_ab
 from harness.perf.compare import MIN_EFFECT, compare_runs
-from harness.run.engine import load_cases
+from harness.tables.load import load_cases
 from harness.store.history import History
-from harness.perf.timing import TimingConfig
+from harness.model.settings import TimingConfig
 
 SENSITIVITY_TARGET, SPECIFICITY_TARGET = 0.90, 0.01
 

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness import ops
+from harness.model import operators as ops
 from harness.backends.build import build_twin
 from harness.perf.compare import NOISE_K, compare_runs
-from harness.run.engine import load_cases
+from harness.tables.load import load_cases
 from harness.store.stored import read_path
 
 DETECTION_TARGETS = {"slow5": 0.90, "slow2": 0.50}

@@ -22,8 +22,9 @@ ROWS = {"csymm": ["TC_PF_0072", "TC_PF_0068", "TC_PF_0080", "TC_PF_0005"],
 CHILD = r'''
 import json, sys
 from harness.backends import open_backend
-from harness.perf.timing import TimingConfig
-from harness.run.engine import load_cases, run_case
+from harness.model.settings import TimingConfig
+from harness.run.engine import run_case
+from harness.tables.load import load_cases
 (case,) = load_cases([sys.argv[1]], sys.argv[2])
 config = TimingConfig(warmup=0, min_samples=4, max_samples=4, max_time_s=1000, warmup_max_time_s=0)
 rec = run_case(case, open_backend("cpu"), timing_config=config)

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import blas
 
 import golden
-from harness.abi import OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER
+from harness.model.abi import OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER
 
 
 def _complex(rng: np.random.Generator, count: int) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The harness's peak memory per row against the `--memory-cap` estimate (harness/judge/footprint.py), for the largest rows
+"""The harness's peak memory per row against the `--memory-cap` estimate (harness/run/memory.py), for the largest rows
 of both project tables and the issue's batchCount 10^6 row. Each row runs alone in a fresh process on the CPU twin
 (timing off: the perf phase's timed calls add no harness memory); the peak is VmHWM over the row minus the resident
 bytes at its start, so it includes the operator's own workspace.
@@ -33,7 +33,8 @@ OWN = [
 CHILD = """
 import json, sys
 from harness.backends import open_backend
-from harness.run.engine import load_table, run_case
+from harness.run.engine import run_case
+from harness.tables.load import load_table
 case = next(c for c in load_table(sys.argv[1]) if c.name == sys.argv[2])
 backend = open_backend("cpu")
 rec = run_case(case, backend, memory_cap=1 << 40)

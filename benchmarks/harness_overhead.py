@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 from harness.backends import open_backend
-from harness.run.engine import load_table, prepare_call, run_case
+from harness.tables.load import load_table
+from harness.run.engine import prepare_call, run_case
 from harness.run.runner import Settings, run
 
 HEADER = ("case_name,description,side,uplo,m,n,alpha_real,alpha_imag,a_fill,lda,b_fill,ldb,beta_real,beta_imag,"

@@ -28,12 +28,13 @@ import json
 import sys
 from pathlib import Path
 
-from harness import abi
+from harness.model import abi
 from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
 from harness.perf import baselines
-from harness.run.engine import load_table, run_case
+from harness.tables.load import load_table
+from harness.run.engine import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 CUBE = "ascend/blas/common/arch35_cube_gemm.h"

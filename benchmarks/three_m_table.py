@@ -15,11 +15,11 @@ import sys
 import time
 from pathlib import Path
 
-from harness import abi
+from harness.model import abi
 from harness.backends import ascend_cpu
 from harness.backends.build import build_ascend_cpu
 from harness.kernels import three_m
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernel_cost  # noqa: E402  (its Sgemm builds per precision)

@@ -15,9 +15,10 @@ import hashlib
 import sys
 from pathlib import Path
 
-from harness import ops
+from harness.model import operators as ops
 from harness.backends import open_backend
-from harness.run.engine import load_table, prepare_call
+from harness.tables.load import load_table
+from harness.run.engine import prepare_call
 
 REPO = Path(__file__).resolve().parents[1]
 

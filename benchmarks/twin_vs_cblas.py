@@ -16,7 +16,7 @@ import numpy as np
 from scipy.linalg import blas
 from tabulate import tabulate
 
-from harness.abi import OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, LOWER
+from harness.model.abi import OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, LOWER
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 

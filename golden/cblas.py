@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from harness.abi import LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER
+from harness.model.abi import LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER
 
 def _blas():
     """scipy.linalg.blas, imported by the first golden: scipy.linalg costs ~0.5 s of CPU to import, and the

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from golden.cblas import check_gemm_args, check_symm_args, gemm_batches, matrix_view, symm_target
-from harness.abi import OP_N, SIDE_LEFT, UPPER
+from harness.model.abi import OP_N, SIDE_LEFT, UPPER
 
 
 #: Tile edge of symmetric_from_triangle: a 128 x 128 complex128 tile and its mirror stay in cache.

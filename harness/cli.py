@@ -13,7 +13,7 @@ Common commands:
   harness lint CSV / harness cases describe CSV check a table, summarise its coverage
 `harness COMMAND --help` documents every option with its default.
 
-Exit codes (contract, harness/exitcodes.py): 0 all passed; 1 any FAIL/ERROR/CRASH/TIMEOUT (or a regression);
+Exit codes (contract, harness/model/exitcodes.py): 0 all passed; 1 any FAIL/ERROR/CRASH/TIMEOUT (or a regression);
 2 nothing failed but the evidence is insufficient (e.g. -k selected 0 rows); 3 environment or usage error;
 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM) after writing the reports of what finished.
 """
@@ -29,7 +29,7 @@ import sqlite3
 import sys
 
 import harness.commands
-from harness.exitcodes import Exit, interrupted
+from harness.model.exitcodes import Exit, interrupted
 
 #: Subcommands in the order `harness --help` lists them: the main job first, then by how often they are needed.
 ORDER = ("run", "report", "compare", "runs", "history", "publish", "cases", "lint", "ab", "baseline", "mutants")

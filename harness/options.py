@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Callable
 
-from harness.run import devices
-from harness.settings import (DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, ROUNDS,
+from harness.model import devices
+from harness.model.settings import (DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, ROUNDS,
                               TIMEOUT_S)
 
 
@@ -118,8 +118,8 @@ def add_backend_options(p: argparse.ArgumentParser) -> None:
 
 
 def timing_scopes(text: str) -> tuple[str, ...]:
-    """An argparse type for --timing-scope: a comma-separated list of harness.perf.timing.SCOPES, none twice."""
-    from harness.perf.timing import SCOPES
+    """An argparse type for --timing-scope: a comma-separated list of harness.model.settings.SCOPES, none twice."""
+    from harness.model.settings import SCOPES
 
     scopes = tuple(s.strip() for s in text.split(","))
     bad = [s for s in scopes if s not in SCOPES]
@@ -150,7 +150,7 @@ def add_timing_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_timeout_option(p: argparse.ArgumentParser, default: float | None = None) -> None:
-    """--timeout; left unset it is the backend's (harness.settings.default_timeout_s), as in every shell."""
+    """--timeout; left unset it is the backend's (harness.model.settings.default_timeout_s), as in every shell."""
     shown = f"{default:g}" if default is not None else f"{DEFAULT_TIMEOUT_S:g}, {_on(TIMEOUT_S)}"
     p.add_argument("--timeout", type=positive_float, default=default,
                    help=f"per-row limit in seconds; past it the row's worker is killed (TIMEOUT) (default {shown})")
@@ -158,7 +158,7 @@ def add_timeout_option(p: argparse.ArgumentParser, default: float | None = None)
 
 def add_operator_option(p: argparse.ArgumentParser) -> None:
     """--operator NAME: which operator's table every given table is (harness.tables.header)."""
-    from harness import ops
+    from harness.model import operators as ops
 
     p.add_argument("--operator", choices=ops.names(), metavar="NAME",
                    help="read every table as this operator's: " + ", ".join(ops.names()) + " (default: the "

@@ -12,7 +12,7 @@ The ids pytest prints are node ids that can be pasted back (`pytest 'cases/csymm
 skips, failures and errors point at the row's line in the CSV, so pytest's own habits (`--lf`, `--ff`, `-x`,
 `--maxfail`, `--junitxml`, `-k`, xdist) work on tables as on Python tests.
 
-With `--harness-report-dir DIR` the run is also a harness session (harness.store.session): every row's record goes to
+With `--harness-report-dir DIR` the run is also a harness session (harness.flows.session): every row's record goes to
 DIR/<run_id>/results.jsonl and the history as it finishes, and the reports are written at the end, exactly as
 `harness run` writes them. Under xdist the records travel to the controller in the test reports' user
 properties, and only the controller writes.
@@ -25,15 +25,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.settings import Settings, default_timeout_s, from_options
+from harness.model.settings import Settings, default_timeout_s, from_options
 
 if TYPE_CHECKING:  # the engine (numpy, scipy, the reports) loads only in a session that collects a table
-    from harness.run.engine import Case
+    from harness.model.case import Case
 
 #: The user-property names a row's record and a perf row's timing summary travel under (worker -> controller).
 RECORD_PROPERTY = "harness_record"
 TIMING_PROPERTY = "harness_timing"
-#: This pytest process's run settings (harness.settings), built from its options at configure time, and what the
+#: This pytest process's run settings (harness.model.settings), built from its options at configure time, and what the
 #: backend check said: None when the backend is usable, else why not.
 SETTINGS = pytest.StashKey[Settings]()
 UNAVAILABLE = pytest.StashKey["str | None"]()
@@ -43,7 +43,7 @@ TIMING_COLUMNS = (("min", "min_us"), ("max", "max_us"), ("mean", "mean_us"), ("s
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from harness import ops
+    from harness.model import operators as ops
 
     group = parser.getgroup("harness", "ops-blas case tables")
     group.addoption("--harness-backend", default="cpu", help="backend for case-table items (cpu, npu, cuda)")
@@ -76,7 +76,7 @@ class CaseTable(pytest.File):
     def collect(self):
         """The table's rows, once `harness run`'s checks pass (harness.tables.preflight); a refused table is this
         file's collection error, its lines `file:line:column: error: ...`."""
-        from harness.run.engine import table_cases
+        from harness.tables.load import table_cases
         from harness.tables import preflight
         from harness.tables.cases import TableError
 
@@ -103,7 +103,7 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         from harness.run import runner
-        from harness.store.codec import dumps
+        from harness.model.codec import dumps
 
         settings = _settings(self.config)
         records: list[dict] = []
@@ -164,7 +164,7 @@ def _settings(config: pytest.Config) -> Settings:
 
 
 def settings_of(config: pytest.Config) -> Settings:
-    """`harness run`'s settings for the same options (harness.settings.from_options: the backend's timeout and
+    """`harness run`'s settings for the same options (harness.model.settings.from_options: the backend's timeout and
     timing defaults), timed rows in one round (an item is one process's row)."""
     option = config.getoption
     return from_options({"backend": option("harness_backend"), "operator_lib": option("harness_operator_lib"),
@@ -176,7 +176,7 @@ def settings_of(config: pytest.Config) -> Settings:
 
 def timing_summary(record: dict) -> dict:
     """What the perf table shows of a timed row (small: it rides on the test report)."""
-    from harness.store.codec import strict
+    from harness.model.codec import strict
 
     timing = record["timing"]
     samples = timing.get("samples_us") or []
@@ -196,7 +196,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return  # and the reports (matplotlib, pandas: ~0.7 s) are never imported by a session that timed nothing
     from tabulate import tabulate
 
-    from harness.reports.markdown import fmt
+    from harness.reports.content import fmt
 
     rows = []
     for nodeid, t in timed:
@@ -244,9 +244,10 @@ class Recorder:
 
     def _session(self):
         if self.session is None:
-            from harness import ops
+            from harness.model import operators as ops
             from harness.store.history import History
-            from harness.store.session import Session, new_meta, new_settings
+            from harness.flows.session import Session, new_meta
+            from harness.model.meta import new_settings
 
             option = self.config.getoption
             settings = self.config.stash[SETTINGS]

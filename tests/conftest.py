@@ -3,7 +3,7 @@
 * a bare `pytest` (the testpaths, no paths named) skips the tests marked slow, for a quick local run; `--slow`
   runs them too (CI does, through .ci/run), and so does naming a file, a directory or a test;
 * slow tests are scheduled first, so that under xdist no worker ends the run alone on a long test, and the table
-  generations they start fill the on-disk table cache (harness.tables.generate.cache) before other tests wait on it.
+  generations they start fill the on-disk table cache (harness.tables.cache) before other tests wait on it.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.abi import Status
+from harness.model.abi import Status
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi
+from harness.model import abi
 from harness.kernels import cost_model, kernel_precision, three_m
 from harness.backends import ascend_cpu
 from harness.backends.build import BuildError, build_ascend_cpu
-from harness.run.engine import load_table, run_case
+from harness.tables.load import load_table
+from harness.run.engine import run_case
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = {t.name: t for t in sorted((ROOT / "cases").glob("*_test.csv"))}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi
+from harness.model import abi
 from harness.perf.baselines import GPU_RATIO_RULE, Baseline, load_baselines, match, write_gpu_baseline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def _task_table(folder: Path) -> Path:
 
 
 def _cases(table: Path) -> dict:
-    from harness.run.engine import load_cases
+    from harness.tables.load import load_cases
 
     return {c.name: c for c in load_cases([str(table)])}
 

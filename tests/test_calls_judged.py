@@ -76,39 +76,39 @@ def _timing(samples_us: list[float], **extra) -> dict:
 def test_credibility_bounds_the_figures_by_the_judge_s_interval():
     """The bound alone: samples that fit the judge's interval with the overhead pass; 1/1000 of it, samples longer
     than it, and figures that are not finite and positive do not, each saying why with the numbers."""
-    from harness.run.engine import _credibility
+    from harness.run.credibility import credibility
 
     costs = (1e-5, 1e-5)
     honest = _timing([2000.0] * 50)  # 50 calls of 2 ms: 0.1 s
-    assert _credibility(honest, 0.11, costs, False, True) == ""
-    why = _credibility(_timing([2.0] * 50), 2.5, costs, False, True)
+    assert credibility(honest, 0.11, costs, False, True) == ""
+    why = credibility(_timing([2.0] * 50), 2.5, costs, False, True)
     assert "account for" in why and "2.5 s the judge's clock saw" in why, why
-    assert "more than the 0.05 s" in _credibility(honest, 0.05, costs, False, True)
+    assert "more than the 0.05 s" in credibility(honest, 0.05, costs, False, True)
     for bad in (math.nan, math.inf, 0.0, -1.0, "1"):
-        assert "not all finite and positive" in _credibility(_timing([2000.0, bad]), 0.11, costs, False, True)
+        assert "not all finite and positive" in credibility(_timing([2000.0, bad]), 0.11, costs, False, True)
     # a later scope's warm-up and samples run inside the interval too
     later = _timing([2000.0] * 50, scope="device", scopes={"call": _timing([2000.0] * 50, scope="call", warmup=10)})
-    assert _credibility(later, 0.23, costs, False, True) == ""
-    assert "account for" in _credibility(later, 20.0, costs, False, True)
+    assert credibility(later, 0.23, costs, False, True) == ""
+    assert "account for" in credibility(later, 20.0, costs, False, True)
 
 
 def test_off_the_cpu_backend_the_figures_are_bounded_from_above_only():
     """On a device a sample's timer, the download of every buffer after it and (device scope) the host's share of
     each call are outside the samples and unknown to the judge: only samples longer than its interval fail."""
-    from harness.run.engine import _credibility
+    from harness.run.credibility import credibility
 
     costs = (1e-5, 1e-5)
     device = _timing([10.0] * 50, scope="device")  # 10 us on the device, far more a call on the host
-    assert _credibility(device, 3.0, costs, False, False) == ""
-    assert "more than" in _credibility(_timing([100.0] * 50, scope="device"), 0.001, costs, False, False)
-    assert "account for" in _credibility(device, 3.0, costs, False, True)  # the same figures on the cpu backend
+    assert credibility(device, 3.0, costs, False, False) == ""
+    assert "more than" in credibility(_timing([100.0] * 50, scope="device"), 0.001, costs, False, False)
+    assert "account for" in credibility(device, 3.0, costs, False, True)  # the same figures on the cpu backend
 
 
 def test_the_overhead_allowance_grows_with_the_load_per_core():
     """The worker's gaps between samples stretch with the machine's load: an interval a quiet machine cannot
     explain is credible at 8 runnable processes per core (negative control: the same figures at load 1)."""
-    from harness.run.engine import _credibility
+    from harness.run.credibility import credibility
 
     figures = _timing([100.0] * 200)  # 200 samples of 0.1 ms in 7 s: gaps of 35 ms between them
-    assert "account for" in _credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=1.0)
-    assert _credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=8.0) == ""
+    assert "account for" in credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=1.0)
+    assert credibility(figures, 7.0, (1e-5, 1e-5), False, True, load=8.0) == ""

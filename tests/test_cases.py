@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import abi
+from harness.model import abi
 from harness.tables.cases import (DIAG, SIDE, STATUS, TRANS, UPLO, CellReader, Diagnostic, Row, TableError, base_fields,
                            op_for_table, read_table, seed_of, split_fields)
 

@@ -1,6 +1,6 @@
 """Every byte from a worker is untrusted input, and the lifecycle around it is bounded (issue 37, classes 2 and 4).
 
-The readers of harness/run/untrusted.py each meet their attack directly (a crafted note directory, socket, memfd,
+The readers of harness/model/untrusted.py each meet their attack directly (a crafted note directory, socket, memfd,
 timing record), and tests/native/hostile_channels.c mounts the same attacks from inside a real worker: each is
 charged to its own row with the verdict it must get, the good rows around it PASS, nothing hangs (every run here
 is bounded), no traceback, and nothing of the parent's (its environment, a root-only file) reaches a terminal, a
@@ -78,7 +78,7 @@ def test_fault_notes_are_read_without_following_links_blocking_or_reading_past_t
 
 
 def test_read_note_caps_what_it_reads_and_escapes_it(tmp_path):
-    from harness.run.untrusted import NOTE_BYTES, read_note
+    from harness.model.untrusted import NOTE_BYTES, read_note
 
     (tmp_path / "long").write_bytes(b"\x1b[2J" + b"x" * (10 * NOTE_BYTES))
     (tmp_path / "zeros").write_bytes(b"\0" * 4096)
@@ -93,7 +93,7 @@ def _frame(payload: bytes) -> bytes:
 
 
 def test_a_partial_frame_is_kept_never_waited_for():
-    from harness.run.untrusted import Frames, Unfit
+    from harness.model.untrusted import Frames, Unfit
 
     ours, theirs = socket.socketpair()
     frames = Frames(ours.fileno(), 1 << 20)
@@ -129,7 +129,8 @@ def test_a_partial_frame_is_kept_never_waited_for():
 def test_the_rows_shared_memory_can_neither_shrink_nor_grow(tmp_path):
     import fcntl
 
-    from harness.run.engine import RowJudge, load_table
+    from harness.run.engine import RowJudge
+    from harness.tables.load import load_table
     from harness.run.sandbox import BackendInfo
 
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)])
@@ -154,7 +155,8 @@ GOOD_RECORD_SAMPLES = [1e-6 * (1 + (i % 5) / 10) for i in range(60)]
 
 
 def _good_record() -> dict:
-    from harness.perf.timing import TimingConfig, timing_record
+    from harness.model.settings import TimingConfig
+    from harness.perf.timing import timing_record
 
     return json.loads(json.dumps(timing_record(GOOD_RECORD_SAMPLES, TimingConfig(), 10, True, "ci_target")))
 
@@ -173,18 +175,18 @@ def _good_record() -> dict:
 ])
 def test_a_forged_timing_record_is_refused_naming_the_field(change, field):
     from harness.perf.timing import checked_record
-    from harness.run.engine import Malformed, _timing
+    from harness.run.messages import Malformed, checked_timing
 
     good = _good_record()
     assert checked_record(good) is good  # the negative control: a real record passes as it is
     bad = _good_record()
     change(bad)
     with pytest.raises(Malformed, match=field.replace("[", r"\[").replace("]", r"\]")):
-        _timing(bad)
+        checked_timing(bad)
 
 
 def test_a_message_nested_too_deep_is_refused_naming_the_field():
-    from harness.run.untrusted import MAX_DEPTH, Unfit, clean
+    from harness.model.untrusted import MAX_DEPTH, Unfit, clean
 
     deep: list = []
     for _ in range(400):
@@ -198,7 +200,7 @@ def test_a_message_nested_too_deep_is_refused_naming_the_field():
 
 
 def test_printable_escapes_every_control_sequence_and_keeps_lines_only_when_asked():
-    from harness.run.untrusted import printable
+    from harness.model.untrusted import printable
 
     text = "a\x1b[2J\x1b]0;title\x07b\u202ec\x9bd\x7f\te\nf"
     assert printable(text) == "a\\x1b[2J\\x1b]0;title\\x07b\\u202ec\\x9bd\\x7f\\x09e\\x0af"

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.perf.ab import interleave
+from harness.flows.ab import interleave
 from harness.cli import Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
 from harness.perf.compare import (_verdict, compare_runs, compatibility_problems, format_table, parse_fail_on, resolve_run,
                              row_differences, shift_test, warnings)
 from harness.store.history import History
-from harness.store.record import new_record
-from harness.store.session import load_meta
-from harness.perf.timing import TimingConfig
+from harness.model.record import new_record
+from harness.store.stored import load_meta
+from harness.model.settings import TimingConfig
 
 def rec(name, samples, op="csymm", rounds=0):
     """A perf record; with `rounds`, its samples split into that many rounds as harness.run.runner would merge them."""
@@ -416,7 +416,7 @@ def test_ab_rounds_are_paired_and_judged_over_the_rounds_with_their_own_floor():
 
 
 def interleaved_recs(name, factor, rng, rounds=10, pairs=200):
-    """A and B records of one ab row as harness.perf.ab.interleave takes them: sample k of A and of B a few
+    """A and B records of one ab row as harness.flows.ab.interleave takes them: sample k of A and of B a few
     microseconds apart in the same machine state, the state flipping between two levels 1.6x apart every ~20
     pairs (as this KVM guest does), 2 % of samples preempted (3x), B `factor` slower."""
     def timing(samples):
@@ -464,7 +464,7 @@ def test_rounds_that_do_not_pair_fall_back_to_the_samples():
 
 
 def test_an_ab_side_is_the_rounds_merged_or_the_round_that_failed():
-    from harness.perf.ab import merge_side
+    from harness.flows.ab import merge_side
 
     cfg = TimingConfig(min_samples=2, rounds=2)
     timed = [{"case_name": "r", "verdict": "SKIP", "timing": {"mode": "sync", "n": 2, "mean_us": m, "median_us": m,

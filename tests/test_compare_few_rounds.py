@@ -9,7 +9,7 @@ import numpy as np
 
 from harness.perf import compare
 from harness.perf.compare import compare_runs, few_rounds_test, round_floor
-from harness.store.record import new_record
+from harness.model.record import new_record
 
 ROUNDS = 3
 

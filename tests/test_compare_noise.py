@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from harness.perf.compare import compare_runs, run_noise, warnings, widen
-from harness.store.record import new_record
+from harness.model.record import new_record
 
 
 def run_of(rng, level, rounds=6, spread=0.03, rejected=0):

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.tables import coverage, generate
-from harness import ops
+from harness.generate import coverage
+from harness import generate
+from harness.model import operators as ops
 from harness.cli import main
 from tables import committed_rows
 import harness.ops.csymm.generate as csymm

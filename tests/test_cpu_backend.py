@@ -7,7 +7,7 @@ import foreign
 import numpy as np
 import pytest
 
-from harness.abi import OP_N, Status
+from harness.model.abi import OP_N, Status
 from harness.backends import BackendUnavailable, open_backend
 from harness.backends import cpu
 from harness.backends.build import BuildError, build_twin

@@ -15,12 +15,14 @@ import pytest
 
 import golden
 import harness.perf
-from harness import abi, ops
+from harness.tables.load import load_cases
+from harness.model import abi
+from harness.model import operators as ops
 from harness.run import runner
 from harness.backends import BackendUnavailable, cuda, open_backend
 from harness.commands import baseline
 from harness.ops import csymm
-from harness.perf.timing import TimingConfig
+from harness.model.settings import TimingConfig
 
 STREAM_PTR = 0x5100
 HANDLE = 0xC0B1A5
@@ -395,7 +397,7 @@ def measured(monkeypatch, tmp_path):
     """baseline's collaborators replaced: the runner's probe and isolated run (each row's record canned), three
     cases, a capturing writer. Records arrive out of table order, as parallel workers may send them. The run's
     session (history, reports) goes to the default paths under tmp_path."""
-    from harness.store.record import new_record
+    from harness.model.record import new_record
 
     monkeypatch.chdir(tmp_path)
     cases = [perf_case("TC_L0_001", 8, 2), perf_case("TC_PF_001", 256, 3), perf_case("TC_PF_002", 1024, 4)]
@@ -414,7 +416,7 @@ def measured(monkeypatch, tmp_path):
 
     monkeypatch.setattr(runner, "check_backend", lambda settings: INFO)
     monkeypatch.setattr(runner, "run", run)
-    monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: cases)
+    monkeypatch.setattr(baseline, "load_cases", lambda paths, select: cases)
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
     monkeypatch.setitem(sys.modules, "harness.perf.baselines", writer)
     monkeypatch.setattr(harness.perf, "baselines", writer, raising=False)
@@ -447,7 +449,7 @@ def test_baseline_leaves_out_failed_and_short_rows_and_exits_1(measured, table, 
 
 
 def test_baseline_with_no_perf_row_selected_exits_2(measured, table, monkeypatch):
-    monkeypatch.setattr(baseline.engine, "load_cases", lambda paths, select: [perf_case("TC_L0_001", 8, 2)])
+    monkeypatch.setattr(baseline, "load_cases", lambda paths, select: [perf_case("TC_L0_001", 8, 2)])
     args = parse([str(table)])
     assert args.func(args) == 2
     assert measured.written == {} and measured.timed == []
@@ -477,7 +479,7 @@ def test_a_timed_perf_row_through_the_engine_and_the_stub(fake, tmp_path):
     fake.compute = True  # perf rows are judged like precision rows: the stub must compute
     backend = cuda.open()
     try:
-        (case,) = engine.load_cases([str(table)], None)
+        (case,) = load_cases([str(table)], None)
         rec = engine.run_case(case, backend, timing_config=TimingConfig())
     finally:
         backend.close()

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.run import devices, runner
-from harness.run.engine import load_cases
-from harness.perf.timing import TimingConfig
+from harness.run import handle, phase, runner
+from harness.model import devices
+from harness.tables.load import load_cases
+from harness.model.settings import TimingConfig
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 
@@ -38,7 +39,7 @@ def test_all_on_cpu_is_the_configured_emulated_count(monkeypatch):
     assert devices.resolve("all", "cuda") == [0, 1]
 
 
-class _Watched(runner._Worker):
+class _Watched(handle.Worker):
     """A worker that checks, each time it is handed a row, that no other live worker of its device runs one."""
 
     live: list[_Watched] = []
@@ -65,7 +66,7 @@ class _Watched(runner._Worker):
 @pytest.fixture
 def watched(monkeypatch):
     _Watched.live, _Watched.clashes, _Watched.submitted = [], [], []
-    monkeypatch.setattr(runner, "_Worker", _Watched)
+    monkeypatch.setattr(phase, "Worker", _Watched)
     return _Watched
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from harness.backends import open_backend
-from harness.run.engine import RowJudge, load_table, run_case
+from harness.run import goldens
+from harness.run.engine import RowJudge, run_case
+from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from tables import csymm_row, write_csymm_table
 
@@ -45,7 +47,7 @@ def test_a_perf_row_timed_while_its_checked_call_is_judged_keeps_the_failure_and
     """The runner lets the sandbox time a row once begin_called has read its status and copied its buffers, and
     judges that copy (end_called) while the timed calls run: when the copy fails, the row's verdict is that
     failure, its timing is dropped, and a crash or hang in the timed calls is said after it, not instead of it."""
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import TimingConfig
     from harness.run import sandbox
 
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
@@ -93,14 +95,14 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
     """on_timed judges the buffers again (untouched regions, precision) only when they differ from the bytes the
     checked call left; identical bytes (the judge's own digests) passed already. A wrong C after the timed calls
     is still a FAIL."""
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import TimingConfig
     from harness.run import engine, sandbox
 
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
     tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
     judged = []
-    judge_output = engine.Golden.judge
-    monkeypatch.setattr(engine.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
+    judge_output = goldens.Golden.judge
+    monkeypatch.setattr(goldens.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
     backend = open_backend("cpu", cores=1)
     try:
         for wrong in (False, True):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi, ops
+from harness.model import abi
+from harness.model import operators as ops
 from harness.tables.cases import CellReader, read_table
 from harness.cli import main
 from harness.tables.lint import lint_table

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.tables.cases import TableError, read_table
 from harness.cli import main
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 from harness.tables.lint import lint_rows
 from tables import CSYMM_HEADER, csymm_row
 

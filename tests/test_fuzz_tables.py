@@ -11,8 +11,9 @@ import random
 import pytest
 
 from harness.backends import open_backend
-from harness.run.engine import load_table, run_case
-from harness.store.record import VERDICTS
+from harness.tables.load import load_table
+from harness.run.engine import run_case
+from harness.model.record import VERDICTS
 from tables import CSYMM_HEADER, csymm_row
 
 GOOD_ROWS = [csymm_row(f"TC_L0_{i:03d}", 2 + i % 5, 1 + i % 4, uplo="ACLBLAS_LOWER" if i % 2 else "ACLBLAS_UPPER",

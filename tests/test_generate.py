@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness import abi
-from harness.tables import generate
-from harness.abi import Status
+from harness.model import abi
+from harness import generate
+from harness.model.abi import Status
 from harness.cli import main
 import harness.ops.csymm.generate as csymm
 import harness.ops.sgemm_strided_batched.generate as sgemm_strided_batched
-from harness.tables.generate import cells
-from harness.tables.generate.cells import DEFAULT_SEED, MERE_THRESHOLD
+from harness.generate import cells
+from harness.generate.cells import DEFAULT_SEED, MERE_THRESHOLD
 from tables import committed_rows
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The on-disk cache of generated tables (harness.tables.generate.cache): keyed by the generator's sources, followed
+"""The on-disk cache of generated tables (harness.tables.cache): keyed by the generator's sources, followed
 import by import; used once made; fresh on request; a damaged entry made again; one generation for processes
 that ask at once."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.tables.generate import cache
+from harness.tables import cache
 
 ROWS = [{"case_name": "TC_L0_0001", "m": "8"}]
 
@@ -117,9 +117,9 @@ def test_the_key_follows_the_generators_imports(tmp_path, monkeypatch):
 
 def test_the_real_generators_sources_include_what_their_numbers_come_from():
     names = {str(p.relative_to(cache.ROOT)) for p in cache.sources("csymm")}
-    assert {"harness/ops/csymm/generate.py", "harness/tables/generate/cells.py", "harness/tables/generate/conditioning.py",
-            "harness/judge/criteria.py", "golden/cblas.py", "harness/tables/fill.py"} <= names
-    assert not names & {"harness/run/runner.py", "harness/store/session.py", "harness/reports/html.py"}
+    assert {"harness/ops/csymm/generate.py", "harness/generate/cells.py", "harness/generate/conditioning.py",
+            "harness/judge/diagnosis.py", "golden/cblas.py", "harness/tables/fill.py"} <= names
+    assert not names & {"harness/run/runner.py", "harness/flows/session.py", "harness/reports/html.py"}
 
 
 def test_a_fresh_generation_keeps_readers_of_the_entry_there_from_waiting(cache_dir):

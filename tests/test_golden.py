@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import golden
-from harness.abi import LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER
+from harness.model.abi import LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER
 
 rng = np.random.default_rng(7)
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.model.case import Case
+from harness.tables.load import load_cases
 from harness.cli import main
 from harness.judge import golden_cache
 from harness.run import engine
@@ -29,11 +31,11 @@ def entries(cache_dir: Path) -> list[Path]:
     return sorted(cache_dir.glob("*/*.npz"))
 
 
-def first_cases(n: int, perf: bool = False) -> list[engine.Case]:
-    return [c for c in engine.load_cases([TABLE]) if c.expected_status == 0 and c.is_perf == perf][:n]
+def first_cases(n: int, perf: bool = False) -> list[Case]:
+    return [c for c in load_cases([TABLE]) if c.expected_status == 0 and c.is_perf == perf][:n]
 
 
-def judged(case: engine.Case) -> engine.RowJudge:
+def judged(case: Case) -> engine.RowJudge:
     judge = engine.RowJudge(case, BackendInfo())
     assert judge.done is None and judge.golden is not None
     return judge

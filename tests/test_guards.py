@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.judge import footprint
+from harness.run import memory as footprint
 from harness.run import sandbox
 from harness.backends import fence, open_backend
 from harness.cli import main
-from harness.run.engine import RowJudge, load_table, region_problems, run_case
+from harness.run.engine import RowJudge, run_case
+from harness.run.buffers import region_problems
+from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from harness.tables.layout import GUARD_BYTES, Buffer, guard_zones, region_mask, with_guards
 from tables import csymm_row, write_csymm_table
@@ -271,8 +273,8 @@ def test_overlapping_output_batches_are_refused_and_linted(tmp_path):
 
 def _sampled_against_full(case, divisor: float):
     """(full golden, full truth, sampled golden, sampled truth, index) of a case judged on a sample."""
-    from harness import ops
-    from harness.run.engine import plan
+    from harness.model import operators as ops
+    from harness.run.buffers import plan
     spec, bufs = ops.get(case.op), plan(case)
     expected, truth = spec.golden_result(case.args, bufs)
     args, sub, index = spec.sample_problem(case.args, bufs, spec.flops(case.args) / divisor, case.seed)

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from harness.store.history import History
-from harness.store.record import new_record
+from harness.model.record import new_record
 
 ctx = mp.get_context("fork")
 

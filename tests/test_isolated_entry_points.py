@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from harness.run import runner
-from harness.perf.ab import PairService, run_ab, split_pair
-from harness.run.engine import load_table
+from harness.flows.ab import PairService, run_ab, split_pair
+from harness.tables.load import load_table
 from harness.store.history import History
-from harness.perf.timing import TimingConfig
+from harness.model.settings import TimingConfig
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ def test_plugin_never_loads_the_library_into_pytests_process(tmp_path, toy_lib):
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 4, 3)])
     libs = mapped_after(f"""
 from harness.run import runner
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 records = []
 runner.run_in_order(load_table({str(table)!r}), runner.Settings(backend_options={{"operator_lib": {str(toy_lib)!r}}}),
                     records.append)
@@ -180,9 +180,9 @@ def test_ab_end_to_end_on_this_checkout_loads_no_library_here(tmp_path):
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_0001", 8, 8)])
     libs = mapped_after(f"""
 from pathlib import Path
-from harness.perf.ab import run_ab
+from harness.flows.ab import run_ab
 from harness.store.history import History
-from harness.perf.timing import TimingConfig
+from harness.model.settings import TimingConfig
 config = TimingConfig(warmup=1, min_samples=5, max_samples=20, max_time_s=2.0, warmup_max_time_s=0.5)
 history = History({str(tmp_path / "history.db")!r})
 a, b = run_ab("HEAD", "HEAD", [{str(table)!r}], None, {{}}, {{}}, config, history, Path({str(ROOT)!r}),

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from harness.store import job
-from harness.run import runner
-from harness.run.engine import load_cases
-from harness.perf.timing import TimingConfig
+from harness.run import handle, process, runner
+from harness.run.ahead import AHEAD_BYTES, Ahead, ahead_bytes, row_footprint
+from harness.run.engine import RowJudge
+from harness.tables.load import load_cases
+from harness.model.settings import TimingConfig
 from test_hostile import survivors
 
 TABLE = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
@@ -74,8 +76,8 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
     cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011 or TC_PF_0012")
     precision = [c for c in cases if not c.is_perf]
     resumed = []
-    resume = runner.RowJudge.resume
-    monkeypatch.setattr(runner.RowJudge, "resume", lambda judge: resumed.append(judge.case.id) or resume(judge))
+    resume = RowJudge.resume
+    monkeypatch.setattr(RowJudge, "resume", lambda judge: resumed.append(judge.case.id) or resume(judge))
     got, tally, wall = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
     assert resumed, "no perf row was planned ahead while another was timed"
     assert sorted((r["table"], r["line"]) for r in got) == sorted((c.table, c.line) for c in cases)
@@ -93,9 +95,9 @@ def test_a_main_job_beside_accounts_every_row_under_its_wall(monkeypatch):
 def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch):
     """A perf row's worker is a spare forked (and started up) while the previous row's worker still ran its row,
     not a process forked once that one ended; every row still passes, once. Ordering only, no timing."""
-    workers: list[runner._Worker] = []
+    workers: list[handle.Worker] = []
     ended: dict[int, float] = {}
-    init, kill = runner._Worker.__init__, runner._Worker.kill
+    init, kill = handle.Worker.__init__, handle.Worker.kill
 
     def tracked_init(w, *args, **kwargs):
         init(w, *args, **kwargs)
@@ -105,8 +107,8 @@ def test_the_next_perf_worker_starts_up_while_the_row_before_it_runs(monkeypatch
         ended.setdefault(w.pid, time.monotonic())
         kill(w)
 
-    monkeypatch.setattr(runner._Worker, "__init__", tracked_init)
-    monkeypatch.setattr(runner._Worker, "kill", tracked_kill)
+    monkeypatch.setattr(handle.Worker, "__init__", tracked_init)
+    monkeypatch.setattr(handle.Worker, "kill", tracked_kill)
     cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
     three = TimingConfig(warmup=1, min_samples=4, max_samples=60, max_time_s=3.0, warmup_max_time_s=0.01, rounds=3)
     got, _, _ = _run(cases, runner.Settings(workers=2, timing=three, timeout_s=300))
@@ -135,14 +137,14 @@ def test_a_row_decided_after_its_round_goes_out_at_once_and_frees_its_golden(mon
     own for its later rounds (room for one golden: before, the first row held it through round 1 and the second
     computed its golden again in every round)."""
     from harness.perf import timing
-    from harness.run import engine
+    from harness.run import engine, goldens
     from harness.run.sandbox import BackendInfo
 
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     sizes = []
     for case in cases:
         judge = engine.RowJudge(case, BackendInfo(), timing_config=TINY, goldens={})
-        sizes.append(engine._golden_bytes(judge.golden))
+        sizes.append(goldens.golden_bytes(judge.golden))
         judge.close()
     monkeypatch.setattr(engine, "KEPT_GOLDENS_BYTES", max(sizes))
     asked, more = [], timing.more_rounds  # the first row's round is asked about first, in either runner
@@ -184,8 +186,8 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
     import io
     from types import SimpleNamespace
 
-    from harness.progress import Progress
-    from harness.store.record import new_record
+    from harness.reports.progress import Progress
+    from harness.model.record import new_record
 
     now = [0.0]
     out = io.StringIO()
@@ -204,7 +206,7 @@ def test_interleaved_phases_print_one_header_each_and_keep_their_start():
 
 def test_kept_goldens_stay_within_their_budget(monkeypatch):
     """A perf row's golden is kept for its next round (without the full buffers of an unsampled one) only while
-    the kept goldens fit in engine.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
+    the kept goldens fit in goldens.KEPT_GOLDENS_BYTES; over it, the next round computes it again."""
     from harness.run import engine
     from harness.run.sandbox import BackendInfo
 
@@ -266,25 +268,25 @@ def test_a_row_is_planned_ahead_while_both_rows_fit_in_the_largest_rows_footprin
     rows held at once never need more than that row alone."""
     from types import SimpleNamespace
 
-    from harness.settings import DEFAULT_MEMORY_CAP
+    from harness.model.settings import DEFAULT_MEMORY_CAP
 
     table = TABLE.parent / "sgemm_strided_batched_test.csv"
     perf = [c for c in load_cases([table]) if c.is_perf]
     by_name = {c.name: c for c in perf}
-    largest = max(runner._footprint(c) for c in perf)
-    bound = runner.ahead_bytes(perf, DEFAULT_MEMORY_CAP)
-    assert bound == largest > runner.AHEAD_BYTES
-    assert runner.ahead_bytes(perf, int(runner.AHEAD_BYTES)) == runner.AHEAD_BYTES, \
+    largest = max(row_footprint(c) for c in perf)
+    bound = ahead_bytes(perf, DEFAULT_MEMORY_CAP)
+    assert bound == largest > AHEAD_BYTES
+    assert ahead_bytes(perf, int(AHEAD_BYTES)) == AHEAD_BYTES, \
         "a row over the memory cap (refused unplanned) raised the bound"
 
     def planned(timed: str, following: str) -> bool:
         w = SimpleNamespace(ahead=None, rows=True, info=object(), case=by_name[timed], ahead_bytes=bound,
                             _judge_for=lambda case: case, judge_cpus=os.sched_getaffinity(0))
-        runner._Worker.plan_ahead(w, by_name[following])
+        handle.Worker.plan_ahead(w, by_name[following])
         return w.ahead is not None and w.ahead.take(set()) is by_name[following]
 
-    pair = runner._footprint(by_name["TC_PF_0003"]) + runner._footprint(by_name["TC_PF_0004"])
-    assert runner.AHEAD_BYTES < pair <= bound and planned("TC_PF_0003", "TC_PF_0004")
+    pair = row_footprint(by_name["TC_PF_0003"]) + row_footprint(by_name["TC_PF_0004"])
+    assert AHEAD_BYTES < pair <= bound and planned("TC_PF_0003", "TC_PF_0004")
     assert not planned("TC_PF_0004", "TC_PF_0005"), "two rows held at once over the largest row's footprint"
 
 
@@ -292,14 +294,14 @@ def test_the_sandbox_times_a_row_while_the_judge_judges_its_checked_call(monkeyp
     """The judge answers a perf row's "called" (time it) before it judges the checked call's output, so the
     judging runs beside the timed calls instead of before them; the rows still pass, once each."""
     events: list[str] = []
-    send, end_called = runner._Worker._send, runner.RowJudge.end_called
+    send, end_called = handle.Worker._send, RowJudge.end_called
     def sent(w, obj):
         if isinstance(obj, bool) and w.judge is not None and w.judge._after is not None:  # the answer to "called"
             events.append(f"go {obj}")
         send(w, obj)
 
-    monkeypatch.setattr(runner._Worker, "_send", sent)
-    monkeypatch.setattr(runner.RowJudge, "end_called", lambda j: events.append("judged") or end_called(j))
+    monkeypatch.setattr(handle.Worker, "_send", sent)
+    monkeypatch.setattr(RowJudge, "end_called", lambda j: events.append("judged") or end_called(j))
     cases = load_cases([TABLE], "TC_PF_0010 or TC_PF_0011")
     # one round a row: with TINY's 3, a row whose first round ends within its 0.05 s cap (a fast, idle machine)
     # gets more rounds, and the count of timed gos below depends on the machine (CI saw 4)
@@ -330,7 +332,7 @@ def test_a_row_still_planned_when_its_turn_comes_finishes_on_the_idle_timed_core
         seen.append(os.sched_getaffinity(0))
         return "planned"
 
-    ahead = runner._Ahead(object(), make, {first})
+    ahead = Ahead(object(), make, {first})
     assert planning.wait(10)
     assert ahead.take({second}) == "planned"
     assert seen[0] == {first}, "planned on the timed core while a row could be timed there"
@@ -343,15 +345,15 @@ def test_the_judge_uses_the_timed_core_only_while_no_row_is_timed_there(monkeypa
     row's go (judging, records, the next start), and is back on its own cores whenever a row is told to time."""
     at_go: list[set[int]] = []
     at_timed: list[set[int]] = []
-    send, on_timed = runner._Worker._send, runner.RowJudge.on_timed
+    send, on_timed = handle.Worker._send, RowJudge.on_timed
 
     def sent(w, obj):
         if isinstance(obj, bool) and w.settings.cpus:  # the answer to a perf row's "called"
             at_go.append((os.sched_getaffinity(0), set(w.settings.cpus)))
         send(w, obj)
 
-    monkeypatch.setattr(runner._Worker, "_send", sent)
-    monkeypatch.setattr(runner.RowJudge, "on_timed", lambda j, p: at_timed.append(os.sched_getaffinity(0))
+    monkeypatch.setattr(handle.Worker, "_send", sent)
+    monkeypatch.setattr(RowJudge, "on_timed", lambda j, p: at_timed.append(os.sched_getaffinity(0))
                         or on_timed(j, p))
     cases = load_cases([TABLE], "TC_L0_000 or TC_PF_0010 or TC_PF_0011")
     got, _, _ = _run(cases, runner.Settings(workers=2, timing=TINY, timeout_s=300))
@@ -374,11 +376,11 @@ def test_no_worker_is_forked_while_a_row_is_planned_in_a_thread():
         planned.set()
         return "planned"
 
-    ahead = runner._Ahead(object(), make, os.sched_getaffinity(0))
-    assert runner._Ahead.running()
-    pid = runner._fork()
+    ahead = Ahead(object(), make, os.sched_getaffinity(0))
+    assert Ahead.running()
+    pid = process.fork()
     if pid == 0:
         os._exit(0)
     os.waitpid(pid, 0)
-    assert planned.is_set() and not runner._Ahead.running(), "forked while the row was still being planned"
+    assert planned.is_set() and not Ahead.running(), "forked while the row was still being planned"
     assert ahead.take(set()) == "planned"

@@ -22,7 +22,9 @@ import pytest
 from conftest import _native_lib
 from harness.run import fpenv, sandbox
 from harness.backends import open_backend
-from harness.run.engine import Malformed, RowJudge, load_table
+from harness.run.messages import Malformed
+from harness.run.engine import RowJudge
+from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table
 from test_hostile import gone, harness, strict_lines, survivors

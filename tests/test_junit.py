@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.store.record import new_record
+from harness.model.record import new_record
 from harness.reports.junit import junit_document
 from tables import csymm_row, write_csymm_table
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ops
+from harness.model import operators as ops
 from harness.cli import main
 from harness.tables.lint import lint_table
 from tables import csymm_row, write_csymm_table

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.tables import coverage, generate
+from harness.tables.load import load_table
+from harness.generate import coverage
+from harness import generate
 from harness.run import engine
 from harness.backends import open_backend
 from harness.cli import main
@@ -67,7 +69,7 @@ def _strided_rows(tmp_path: Path, rows: str) -> dict[str, str]:
     path.write_text(STRIDED + rows)
     backend = open_backend("cpu")
     try:
-        return {c.name: engine.run_case(c, backend)["verdict"] for c in engine.load_table(path)}
+        return {c.name: engine.run_case(c, backend)["verdict"] for c in load_table(path)}
     finally:
         backend.close()
 
@@ -113,7 +115,7 @@ def test_a_write_past_one_matrix_is_caught_at_that_matrix(tmp_path):
     table.write_text("case_name,description,transA,transB,m,n,k,alpha,beta,batchCount\nG1,x,N,N,5,3,2,1.0,0.0,3\n")
     backend = open_backend("cpu", operator_lib=str(library))
     try:
-        rec = engine.run_case(engine.load_table(table)[0], backend)
+        rec = engine.run_case(load_table(table)[0], backend)
     finally:
         backend.close()
     assert rec["verdict"] == "FAIL" and "C2: guard zone after the buffer overwritten" in rec["reason"]

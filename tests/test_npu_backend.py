@@ -10,7 +10,7 @@ import fake_device
 import numpy as np
 import pytest
 
-from harness.abi import OP_N, OP_T, Status
+from harness.model.abi import OP_N, OP_T, Status
 from harness.backends import BackendUnavailable, aclblas_lib, npu, open_backend
 from harness.ops import sgemm_strided_batched as sgemm_op
 

@@ -119,7 +119,7 @@ def test_hardware_identity_prefers_runtime_then_override():
 
 
 def test_a_device_run_with_no_judged_baseline_says_so():
-    from harness.perf.verdict import unjudged_device_run
+    from harness.model.record import unjudged_device_run
     timed = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "NO_REF"}]}
     judged = {"timing": {"n": 50}, "baseline": [{"kind": "taskbook", "verdict": "FAIL"}]}
     untimed = {"timing": None, "baseline": [{"kind": "none", "verdict": "NO_REF"}]}
@@ -134,8 +134,8 @@ def test_rounds_each_in_a_fresh_process_merged_once_per_row():
     """runner.run's perf phase on the twin: one record per row, each with its rounds, none from the settling pass;
     a round that is cut short by the budget keeps at least the 3 rounds compare needs."""
     from harness.run import runner
-    from harness.run.engine import load_cases
-    from harness.perf.timing import TimingConfig
+    from harness.tables.load import load_cases
+    from harness.model.settings import TimingConfig
     table = Path(__file__).resolve().parents[1] / "cases" / "csymm_test.csv"
     cases = load_cases([table], "TC_PF_0010 or TC_PF_0011")
     # a cap of 3 s: a first round (worker start included) over its cap keeps one round, and at load 40 a worker

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from harness.progress import ROW_OVERHEAD_FLOPS, Progress, closing_lines
-from harness.store.record import new_record
+from harness.reports.progress import ROW_OVERHEAD_FLOPS, Progress, closing_lines
+from harness.model.record import new_record
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +122,7 @@ def test_the_perf_eta_weighs_rows_by_work_and_predicts_their_rounds():
     """Round 1 of a big row (10 s, over the 0.4 s cap: one round) then cheap rows (0.1 s: rounds until 2.5 x the
     cap, at most 10): the estimate is the cheap rows' remaining rounds, not every row's ten rounds at the big row's
     pace (the old bound: 29 rounds x 10 s; on the main job it said <=9h04m)."""
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import TimingConfig
 
     now = [0.0]
     progress = Progress({"perf": 3}, out=io.StringIO(), live=False, clock=lambda: now[0],

@@ -10,7 +10,7 @@ import pytest
 
 from browser import Browser, chromium
 from harness.cli import main
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.store.history import History
 from harness.reports.publish import bisect, commit_label
 from harness.reports.publish_site import build_site
@@ -175,7 +175,7 @@ def test_find_bisects_a_repository_with_ab(monkeypatch, capsys, tmp_path):
     import subprocess
     from types import SimpleNamespace
 
-    import harness.perf.ab
+    import harness.flows.ab
 
     def git(*argv: str) -> str:
         return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv], cwd=tmp_path,
@@ -195,7 +195,7 @@ def test_find_bisects_a_repository_with_ab(monkeypatch, capsys, tmp_path):
         return SimpleNamespace(run_id=f"run-{rev[:8]}", records=[{"case_name": "TC_PF_X", "op": "csymm",
                                                                   "timing": timing}])
 
-    monkeypatch.setattr(harness.perf.ab, "run_ab", lambda a, b, *args, **kwargs: (side(a), side(b)))
+    monkeypatch.setattr(harness.flows.ab, "run_ab", lambda a, b, *args, **kwargs: (side(a), side(b)))
     assert main(["publish", "--find", "HEAD~3..HEAD", "-k", "TC_PF_X"]) == Exit.OK
     assert f"first slower commit: {commits[1]}" in capsys.readouterr().out
     slow.clear()  # nothing slower: the end of the range is named, unchecked, with exit 2

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -154,25 +156,66 @@ def test_without_user_namespaces_the_run_falls_back_and_says_so_once(tmp_path, r
     assert "cannot create its namespaces here (bwrap: " in isolation["reason"], isolation
     assert isolation["layers"][0] == "no_new_privs"
     assert proc.stderr.count("workers run without bubblewrap") == 1, proc.stderr
+    (markdown,) = (tmp_path / "r").glob("*/report.md")  # and in the report's environment section
+    environment = markdown.read_text().split("测试环境", 1)[1]
+    (line,) = [x for x in environment.splitlines() if "后端信息.isolation" in x]
+    assert "fallback" in line and "cannot create its namespaces here" in line, line
+
+
+#: Run a command as nobody with the groups cleared (util-linux setpriv).
+AS_NOBODY = ("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups")
+#: In a mount namespace of its own: each directory given (bind-mounted at the same path) in a view of root's home
+#: that anyone may traverse, put over it; then `AS_NOBODY`. For an interpreter and a checkout under /root (a
+#: pyenv build on CI: its RUNPATH names /root/..., so it cannot be moved), which nobody could not reach.
+_VIEW = ('umask 022; view=$1; shift; while [ "$1" != -- ]; do at="$view/${1#"$HOME"/}"; '
+         'mkdir -p "$at" && mount --bind "$1" "$at"; shift; done; shift; mount --rbind "$view" "$HOME" && exec "$@"')
+
+
+def _as_nobody(view: Path) -> tuple[tuple[str, ...], str]:
+    """The command prefix that runs this interpreter and harness as nobody, and why it cannot be made ("" when it
+    can): setpriv alone where nobody can read them, else through a view of root's home (`_VIEW`, with unshare)."""
+    check = [sys.executable, "-c", "import numpy, scipy, harness"]
+    probe = subprocess.run([*AS_NOBODY, *check], capture_output=True, text=True, cwd="/", timeout=60)
+    if probe.returncode == 0:
+        return AS_NOBODY, ""
+    home = os.path.expanduser("~")
+    repo = str(Path(__file__).resolve().parents[1])
+    inside = sorted({p for p in (sys.base_prefix, sys.prefix, repo) if p.startswith(home + "/")})
+    if not inside:
+        return (), f"nobody cannot run {sys.executable}: {probe.stderr.strip()[-200:]}"
+    view.mkdir()
+    view.chmod(0o755)  # every directory of the view is traversable (mkdir -p under umask 022); the rest keep theirs
+    prefix = ("unshare", "--mount", "--propagation", "private", "sh", "-c", _VIEW, "sh", str(view), *inside, "--",
+              *AS_NOBODY)
+    probe = subprocess.run([*prefix, *check], capture_output=True, text=True, cwd="/", timeout=60)
+    if probe.returncode != 0:
+        return (), f"nobody cannot run {sys.executable} even through a view of {home}: {probe.stderr.strip()[-200:]}"
+    return prefix, ""
 
 
 def test_as_a_non_root_user_the_run_works(tmp_path, reach_lib):
-    """The harness run by an unprivileged user (nobody): bwrap where it can make user namespaces, else the fallback."""
+    """The harness run by an unprivileged user (nobody, no groups): bwrap where it can make user namespaces, else
+    the fallback, said in the report; nobody's worker cannot chmod the table it was given read access to."""
     if os.geteuid() != 0:
         pytest.skip("the suite itself runs as a non-root user here")
-    probe = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable,
-                            "-c", "import numpy, harness"], capture_output=True, env={**os.environ}, cwd="/")
-    if probe.returncode != 0:
-        pytest.skip(f"this interpreter ({sys.prefix}) cannot be run by nobody (e.g. it lives under /root)")
-    tmp_path.chmod(0o777)
-    mark = uuid.uuid4().hex
-    rows = [csymm_row("TC_L0_good0", 4, 3)]
-    table = write_csymm_table(tmp_path / "csymm_test.csv", rows)
-    reach_lib.parent.chmod(0o755)
-    proc = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-m",
-                           "harness.cli", "run", str(table), "--operator-lib", str(reach_lib), "--report-dir", "r",
-                           "--history", "h.sqlite"], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "HARNESS_TEST_MARK": mark}, timeout=RUN_LIMIT_S)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (report,) = (tmp_path / "r").glob("*/report.json")
-    assert json.loads(report.read_text())["backend_info"]["isolation"]["sandbox"] in ("bwrap", "fallback")
+    work = Path(tempfile.mkdtemp(prefix="harness-nobody-"))  # tmp_path's parents are root's alone (0700)
+    try:
+        work.chmod(0o755)
+        prefix, why = _as_nobody(work / "view")
+        if why:
+            pytest.skip(why)
+        run = work / "run"
+        run.mkdir(mode=0o777)
+        run.chmod(0o777)
+        lib = run / reach_lib.name
+        shutil.copy(reach_lib, lib)
+        lib.chmod(0o755)
+        proc, report = _run(run, lib, [301], prefix=prefix, HOSTILE_PATHS=f"{run / 'csymm_test.csv'}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        users = {(run / name).stat().st_uid for name in ("h.sqlite", "r")}
+        assert users == {65534}, users  # the run was nobody's: its history and reports are nobody's
+        isolation = report["backend_info"]["isolation"]
+        assert isolation["sandbox"] == ("bwrap" if _bwrap_usable() else "fallback"), isolation
+        assert stat.S_IMODE((run / "csymm_test.csv").stat().st_mode) != 0, "the worker chmodded the table"
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)

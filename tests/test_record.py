@@ -1,11 +1,11 @@
-"""harness.store.record: the record every row leaves (all contract keys, always), the summary counts, accepting a
+"""harness.model.record: the record every row leaves (all contract keys, always), the summary counts, accepting a
 DISPUTED row, and the one exit rule (`outcome`) that `harness run`, `report`, `merge` and report.json share."""
 from __future__ import annotations
 
 import pytest
 
-from harness.exitcodes import Exit
-from harness.store.record import Record, accept_disputed, exit_code, fails_run, new_record, outcome, summarize
+from harness.model.exitcodes import Exit
+from harness.model.record import Record, accept_disputed, exit_code, fails_run, new_record, outcome, summarize
 
 
 def row(verdict: str, *, baseline: str | None = None, timed: bool = False, accepted: bool = False) -> Record:

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.abi import Status
-from harness.store.record import new_record
+from harness.model.abi import Status
+from harness.model.record import new_record
 from harness.reports import write_all
 from harness.reports.json_csv import csv_text, neutralise_formula, results_frame
-from harness.reports.markdown import MAX_CELL_CHARS, human_text, render_markdown
-from harness.store.session import load_meta
+from harness.reports.content import MAX_CELL_CHARS, human_text
+from harness.reports.markdown import render_markdown
+from harness.store.stored import load_meta
 
 META = load_meta({"run_id": "r1", "commit": "abc", "backend": "cpu", "inputs": []})
 HOSTILE = {

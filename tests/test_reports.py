@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness.abi import LOWER, OP_N, OP_T, SIDE_LEFT, UPPER, Status
-from harness.store.record import new_record
+from harness.model.abi import LOWER, OP_N, OP_T, SIDE_LEFT, UPPER, Status
+from harness.model.record import new_record
 from harness.reports import exit_code, write_all, write_json, write_results_csv
 from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
 from harness.reports.markdown import HEADINGS, render_markdown
 from harness.reports.plots import (MAX_GROUPS, PAGE_WIDTH_PX, ROWS_PER_GROUP, baseline_rows, figures, timing_groups,
                                    unconverged_is_a_signal)
-from harness.store.session import load_meta
+from harness.store.stored import load_meta
 
 #: A meta as the reports get it (the session's, or the one reader's of a stored run: every key present).
 META = load_meta({

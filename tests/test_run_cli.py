@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import ops
+from harness.model import operators as ops
 from harness.cli import main
 from tables import csymm_row, write_csymm_table
 
@@ -214,8 +214,9 @@ def test_a_rebuilt_report_md_reads_as_the_run_wrote_it(tmp_path, toy_lib, capsys
 
 def test_report_keeps_an_interrupted_run_marked_interrupted(tmp_path, toy_lib, capsys):
     from harness.store.history import History
-    from harness.store.record import new_record
-    from harness.store.session import Session, load_meta
+    from harness.model.record import new_record
+    from harness.flows.session import Session
+    from harness.store.stored import load_meta
     from harness.store.stored import read
 
     meta = load_meta({"run_id": "r1", "backend": "cpu"})
@@ -282,7 +283,7 @@ def test_ab_records_both_sides_as_sessions_with_the_run_meta_shape(tmp_path, cap
     assert "3/3 paired rounds" in out and "[round 3/3] TC_PF_0001" in out  # each round in its own worker
     a, b = sorted((tmp_path / "r").iterdir())
     metas = [json.loads((d / "report.json").read_text()) for d in (a, b)]
-    from harness.store.session import RunMeta
+    from harness.model.meta import RunMeta
 
     for meta, other in zip(metas, reversed(metas)):
         assert meta["kind"] == "ab" and set(meta) >= set(RunMeta.__annotations__)  # harness run's meta shape

@@ -1,4 +1,4 @@
-"""harness.store.session: one run's life on disk (run.json first, one strict line per row, the history beside it, the
+"""harness.flows.session: one run's life on disk (run.json first, one strict line per row, the history beside it, the
 reports and the exit code at the end, interruption, write failures) and the meta model read back (load_meta)."""
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.store import codec
-from harness.exitcodes import Exit
+from harness.model import codec
+from harness.model.exitcodes import Exit
 from harness.store.history import History
-from harness.settings import Settings
-from harness.store.record import new_record
-from harness.store.session import RESULTS, Session, load_meta, new_settings, why
+from harness.model.settings import Settings
+from harness.model.record import new_record
+from harness.model.meta import RESULTS, new_settings
+from harness.flows.session import Session, why
+from harness.store.stored import load_meta
 
 
 def make(tmp_path, *, accept_disputed: bool = False, cases=(), backend: str = "cpu", **meta) -> Session:

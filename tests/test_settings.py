@@ -1,4 +1,4 @@
-"""harness.settings: one settings object from the command line to the worker. Every shell (`harness run`, `ab`,
+"""harness.model.settings: one settings object from the command line to the worker. Every shell (`harness run`, `ab`,
 `baseline`, `mutants`, the pytest plugin) builds its settings through `from_options`, so the per-backend defaults
 (a row's timeout: 3600 s on ascend-cpu, 600 s elsewhere) are the same whichever shell ran the rows, and the meta
 a session records is a view of the object the workers were given."""
@@ -13,11 +13,13 @@ import harness.commands.ab
 import harness.commands.baseline
 import harness.commands.mutants
 import harness.commands.run
-from harness import ops, plugin, settings
+from harness import plugin
+from harness.model import operators as ops
+from harness.model import settings
 from harness.cli import build_parser, main
 from harness.run import runner
-from harness.settings import DEFAULTS, Settings, default_timeout_s, from_options
-from harness.store.session import new_settings
+from harness.model.settings import DEFAULTS, Settings, default_timeout_s, from_options
+from harness.model.meta import new_settings
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[1]

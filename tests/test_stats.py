@@ -111,3 +111,20 @@ def test_summary_reports_shape():
     assert len(s["modes_us"]) == 2 and s["drift"] is None
     lo, hi = s["median_ci95_us"]
     assert lo <= s["median_us"] <= hi
+
+
+def test_the_workers_statistics_agree_with_scipy_stats():
+    """t quantile, binomial quantile and Mann-Whitney p without scipy.stats (a timed worker does not import it):
+    the same numbers scipy.stats gives."""
+    from harness.perf.stats import _binomial_half_ppf, mann_whitney_p, t_quantile
+    for dof in [*range(1, 400), 999, 2999, 100000]:
+        assert t_quantile(dof) == float(sps.t.ppf(0.975, dof))
+    for n in range(2, 3001, 7):
+        assert _binomial_half_ppf(0.025, n) == int(sps.binom.ppf(0.025, n, 0.5))
+    rng = np.random.default_rng(5)
+    for i in range(200):
+        x, y = rng.normal(size=int(rng.integers(10, 300))), rng.normal(0.3 * rng.random(), size=int(rng.integers(10, 300)))
+        if i % 2:  # ties, as rounded timings have
+            x, y = np.round(x, 1), np.round(y, 1)
+        want = float(sps.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic").pvalue)
+        assert mann_whitney_p(x, y) == pytest.approx(want, rel=1e-9, abs=1e-300)

@@ -197,7 +197,7 @@ def test_provenance_names_the_harness_commit_the_library_and_the_tables(tmp_path
 def test_results_line_cut_short_by_a_full_disk_is_taken_back_whole(tmp_path):
     script = f"""
 import os, resource, signal
-from harness.store.session import append_line
+from harness.flows.session import append_line
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
 fd = os.open({str(tmp_path / 'r.jsonl')!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -214,8 +214,9 @@ except OSError as exc:
 
 def test_results_jsonl_is_strict_json(tmp_path):
     from harness.store.history import History
-    from harness.store.record import new_record
-    from harness.store.session import Session, load_meta
+    from harness.model.record import new_record
+    from harness.flows.session import Session
+    from harness.store.stored import load_meta
 
     session = Session(History(tmp_path / "h.sqlite"), tmp_path / "out", load_meta({"run_id": "r1"}), [])
     session.start()

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.store import codec
+from harness.model import codec
 from harness.cli import main
 from harness.store.history import History
-from harness.store.record import new_record
-from harness.store.session import Session, load_meta
+from harness.model.record import new_record
+from harness.flows.session import Session
+from harness.store.stored import load_meta
 from harness.store.stored import BadRun, read_path
 
 TABLE = "cases/t_test.csv"

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import ops
+from harness.model import operators as ops
 from harness.cli import main
 from harness.options import default_tables
-from harness.progress import skip_lines
-from harness.run.engine import load_table
+from harness.reports.progress import skip_lines
+from harness.tables.load import load_table
 from harness.tables import header, preflight
 from harness.tables.cases import NOTE, read_table
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.run.engine import load_table, run_case
+from harness.tables.load import load_table
+from harness.run.engine import run_case
 
 #: 410 rows of a few seconds at most, 71 s together on the loaded 2-core machine
 pytestmark = pytest.mark.slow

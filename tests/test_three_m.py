@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import abi
+from harness.model import abi
 from harness.backends import cpu
 from harness.kernels import three_m
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

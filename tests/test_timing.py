@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from harness.perf import timing
-from harness.perf.timing import RunningCI, TimingConfig, measure
+from harness.perf.timing import RunningCI, measure
+from harness.model.settings import TimingConfig
 
 
 @pytest.fixture(autouse=True)
@@ -249,7 +250,7 @@ def test_scopes_run_one_after_the_other_and_are_recorded():
 
 
 def test_call_timer_stops_after_the_synchronisation():
-    from harness.perf.timing import CallTimer
+    from harness.backends import CallTimer
     clock = iter([100, 250])
     events = []
     timer = CallTimer(lambda: events.append("sync"), clock=lambda: next(clock))
@@ -275,7 +276,8 @@ def test_in_scope_and_merged_rounds_keep_each_scope():
 
 
 def test_msprof_scope_needs_a_backend_that_has_it():
-    from harness.perf.timing import ScopeUnavailable, timer_factory
+    from harness.backends import ScopeUnavailable
+    from harness.perf.timing import timer_factory
     dev = FakeDevice(constant(1.0))
     with pytest.raises(ScopeUnavailable, match="no msprof"):
         timer_factory(FakeBackend(dev), "msprof")

@@ -13,11 +13,12 @@ import fake_device
 import numpy as np
 import pytest
 
-from harness import abi
+from harness.model import abi
 from harness.perf import verdict as perf, timing
 from harness.backends import aclblas_lib, npu
 from harness.perf.baselines import load_baselines, match
-from harness.perf.timing import TimingConfig
+from harness.model import settings
+from harness.model.settings import TimingConfig
 
 H, D, K = 25, 6, 3   # the issue's operator: 25 us host, 6 us device in 3 launches; TC_PF_0001's limit is 7.53 us
 ROOT = fake_device.ROOT
@@ -183,7 +184,7 @@ def test_baseline_scope_column(tmp_path):
     with pytest.raises(ValueError, match=r"csymm_taskbook.csv:2:9: scope 'wall' is not one of"):
         load_baselines(tmp_path, "csymm")
     table.write_text("side,uplo,m,n,limit_us,hardware,source,method\nLEFT,UPPER,8,8,5,Ascend 950PR,s,m\n")
-    assert load_baselines(tmp_path, "csymm")[0].scope == timing.DEFAULT_SCOPE
+    assert load_baselines(tmp_path, "csymm")[0].scope == settings.DEFAULT_SCOPE
     shipped = load_baselines(ROOT / "cases/baselines", "csymm")
     assert {b.scope for b in shipped} == {"device"}
 
@@ -292,7 +293,7 @@ def test_msprof_scope_sums_each_calls_kernels_from_the_profile(tmp_path, monkeyp
 
 
 def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
-    from harness.perf import msprof
+    from harness.flows import msprof
     with pytest.raises(msprof.MsprofError, match="no op_summary_"):
         msprof.read_kernels(tmp_path)
     (tmp_path / "op_summary_0_1.csv").write_text("Op Name,Task Type\nk0,AI_CORE\n")
@@ -318,7 +319,7 @@ def test_msprof_profile_problems_are_one_line(tmp_path, monkeypatch, capsys):
     assert code == 3 and len(err) == 1 and "no op_summary_*.csv or OpBasicInfo*.csv under" in err[0]
 
 
-#: One file of each header shape msprof's export code lists (harness/perf/msprof.py START, BLOCKS, MIX_BLOCKS cite
+#: One file of each header shape msprof's export code lists (harness/flows/msprof.py START, BLOCKS, MIX_BLOCKS cite
 #: them): the current op_summary, the older one (Block Dim / Mix Block Dim), the header mapping's start time without
 #: its unit (and no Task Type), and msprof op's OpBasicInfo.csv (no start time: file order).
 MSPROF_SHAPES = {
@@ -357,7 +358,7 @@ def _profile(directory, file: str, header: str | None = None) -> None:
 
 @pytest.mark.parametrize("file", list(MSPROF_SHAPES))
 def test_msprof_reader_takes_each_header_variant(tmp_path, file):
-    from harness.perf import msprof
+    from harness.flows import msprof
     _profile(tmp_path, file)
     kernels = msprof.read_kernels(tmp_path)
     assert kernels == [("a", 1.0), ("b", 2.0), ("a", 4.0), ("b", 8.0)]  # start-time order, the memcpy dropped
@@ -370,7 +371,7 @@ def test_msprof_reader_takes_each_header_variant(tmp_path, file):
 def test_msprof_reader_negative_control_an_unknown_start_column_is_file_order(tmp_path):
     # a start-time header none of msprof's variants has: the rows stay in file order, so the per-call sums differ
     # from the start-ordered ones above (the variants are what the reader recognises, nothing looser)
-    from harness.perf import msprof
+    from harness.flows import msprof
     head = MSPROF_SHAPES["op_summary_0_1.csv"][0].replace("Task Start Time(us)", "Task Begin(us)")
     _profile(tmp_path, "op_summary_0_1.csv", head)
     assert msprof.read_kernels(tmp_path) == [("a", 4.0), ("a", 1.0), ("b", 8.0), ("b", 2.0)]

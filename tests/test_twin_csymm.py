@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.linalg import blas
 
-from harness.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
+from harness.model.abi import LOWER, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
 from harness.ops import csymm as csymm_op
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from harness.abi import OP_N, OP_T, SIDE_LEFT, UPPER, Status
+from harness.model.abi import OP_N, OP_T, SIDE_LEFT, UPPER, Status
 from harness.backends import aclblas_lib
 from harness.backends.build import MUTANTS, build_twin
 from harness.ops import csymm as csymm_op

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from harness.abi import LOWER, OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
+from harness.model.abi import LOWER, OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
 from test_twin_csymm import Call, check
 from test_twin_sgemm import Call as SgemmCall

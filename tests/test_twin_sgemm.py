@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.linalg import blas
 
-from harness.abi import OP_C, OP_N, OP_T, Status
+from harness.model.abi import OP_C, OP_N, OP_T, Status
 from harness.backends import aclblas_lib
 from harness.ops import sgemm_strided_batched as sgemm_op
 

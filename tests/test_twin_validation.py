@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from harness.abi import INVALID_ENUM_VALUE, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
+from harness.model.abi import INVALID_ENUM_VALUE, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
 from harness.ops import csymm as csymm_op
 from harness.ops import sgemm_strided_batched as sgemm_op

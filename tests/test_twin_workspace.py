@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.abi import OP_N, OP_T, Status
+from harness.model.abi import OP_N, OP_T, Status
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 from harness.ops import csymm as csymm_op

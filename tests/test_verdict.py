@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from harness.cli import main
-from harness.run.engine import load_table
+from harness.tables.load import load_table
 import harness.ops.csymm.generate as csymm
-from harness.tables.generate import conditioning
+from harness.generate import conditioning
 from harness.run.runner import Settings, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,7 +111,7 @@ def test_plain_loop_operator_passes_project_rows_officially(plain_lib):
 
 
 def _small(case) -> bool:
-    from harness import ops
+    from harness.model import operators as ops
 
     return ops.get(case.op).flops(case.args) < 5e7
 
@@ -134,10 +134,10 @@ def test_generator_replaces_an_undecidable_row_by_a_decidable_one_of_the_same_sh
 def test_committed_rows_are_decided_by_the_gate():
     """The committed tables equal their regeneration (test_generate.py), which measured every row; a spot check
     here on the committed bytes, with the criterion they were measured by."""
-    from harness.tables.coverage import read_rows
+    from harness.generate.coverage import read_rows
 
     for op in ("csymm", "sgemm_strided_batched"):
-        mod = __import__(f"harness.ops.{op}.generate", fromlist=["sample_args"])
+        mod = __import__(f"harness.model.operators.{op}.generate", fromlist=["sample_args"])
         _, rows = read_rows(ROOT / "cases" / f"{op}_test.csv")
         checked = [r for r in rows[:1000:37] if conditioning.needs_check(r)]
         assert checked and max(conditioning.ratio(op, r, mod.sample_args) for r in checked) < 1

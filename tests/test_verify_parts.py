@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.judge import criteria
-from harness.run import engine
-from harness import ops
+from harness.tables.load import load_table
+from harness.judge import diagnosis
+from harness.run import buffers, goldens
+from harness.model import operators as ops
 
 HEADER = "case_name,description,transA,transB,m,n,k,alpha,beta,lda,ldb,ldc,batchCount,a_fill,b_fill,c_fill\n"
 
@@ -17,7 +18,7 @@ def row(tmp_path):
     """One 12 x 12 x 8 row of 4 batches (ldc 14: two rows of padding per column), its buffers and golden."""
     table = tmp_path / "sgemm_batched_test.csv"
     table.write_text(HEADER + "B1,four_batches,N,N,12,12,8,1.5,0.5,,,14,4,RANDOM_1,RANDOM_1,RANDOM_1\n")
-    (case,) = engine.load_table(table)
+    (case,) = load_table(table)
     bufs = ops.get("sgemm_batched").buffers(case.args, case.seed)
     expected, truth = ops.get("sgemm_batched").golden_result(case.args, bufs)
     return case, bufs, expected, truth
@@ -48,21 +49,21 @@ def test_parts_are_each_batchs_whole_storage(row):
 def test_a_batch_under_99_percent_fails_though_the_pooled_ratio_passes(row):
     case, bufs, expected, truth = row
     out = off_by(expected, bufs, {2: 3})  # 3 of batch 2's 168 elements: 98.2% there, 99.6% of all 672
-    judged = engine.judge_output(case, bufs, out, expected, truth)
+    judged = goldens.judge_output(case, bufs, out, expected, truth)
     assert judged.verdict == "FAIL" and judged.reason.startswith("batch 2: mixed_tolerance"), judged.reason
     assert judged.metrics["matched_ratio"] == pytest.approx(165 / 168)
     assert judged.criteria["reported_part"] == "batch 2" and judged.criteria["verified_in_parts"] == 4
     # what the pooled judgement (the behaviour before per-batch parts) says of the same output: PASS
-    mask = engine.written_mask(bufs)
-    pooled = criteria.judge(out, expected, truth, "mixed_tolerance")
+    mask = buffers.written_mask(bufs)
+    pooled = diagnosis.judge(out, expected, truth, "mixed_tolerance")
     assert pooled.verdict == "PASS" and pooled.metrics["matched_ratio"] > 0.99
-    assert criteria.judge(out[mask], expected[mask], truth[mask], "mixed_tolerance").verdict == "PASS"
+    assert diagnosis.judge(out[mask], expected[mask], truth[mask], "mixed_tolerance").verdict == "PASS"
 
 
 def test_the_same_mismatches_spread_over_batches_pass(row):
     """Negative control: one mismatch in each of three batches keeps every batch at 99.4%."""
     case, bufs, expected, truth = row
-    judged = engine.judge_output(case, bufs, off_by(expected, bufs, {0: 1, 1: 1, 3: 1}), expected, truth)
+    judged = goldens.judge_output(case, bufs, off_by(expected, bufs, {0: 1, 1: 1, 3: 1}), expected, truth)
     assert judged.verdict == "PASS" and judged.reason == ""
     assert judged.metrics["matched_ratio"] == pytest.approx(167 / 168)
     assert judged.criteria["reported_part"] in ("batch 0", "batch 1", "batch 3")
@@ -72,10 +73,10 @@ def test_operators_without_parts_are_judged_on_the_written_region_as_one(tmp_pat
     table = tmp_path / "ssymm_test.csv"
     table.write_text("case_name,description,side,uplo,m,n,alpha,lda,ldb,beta,ldc,a_fill,b_fill,c_fill\n"
                      "S1,t,LEFT,UPPER,6,5,1.5,8,7,0.5,7,RANDOM_0_1,RANDOM_0_1,RANDOM_0_1\n")
-    (case,) = engine.load_table(table)
+    (case,) = load_table(table)
     spec = ops.get("ssymm")
     bufs = spec.buffers(case.args, case.seed)
     expected, truth = spec.golden_result(case.args, bufs)
-    judged = engine.judge_output(case, bufs, expected.copy(), expected, truth)
+    judged = goldens.judge_output(case, bufs, expected.copy(), expected, truth)
     assert judged.verdict == "PASS" and "reported_part" not in judged.criteria
     assert not hasattr(spec, "verify_parts")

@@ -28,3 +28,20 @@ def test_messages_are_json_even_for_sets(tmp_path):
 
 def test_own_pid_is_the_pid_proc_names():
     assert worker.own_pid() == os.getpid()  # outside a PID namespace both agree
+
+
+def test_a_timed_worker_does_not_import_scipy_stats():
+    """Every perf row-round starts a fresh worker: what it imports is paid per row (scipy.stats: ~1.3 s of CPU at
+    start-up, benchmarks/worker_start.py). The imports of a timed worker's start-up and of its timed loop and
+    summary, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from harness.run import worker; from harness.model.settings import Settings, TimingConfig; "
+            "from harness.perf.timing import timing_record; "
+            "worker._preload(worker.Rows(), Settings(timing=TimingConfig(), timed_rows=True)); "
+            "timing_record([1e-3 * (1 + (i % 7) / 10) for i in range(90)], TimingConfig(), 3, True, 'max_samples'); "
+            "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

@@ -8,7 +8,8 @@ which one they hold. Per-operator call code lives with the operator in `harness/
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -28,6 +29,31 @@ class Timer(Protocol):
     def elapsed_s(self) -> float:
         """Seconds between start and stop; waits for the device first."""
         ...
+
+
+class CallTimer:
+    """The `call` scope on any backend: host wall clock from before the call to the end of a stream
+    synchronisation after it."""
+
+    method = "host clock through stream synchronisation"
+
+    def __init__(self, synchronize: Callable[[], None], clock: Callable[[], int] = time.perf_counter_ns):
+        self._synchronize, self._clock = synchronize, clock
+        self._start = self._stop = 0
+
+    def start(self) -> None:
+        self._start = self._clock()
+
+    def stop(self) -> None:
+        self._synchronize()
+        self._stop = self._clock()
+
+    def elapsed_s(self) -> float:
+        return (self._stop - self._start) / 1e9
+
+
+class ScopeUnavailable(Exception):
+    """A backend cannot time a scope; the message is one line."""
 
 
 class Backend(Protocol):

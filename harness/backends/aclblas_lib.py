@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from ctypes import POINTER, c_char_p, c_float, c_int, c_int32, c_int64, c_size_t, c_void_p
 
-from harness.abi import Status
+from harness.model.abi import Status
 
 
 class AclblasComplex(ctypes.Structure):

@@ -244,10 +244,13 @@ def ascend_cpu_sources(source_dir: Path) -> list[Path]:
     return sorted({p for pattern in patterns for p in source_dir.glob(pattern)})
 
 
+#: `kernel<<<config>>>`: group 1 the kernel (with template arguments), group 2 the launch configuration (the
+#: kernel check, harness/kernels/kernel_check.py, rewrites the same launches).
+LAUNCH_PATTERN = re.compile(r"([A-Za-z_]\w*(?:\s*<[^<>;]*>)?)\s*<<<(.*?)>>>", re.DOTALL)
+
+
 def rewrite_launches(text: str) -> str:
     """`kernel<<<blocks, l2, stream>>>(args)` -> `ascend_cpu::Launch("kernel", blocks, l2, stream, kernel)(args)`."""
-    from harness.kernels.kernel_check import LAUNCH_PATTERN
-
     return LAUNCH_PATTERN.sub(
         lambda m: f'ascend_cpu::Launch("{m.group(1)}", {m.group(2).strip()}, {m.group(1)})', text)
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from harness import abi
+from harness.model import abi
 from harness.backends import BackendUnavailable, check_inside
 
 INSTALL_HINT = "pip install '.[cuda]'"

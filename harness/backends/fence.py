@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.backends.build import REPO_ROOT, BuildError
-from harness.run import untrusted
+from harness.model import untrusted
 
 SOURCE = Path(__file__).with_name("fence.c")
 CACHE_DIR = REPO_ROOT / "build" / "fence"
@@ -50,7 +50,7 @@ def note_path(pid: int) -> Path:
 
 def fault_note(pid: int) -> str:
     """The fault line a dead worker left (and remove it); "" when it left none. Read as untrusted input
-    (harness.run.untrusted.read_note: no link followed, regular files only, at most NOTE_BYTES, made printable)."""
+    (harness.model.untrusted.read_note: no link followed, regular files only, at most NOTE_BYTES, made printable)."""
     legacy = str(note_path(pid))
     notes = [untrusted.read_note(legacy), *untrusted.read_notes(worker_prefix(pid))]
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.backends import BackendUnavailable, aclblas_lib
+from harness.backends import BackendUnavailable, CallTimer, ScopeUnavailable, aclblas_lib
 
 NO_CANN = "npu backend: libascendcl.so not found (requires CANN + NPU; source <CANN>/set_env.sh)"
 #: Where operators/ascend/CMakeLists.txt puts the library when built as docs/npu.md says.
@@ -317,9 +317,7 @@ class NpuBackend:
         return EventTimer(self)
 
     def scope_timer(self, scope: str) -> Any:
-        """The timer of a timing scope (harness.perf.timing.SCOPES) on this device."""
-        from harness.perf.timing import CallTimer, ScopeUnavailable
-
+        """The timer of a timing scope (harness.model.settings.SCOPES) on this device."""
         if scope == "device" and self.has_notify():
             return HeldEventTimer(self)
         if scope in ("device", "call"):

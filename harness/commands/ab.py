@@ -1,6 +1,6 @@
 """`harness ab`: time two operator libraries with samples interleaved on the same perf rows, record both runs in
 the history (each with its operator's identity) and print the comparison. Three ways to name the two libraries,
-one mechanism (harness.perf.ab):
+one mechanism (harness.flows.ab):
 
   harness ab --lib-a OLD.so --lib-b NEW.so [CSV ...]           two builds of your operator, as files
   harness ab --src DIR --build 'CMD' --lib PATH REV_A REV_B [CSV ...]
@@ -19,14 +19,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import (add_history_option, add_select_option, add_timeout_option, default_tables,
                              non_negative_int, number, positive_float, positive_int, probability)
 from harness.perf.compare import MIN_EFFECT, PAIRED_MIN_EFFECT
 from harness.perf.timing import MIN_ROUNDS
-from harness.settings import from_options
+from harness.model.settings import from_options
 
-#: `harness ab`'s rounds per row (harness.perf.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
+#: `harness ab`'s rounds per row (harness.flows.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
 AB_ROUNDS = 10
 #: Samples per side and row over all rounds: a round of a 60 us row takes its 400 pairs in ~50 ms, well within
 #: its share of the time cap; more pairs per round is what narrows each round's shift (docs/comparing.md).
@@ -86,10 +86,10 @@ def parse_defines(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.perf.ab import AbError, run_sides
+    from harness.flows.ab import AbError, run_sides
     from harness.perf.compare import compare_runs, exit_code, format_table
     from harness.store.history import History
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import TimingConfig
 
     try:
         defines_a, defines_b = parse_defines(args.define_a), parse_defines(args.define_b)
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 def sides(args: argparse.Namespace, defines_a: dict[str, str], defines_b: dict[str, str]) -> tuple[Any, Any, list]:
     """(side A, side B, the case tables named) from the options: two files, two revisions of --src, or two
     revisions of the twin. ValueError (one line) for options that do not go together."""
-    from harness.perf.ab import library_side, source_side, twin_side
+    from harness.flows.ab import library_side, source_side, twin_side
 
     items = list(args.items)
     if args.lib_a or args.lib_b:

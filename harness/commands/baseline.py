@@ -19,15 +19,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.run import engine
-from harness import ops
+from harness.tables.load import load_cases
+from harness.model import operators as ops
 from harness.backends import BackendUnavailable
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timeout_option,
                              add_timing_options)
-from harness.settings import from_options
+from harness.model.settings import from_options
 from harness.store import operator_identity
-from harness.store.session import Session, new_meta, new_settings
+from harness.flows.session import Session, new_meta
+from harness.model.meta import new_settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if problem := operator_identity.options_problem(args.operator_rev, args.operator_src):
         print(f"harness baseline: {problem}", file=sys.stderr)
         return Exit.ENV
-    cases = [c for c in engine.load_cases([str(table)], args.select) if c.is_perf]
+    cases = [c for c in load_cases([str(table)], args.select) if c.is_perf]
     if not cases:
         print(f"harness baseline: no perf rows (TC_PF_*) selected in {table}", file=sys.stderr)
         return Exit.INSUFFICIENT

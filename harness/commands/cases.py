@@ -11,8 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.tables import coverage, generate
-from harness.exitcodes import Exit
+from harness.generate import coverage
+from harness import generate
+from harness.model.exitcodes import Exit
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

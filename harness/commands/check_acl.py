@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from harness.backends import acl_signatures, npu
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 
 
 def add_parser(subparsers) -> None:

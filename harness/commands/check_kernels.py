@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from harness.kernels import kernel_check
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 
 
 

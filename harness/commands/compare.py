@@ -16,7 +16,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option
 from harness.perf.compare import MIN_EFFECT
 

@@ -12,8 +12,8 @@ import math
 import sqlite3
 import sys
 
-from harness import ops
-from harness.exitcodes import Exit
+from harness.model import operators as ops
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option
 
 

@@ -7,7 +7,7 @@ import sys
 from harness.options import add_operator_option
 from harness.tables import header
 from harness.tables.cases import ERROR, NOTE, TableError, read_table
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.tables.lint import lint_rows, unimplemented
 
 

@@ -2,7 +2,7 @@
 report and one history run, as if a single run had run every row. Refuses shards of different inputs, commits or
 shard counts, and a row present twice (exit 3); missing shards are named in a warning and in the report's meta
 (`missing_shards`); a damaged shard file is one `file:line: what` line, exit 3. Exit code by `harness run`'s
-rule for the merged run (harness.store.record.outcome)."""
+rule for the merged run (harness.model.record.outcome)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +10,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option
 
 
@@ -24,8 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from harness.store.history import History
-    from harness.store.record import outcome
-    from harness.store.session import Session
+    from harness.model.record import outcome
+    from harness.flows.session import Session
     from harness.run.shard import MergeError, load_shard, merge
     from harness.store.stored import BadRun
 

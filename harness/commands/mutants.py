@@ -14,10 +14,10 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, add_timeout_option, default_tables, positive_int
-from harness.settings import from_options
-from harness.store.session import why
+from harness.model.settings import from_options
+from harness.flows.session import why
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_twin
-    from harness.run.engine import load_cases
+    from harness.tables.load import load_cases
     from harness.store.history import History
-    from harness.judge.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
+    from harness.flows.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
 
     names = args.mutant or sorted(MUTANTS, key=MUTANTS.get)
     unknown = [n for n in names if n not in MUTANTS]

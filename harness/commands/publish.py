@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, default_tables, positive_float, probability
-from harness.settings import from_options
+from harness.model.settings import from_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -76,10 +76,10 @@ def _git(*argv: str) -> subprocess.CompletedProcess:
 
 
 def _find(args: argparse.Namespace, history) -> int:
-    from harness.perf.ab import AbError, run_ab
+    from harness.flows.ab import AbError, run_ab
     from harness.perf.compare import compare_runs
     from harness.reports.publish import bisect
-    from harness.perf.timing import TimingConfig
+    from harness.model.settings import TimingConfig
 
     good, sep, bad = args.find.partition("..")
     if not sep or not good or not bad:

@@ -4,7 +4,7 @@ RUN is a run directory holding results.jsonl (reports/<run_id>/; its meta comes 
 run started, so a run that crashed or was killed can still be reported), a results.jsonl or report.json path, or a
 run id in the history (`harness runs` lists them; reports are written to reports/<run_id>/ beside the history).
 Useful after a crash, after a report template changed, or to report a run recorded on another machine. Exit codes
-are the run's own by the rule `harness run` applies (0, 1, 2: harness.store.record.outcome); 3 when RUN is no run or its
+are the run's own by the rule `harness run` applies (0, 1, 2: harness.model.record.outcome); 3 when RUN is no run or its
 files are damaged (one `file:line: what` line, harness.store.stored).
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option
 
 
@@ -29,9 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness import reports
     from harness.store.history import History
-    from harness.store.record import outcome, summarize
+    from harness.model.record import outcome, summarize
     from harness.reports.overview import outcome_line
-    from harness.store.session import why
+    from harness.flows.session import why
     from harness.store.stored import BadRun, ordered, read
 
     history = History(args.history)

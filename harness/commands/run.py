@@ -19,20 +19,24 @@ from pathlib import Path
 
 from harness.run import shard
 from harness.judge import golden_cache
-from harness import ops
+from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
 from harness.tables.cases import TableError
-from harness.run.engine import DEFAULT_MEMORY_CAP, Case, matches, table_cases
-from harness.exitcodes import Exit
+from harness.model.settings import DEFAULT_MEMORY_CAP
+from harness.model.case import Case
+from harness.tables.load import table_cases
+from harness.tables.cases import matches
+from harness.model.exitcodes import Exit
 from harness.options import (Grouped, add_backend_options, add_baselines_option, add_history_option,
                              add_select_option, add_table_options, add_timeout_option, add_timing_options,
                              default_tables, non_negative_int, positive_float, positive_int)
 from harness.tables import preflight
-from harness.settings import from_options
-from harness.progress import Progress
+from harness.model.settings import from_options
+from harness.reports.progress import Progress
 from harness.store import operator_identity
-from harness.store.session import Session, new_meta, new_settings, why
+from harness.flows.session import Session, new_meta, why
+from harness.model.meta import new_settings
 
 
 #: `harness run --help` by purpose: group title -> the option names (or the positional's name) it holds. A new
@@ -128,6 +132,22 @@ def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=None) -> None:
                   f"NO_REF ({names}): {reason}", file=out)
 
 
+def _preflight(args: argparse.Namespace, tables: list[str]) -> list | None:
+    """The tables read with every header and lint finding said before the first row (harness.tables.preflight), or
+    None, the reason on stderr, when the run cannot go ahead."""
+    if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
+                                                                                 args.operator_src):
+        print(f"harness run: {problem}", file=sys.stderr)
+        return None
+    try:
+        return preflight.check_all(tables, args.operator, args.lenient)
+    except TableError as exc:
+        print(str(exc), file=sys.stderr)
+    except OSError as exc:  # a table that vanished or cannot be read after the first check
+        print(f"harness run: {why(exc)}", file=sys.stderr)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.run import runner
     from harness.run.cluster import ClusterUnavailable
@@ -135,25 +155,14 @@ def run(args: argparse.Namespace) -> int:
     tables = args.csv or default_tables()
     if args.no_golden_cache:  # the run's judge processes inherit it
         os.environ[golden_cache.SWITCH_ENV] = "0"
-    if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
-                                                                                 args.operator_src):
-        print(f"harness run: {problem}", file=sys.stderr)
-        return Exit.ENV
-    try:  # every header and lint finding before the first row (harness.tables.preflight)
-        checked = preflight.check_all(tables, args.operator, args.lenient)
-    except TableError as exc:
-        print(str(exc), file=sys.stderr)
-        return Exit.ENV
-    except OSError as exc:  # a table that vanished or cannot be read after the first check
-        print(f"harness run: {why(exc)}", file=sys.stderr)
-        return Exit.ENV
+    checked = _preflight(args, tables)
     if checked is None:
         return Exit.ENV
     every = [case for table, op in checked for case in table_cases(table, op)]
-    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.perf.msprof)
-        from harness.perf import msprof
-        return msprof.run(args, [c for c in every if matches(args.select, c.name)] if args.select else every,
-                          baselines_for)
+    cases = [c for c in every if matches(args.select, c.name)] if args.select else every
+    if "msprof" in (args.timing_scope or ()):  # each perf row in a nested run under msprof (harness.flows.msprof)
+        from harness.flows import msprof
+        return msprof.run(args, cases, baselines_for)
     try:
         settings = from_options(args, timed=True, baselines=partial(baselines_for, extra=tuple(args.baselines)))
     except (ValueError, OverflowError) as exc:  # option values that pass one by one but not together
@@ -163,7 +172,6 @@ def run(args: argparse.Namespace) -> int:
         # the first line at once: reading and planning 2650 rows, then the probe, take seconds on a loaded machine
         print(f"harness run: {len(tables)} case table(s) ({', '.join(Path(t).name for t in tables)}) on the "
               f"{args.backend} backend", flush=True)
-        cases = [c for c in every if matches(args.select, c.name)] if args.select else every
         if args.select:
             print(f"-k {args.select!r}: {len(cases)} of {len(every)} rows selected", flush=True)
             if not cases:

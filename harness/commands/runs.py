@@ -9,7 +9,7 @@ import json
 import sqlite3
 import sys
 
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.options import add_history_option
 
 

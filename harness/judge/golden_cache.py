@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import scipy
 
-from harness import ops
-from harness.tables.generate import cache as table_cache
+from harness.model import operators as ops
+from harness.tables import cache as table_cache
 
 #: Set to "0" to compute every golden afresh (`harness run --no-golden-cache` sets it for the run's processes).
 SWITCH_ENV = "HARNESS_GOLDEN_CACHE"

@@ -1,7 +1,7 @@
 """A floor-time model of one operator call on the Ascend 950PR, on documented rates.
 
 Every rate below names its source (`SOURCES`); nothing is an unstated assumption. A floor is stated in two timing
-scopes (harness.perf.timing.SCOPES), side by side: `device` (the kernels' work only, max(cube time, unique GM bytes /
+scopes (harness.model.settings.SCOPES), side by side: `device` (the kernels' work only, max(cube time, unique GM bytes /
 HBM bandwidth): what msprof's Task Duration and the task book's limits measure, cases/baselines/csymm_taskbook.csv
 declaring them `device`) and `call` (the device floor plus the stream's documented launch costs, host-timed with
 synchronisation: the scope of the public per-call figures). Each is compared only with a limit of its own scope
@@ -49,7 +49,7 @@ MACS_PER_CYCLE = {"fp32": 16 * 16 * 1, "hf32": 16 * 16 * 8, "half": 16 * 16 * 16
 HF32_RATES = {"table2_16x16x8": (16 * 16 * 8, "mmad"), "hf32_md_2x_fp32": (2 * 16 * 16 * 1, "hf32_doc")}
 #: The rate the primary figures and the built kernels' precision choice (csymm_host.cpp SplitHf32) assume.
 HF32_BET = "table2_16x16x8"
-#: The timing scope of a floor without launches, and of one with them (harness.perf.timing.SCOPES).
+#: The timing scope of a floor without launches, and of one with them (harness.model.settings.SCOPES).
 DEVICE_SCOPE, CALL_SCOPE = "device", "call"
 #: A precision's cube passes: the operand format each runs in and how many products one real product costs
 #: (hf32x3: x = hi + lo, hi*hi + hi*lo + lo*hi in one fp32 L0C chain).

@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.backends.build import LAUNCH_PATTERN
+
 ENV_DEVKIT = "ASC_DEVKIT_ROOT"
 ENV_CPUDEBUG = "ASC_CPUDEBUG_ROOT"
 SKIP_MESSAGE = "skipped: no asc-devkit headers"
@@ -75,10 +77,6 @@ def project_include_dirs() -> list[Path]:
 # ---------------------------------------------------------------------------------------------------------------
 # <<<>>> launch rewriting
 # ---------------------------------------------------------------------------------------------------------------
-
-#: `kernel<<<config>>>`: group 1 the kernel (with template arguments), group 2 the launch configuration.
-LAUNCH_PATTERN = re.compile(r"([A-Za-z_]\w*(?:\s*<[^<>;]*>)?)\s*<<<(.*?)>>>", re.DOTALL)
-
 
 def rewrite_launches(text: str) -> str:
     """`kernel<<<blocks, l2, stream>>>(args)` -> `(asc_check_launch(blocks, l2, stream), kernel)(args)`, so a host

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness import abi
-from harness.judge import criteria
+from harness.model import abi
+from harness.judge import verify
 from harness.tables import fill
 from harness.ops import csymm as csymm_op
 
@@ -22,14 +22,14 @@ def probe_operands(m: int, spec: str, seed: int = 7) -> tuple[np.ndarray, np.nda
     return a, b
 
 
-def judge_real_part(out: np.ndarray, a: np.ndarray, b: np.ndarray, side: int) -> criteria.MixedResult:
+def judge_real_part(out: np.ndarray, a: np.ndarray, b: np.ndarray, side: int) -> verify.MixedResult:
     """The real part of a probe's C judged against the float64 truth rounded to float32."""
     full = np.tril(a.astype(np.complex128)) + np.tril(a.astype(np.complex128), -1).T
     truth = full @ b.astype(np.complex128) if side == abi.SIDE_LEFT else b.astype(np.complex128) @ full
-    return criteria.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())
+    return verify.mixed_tolerance(out.real.ravel(), truth.real.astype(np.float32).ravel())
 
 
-def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
+def csymm_real_part(backend, m: int, spec: str, seed: int = 7, side: int = abi.SIDE_LEFT) -> verify.MixedResult:
     """C = A*B (LEFT) or B*A (RIGHT) on `backend` (LOWER, alpha 1, beta 0, m x m, A and B filled with `spec`)."""
     a, b = probe_operands(m, spec, seed)
     ptrs = {}

@@ -15,12 +15,13 @@ import numpy as np
 
 from golden.cblas import matrix_view
 from golden.truth import symmetric_from_triangle
-from harness import abi
-from harness.judge import criteria
+from harness.model import abi
+from harness.judge import diagnosis
+from harness.judge import verify
 from harness.kernels import kernel_precision
 from harness.ops import sgemm_strided_batched as sgemm_op
-from harness.run import engine
-from harness.tables.case import Case
+from harness.run import buffers, goldens
+from harness.model.case import Case
 
 F32 = np.float32
 
@@ -96,18 +97,18 @@ def _csymm(backend, a_args, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.n
     return out
 
 
-def judge_row(backend, case: Case) -> criteria.Judgement:
+def judge_row(backend, case: Case) -> diagnosis.Judgement:
     """A Csymm row computed by the 3M method on `backend` and judged by the row's own gate against its golden
     (for a large perf row, the golden's sample of C)."""
-    bufs = engine.plan(case, use_poison=False)
+    bufs = buffers.plan(case, use_poison=False)
     with np.errstate(invalid="ignore", over="ignore"):  # the golden of an Inf or NaN row
-        golden = engine.golden_of(case, bufs)
+        golden = goldens.golden_of(case, bufs)
     out = csymm(backend, case.args, bufs["A"].host, bufs["B"].host, bufs["C"].host)
     return golden.judge(out)
 
 
 def real_part_probe(backend, m: int, spec: str, seed: int = 7,
-                    side: int = abi.SIDE_LEFT) -> criteria.MixedResult:
+                    side: int = abi.SIDE_LEFT) -> verify.MixedResult:
     """kernel_precision's cancellation probe (LOWER, alpha 1, beta 0, m x m) computed by the 3M method."""
     a, b = kernel_precision.probe_operands(m, spec, seed)
     alpha_a = _alpha_a(a, abi.LOWER, 1.0)

@@ -5,14 +5,14 @@ They differ only in how the batch is reached (one buffer with strides, or arrays
 holds what follows from the GEMM itself: the stored shapes of A and B under transA/transB, the FLOP count, the
 twin's workspace design, the baseline key, and the transA x transB rows a table crosses and counts. Each package
 keeps its buffer model, reader, check order and gate, and re-exports what it takes from here as its own interface
-(harness/ops/__init__.py).
+(harness/model/operators.py).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from harness import abi
+from harness.model import abi
 
 #: The valid op() values, and every transA x transB in the order the generators cross them.
 OPS = (abi.OP_N, abi.OP_T, abi.OP_C)
@@ -102,7 +102,7 @@ def baseline_params(a: Any) -> dict:
 # ---------------------------------------------------------------- tables: generators and coverage
 def parse_dims(row: dict[str, str]) -> tuple[int, int, int, int, int]:
     """(transA, transB, m, n, k) of a rendered row (empty trans = N, empty dimension = 0)."""
-    from harness.tables.generate import cells
+    from harness.generate import cells
 
     ta = cells.enum_value(row["transA"], cells.TRANS, abi.OP_N)
     tb = cells.enum_value(row["transB"], cells.TRANS, abi.OP_N)
@@ -113,8 +113,8 @@ def parse_dims(row: dict[str, str]) -> tuple[int, int, int, int, int]:
 def categories_head(p: dict[str, Any], found: list) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, categories) a batched GEMM row starts with: a row that must be rejected is "negative" with
     its status categories only; any other crosses transA x transB ("NT" ...) and counts the size classes of m, n, k."""
-    from harness.tables.coverage import dim_classes, status_categories
-    from harness.tables.generate import cells
+    from harness.generate.coverage import dim_classes, status_categories
+    from harness.generate import cells
 
     out = status_categories(p, found)
     if found:

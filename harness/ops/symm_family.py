@@ -6,7 +6,7 @@ cells without defaults, the upstream check order and a MERE/MARE gate. What is t
 itself: which side A stands on and so its order, the C argument list (handle, side, uplo, m, n, alpha, A, lda, B,
 ldb, beta, C, ldc) on aclblas and on cuBLAS, the baseline key, and the enum checks and coverage columns a table of
 side x uplo rows needs. That lives here once; each package keeps its layout, reader, faults order and gate, and
-re-exports what it takes from here as its own interface (harness/ops/__init__.py).
+re-exports what it takes from here as its own interface (harness/model/operators.py).
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from harness import abi
-from harness.abi import Status
+from harness.model import abi
+from harness.model.abi import Status
 from harness.backends import aclblas_lib as _L
 from harness.tables.layout import Buffer, region_mask, triangle_mask
 
@@ -129,8 +129,8 @@ def handle_and_enum_faults(p: dict[str, Any]) -> list[tuple[str, Status]]:
 def categories_head(p: dict[str, Any], found: list) -> tuple[str, list[tuple[str, str]]]:
     """(crossing column, categories) a SYMM row starts with: a row that must be rejected is "negative" with its
     status categories only; any other crosses side x uplo ("LEFT UPPER" ...) and counts the size classes of m, n."""
-    from harness.tables.coverage import dim_classes, status_categories
-    from harness.tables.generate import cells
+    from harness.generate.coverage import dim_classes, status_categories
+    from harness.generate import cells
 
     out = status_categories(p, found)
     if found:

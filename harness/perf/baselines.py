@@ -5,7 +5,7 @@ Two kinds, reported separately because they disagree by design (task package vs 
                            a row passes if its measured mean is at or under the limit.
   `<op>_gpu_baseline.csv`  per perf row GPU times: `case_name`, key params, `gpu_ms`, hardware, driver, cuda,
                            cublas, method, date; a row passes if gpu_us / npu_us >= 0.4.
-Both may carry a `scope` column: the timing scope (harness.perf.timing.SCOPES) their figures were measured in; a
+Both may carry a `scope` column: the timing scope (harness.model.settings.SCOPES) their figures were measured in; a
 verdict is judged on the row's figure in that scope (harness.perf.verdict). A table without the column is in
 DEFAULT_SCOPE. A case with no matching baseline is NO_REF (harness.perf.verdict), with a reason naming where its baselines
 were looked for.
@@ -22,8 +22,8 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.tables.generate import cells
-from harness.perf.timing import DEFAULT_SCOPE, SCOPES
+from harness.generate import cells
+from harness.model.settings import DEFAULT_SCOPE, SCOPES
 
 GPU_RATIO_RULE = 0.4
 TASKBOOK_FIXED = ("limit_us", "hardware", "source", "method")

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from harness.store.session import REFERENCE_KINDS, RunMeta
+from harness.model.meta import REFERENCE_KINDS, RunMeta
 from harness.perf.stats import hodges_lehmann
 from harness.store.stored import read_history, read_path
 from harness.perf.timing import MIN_ROUNDS
@@ -114,7 +114,7 @@ def round_samples(record: dict) -> list[np.ndarray] | None:
 
 def round_shift(base: np.ndarray, head: np.ndarray) -> float:
     """One round's shift of log time head - base. Interleaved samples of equal count came in pairs, a few
-    microseconds apart (harness.perf.ab.interleave): the interquartile mean of the pairs' log ratios, where the
+    microseconds apart (harness.flows.ab.interleave): the interquartile mean of the pairs' log ratios, where the
     machine state each pair ran in cancels. Otherwise the log ratio of the medians."""
     if base.size == head.size and base.size >= 4:
         return float(sps.trim_mean(np.log(head) - np.log(base), PAIR_TRIM))

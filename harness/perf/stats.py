@@ -5,6 +5,10 @@ Outliers are counted, never dropped: a slow tail is part of what the operator co
 a noisy kernel look steady. The CI of the mean is Student-t because the task book's figure is a mean ("Avg time");
 the median's CI is distribution-free (binomial order statistics) because timing distributions are skewed and
 often have several modes, which a mean and its CI hide.
+
+What a timed worker needs (the summary, the stopping rule's t quantile) uses scipy.special only: every perf
+row-round is a fresh worker, and importing scipy.stats cost it ~1.3 s of CPU at start-up (benchmarks/worker_start.py);
+nothing here imports scipy.stats.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 OUTLIER_RULE = "Tukey 1.5 IQR"
 
@@ -21,7 +25,7 @@ OUTLIER_RULE = "Tukey 1.5 IQR"
 @lru_cache(maxsize=4096)
 def t_quantile(dof: int, confidence: float = 0.95) -> float:
     """Two-sided Student-t critical value; cached because adaptive timing asks after every sample."""
-    return float(sps.t.ppf(0.5 + confidence / 2.0, dof))
+    return float(special.stdtrit(dof, 0.5 + confidence / 2.0))  # what scipy.stats.t.ppf computes
 
 
 def mean_ci(mean: float, stdev: float, n: int, confidence: float = 0.95) -> list[float] | None:
@@ -46,11 +50,44 @@ def median_ci(values: np.ndarray, confidence: float = 0.95) -> list[float] | Non
     n = int(values.size)
     if n < 2:
         return None
-    k = int(sps.binom.ppf((1 - confidence) / 2, n, 0.5))  # ranks k and n-k+1 (1-based) bracket the median
+    k = _binomial_half_ppf((1 - confidence) / 2, n)  # ranks k and n-k+1 (1-based) bracket the median
     if k < 1 or k > n - k:
         return None
     ordered = np.sort(values)
     return [float(ordered[k - 1]), float(ordered[n - k])]
+
+
+@lru_cache(maxsize=4096)
+def _binomial_half_ppf(q: float, n: int) -> int:
+    """The q-quantile of binomial(n, 1/2): the least k with P(X <= k) >= q, from exact integer counts (n is a
+    sample count, at most a few thousand)."""
+    num, den = q.as_integer_ratio()
+    total, term, count = 2 ** n, 1, 0
+    for k in range(n + 1):
+        term = term * (n - k + 1) // k if k else 1  # C(n, k), exactly
+        count += term
+        if count * den >= num * total:
+            return k
+    return n
+
+
+def mann_whitney_p(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided p-value of the Mann-Whitney U test by its normal approximation, with the tie correction and the
+    continuity correction (what scipy.stats.mannwhitneyu's "asymptotic" method gives)."""
+    n1, n2 = x.size, y.size
+    both = np.concatenate([x, y])
+    _, inverse, counts = np.unique(both, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = (ends - (counts - 1) / 2.0)[inverse]  # tied values share their average rank
+    u1 = float(ranks[:n1].sum()) - n1 * (n1 + 1) / 2.0
+    u = max(u1, n1 * n2 - u1)
+    n = n1 + n2
+    ties = float((counts.astype(np.float64) ** 3 - counts).sum())
+    sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1))))
+    if sigma == 0:
+        return 1.0
+    z = (u - n1 * n2 / 2.0 - 0.5) / sigma
+    return min(1.0, 2.0 * float(special.ndtr(-z)))
 
 
 #: A secondary density peak counts as a mode when it is at least this fraction of the highest peak and the
@@ -104,7 +141,7 @@ def drift(values: np.ndarray) -> float | None:
     change = float(np.median(last) / np.median(first) - 1.0) if np.median(first) > 0 else 0.0
     if abs(change) <= DRIFT_REL:
         return None
-    p = float(sps.mannwhitneyu(first, last, alternative="two-sided").pvalue)
+    p = mann_whitney_p(first, last)  # at least 10 samples a side: the normal approximation applies
     return change if p < DRIFT_P else None
 
 
@@ -151,7 +188,7 @@ def hodges_lehmann(base: Sequence[float], head: Sequence[float],
         raise ValueError("hodges_lehmann needs samples on both sides")
     diffs = np.sort((y[None, :] - x[:, None]).ravel())
     estimate = float(np.median(diffs))
-    z = float(sps.norm.ppf(0.5 + confidence / 2.0))
+    z = float(special.ndtri(0.5 + confidence / 2.0))
     k = int(math.floor(n * m / 2.0 - z * math.sqrt(n * m * (n + m + 1) / 12.0)))
     if k < 1:
         return estimate, -math.inf, math.inf

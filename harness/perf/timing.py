@@ -6,7 +6,7 @@ What a sample measures is its scope, recorded as `timing.scope` with the timer's
           released (the blocking-kernel idea of NVBench), so the host's enqueue latency is outside the sample.
   call    host wall time of one call through stream synchronisation (how the public per-call figures are taken).
   steady  `steady_batch` back-to-back calls per sample, one synchronisation, reported per call.
-  msprof  kernel Task Duration read from msprof's CSV (harness.perf.msprof), summed per call.
+  msprof  kernel Task Duration read from msprof's CSV (harness.flows.msprof), summed per call.
 Several scopes may run on one row; the first is the row's figure, each other one goes to `timing.scopes`.
 Only the operator call sits between timer.start() and timer.stop(); the sync happens in timer.elapsed_s(), after
 the stop event, so host bookkeeping never lands in a device sample.
@@ -17,92 +17,16 @@ import math
 import os
 import resource
 import time
-from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
 
-from harness.backends import Timer
-
-MODES = ("sync", "steady")
-SCOPES = ("device", "call", "steady", "msprof")
-#: What `harness run` times when --timing-scope is not given: what the task-book limits are judged in.
-DEFAULT_SCOPE = "device"
-
-
-@dataclass(frozen=True)
-class TimingConfig:
-    mode: str = "sync"
-    #: the scopes timed, first is the row's figure; empty: `steady` in steady mode, else DEFAULT_SCOPE
-    scopes: tuple[str, ...] = ()
-    warmup: int = 10
-    min_samples: int = 50
-    max_samples: int = 1000
-    #: stop once the 95% CI half-width of the mean is at most this fraction of the mean
-    ci_rel_target: float = 0.01
-    #: time cap for the timed samples of one row (warm-up has its own cap below)
-    max_time_s: float = 10.0
-    warmup_max_time_s: float = 5.0
-    steady_batch: int = 16
-    #: rounds per perf row, each in a fresh worker process; the caps and sample counts above are for all rounds
-    #: of a row together (see per_round)
-    rounds: int = 1
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"timing mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        scopes = tuple(self.scopes) or (("steady",) if self.mode == "steady" else (DEFAULT_SCOPE,))
-        unknown = [s for s in scopes if s not in SCOPES]
-        if unknown or len(set(scopes)) != len(scopes):
-            raise ValueError(f"timing scopes {','.join(scopes)}: each one of {', '.join(SCOPES)}, none twice")
-        object.__setattr__(self, "scopes", scopes)
-        object.__setattr__(self, "mode", "steady" if scopes[0] == "steady" else "sync")
-        if self.min_samples < 2 or self.max_samples < self.min_samples:
-            raise ValueError("need 2 <= min_samples <= max_samples")
-        if self.steady_batch < 1 or self.warmup < 0:
-            raise ValueError("steady_batch must be >= 1 and warmup >= 0")
-        if self.rounds < 1:
-            raise ValueError("rounds must be >= 1")
-
-    def per_round(self) -> "TimingConfig":
-        """The config one round runs with: the row's sample counts and time caps shared out over the rounds (each
-        round still warms up fully, since each starts in a fresh process)."""
-        r = self.rounds
-        return replace(self, rounds=1, min_samples=max(2, math.ceil(self.min_samples / r)),
-                       max_samples=max(2, math.ceil(self.max_samples / r)), max_time_s=self.max_time_s / r,
-                       warmup_max_time_s=self.warmup_max_time_s / r)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+from harness.backends import CallTimer, ScopeUnavailable, Timer
+from harness.model.settings import TimingConfig
 
 
 def calls_per_sample(config: TimingConfig, scope: str) -> int:
     return config.steady_batch if scope == "steady" else 1
-
-
-class CallTimer:
-    """The `call` scope on any backend: host wall clock from before the call to the end of a stream
-    synchronisation after it."""
-
-    method = "host clock through stream synchronisation"
-
-    def __init__(self, synchronize: Callable[[], None], clock: Callable[[], int] = time.perf_counter_ns):
-        self._synchronize, self._clock = synchronize, clock
-        self._start = self._stop = 0
-
-    def start(self) -> None:
-        self._start = self._clock()
-
-    def stop(self) -> None:
-        self._synchronize()
-        self._stop = self._clock()
-
-    def elapsed_s(self) -> float:
-        return (self._stop - self._start) / 1e9
-
-
-class ScopeUnavailable(Exception):
-    """A backend cannot time a scope; the message is one line."""
 
 
 def timer_factory(backend: object, scope: str) -> Callable[[], Timer]:

@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any
 
-from harness.perf.timing import DEFAULT_SCOPE, in_scope
+from harness.model.settings import DEFAULT_SCOPE
+from harness.perf.timing import in_scope
 
 NO_BASELINE = {"kind": "none", "verdict": "NO_REF"}
 
@@ -31,19 +32,6 @@ def hardware_identity(backend_info: dict, override: str | None) -> dict:
     `device`; an override replaces it for judging, and the report shows both."""
     detected = str(backend_info.get("hardware") or backend_info.get("device") or "")
     return {"name": override or detected, "detected": detected, "override": override or None}
-
-
-def unjudged_device_run(records: list[dict], backend: str, hardware: str) -> str:
-    """The one line saying a device run judged none of its perf rows against a baseline ('' when it did, or on
-    the cpu backend, which no baseline is for): such a run must not pass as if its times had been checked."""
-    if backend == "cpu":
-        return ""
-    timed = [r for r in records if r.get("timing")]
-    judged = [r for r in timed if any(b.get("verdict") not in (None, "NO_REF") for b in r.get("baseline") or [])]
-    if judged or not timed:
-        return ""
-    return (f"harness run: no perf row got a judged baseline on {hardware or 'unknown hardware'} "
-            f"({len(timed)} timed rows, every baseline verdict NO_REF); --hardware NAME names the hardware")
 
 
 def _ratio(numerator: float, denominator: float) -> float:

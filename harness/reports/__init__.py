@@ -7,19 +7,16 @@ The engine calls `write_all` once at the end; while results arrive it rewrites `
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from harness.store.record import Record
+from harness.model.record import Record
 from harness.reports.html import row_table, to_html, write_html
 from harness.reports.json_csv import exit_code, results_frame, write_atomic, write_json, write_results_csv
 from harness.reports.junit import write_junit
 from harness.reports.markdown import sections, to_markdown, write_markdown
 from harness.reports.plots import figures
-
-if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.store.session import RunMeta
+from harness.model.meta import RunMeta
 
 __all__ = ["write_all", "write_json", "write_results_csv", "write_markdown", "write_html", "write_junit", "exit_code"]
 

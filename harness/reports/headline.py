@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.store.record import DISPUTED, FAILING, Record, fails_run
+from harness.model.record import DISPUTED, FAILING, Record, fails_run
 from harness.reports import overview
 
 #: The verdict tokens of report.json `headline` and their words in the report.

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jinja2
 import pandas as pd
 
-from harness.store.record import PERF_VERDICTS, VERDICTS, Record
+from harness.model.record import PERF_VERDICTS, VERDICTS, Record
 from harness.reports import headline
 from harness.reports.json_csv import exit_code, results_frame, write_atomic
-from harness.reports.markdown import METRICS, Section, Table, fmt, human_text, metric_cell, sections
+from harness.reports.content import Section, Table, fmt, human_text, metric_cell, short_status
+from harness.reports.json_csv import METRICS
+from harness.reports.markdown import sections
 from harness.reports.plots import figures
-
-if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.store.session import RunMeta
+from harness.model.meta import RunMeta
 
 _VERDICT_WORDS = frozenset({*VERDICTS, *PERF_VERDICTS, *headline.WORDS.values()})
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).with_name("templates")),
@@ -49,11 +49,8 @@ def render_html(meta: RunMeta, records: list[Record], compare: pd.DataFrame | No
 
 def row_table(frame: pd.DataFrame) -> list[list[str]]:
     """One list of display strings per row, in ROW_HEADERS order (complex metrics as `re/im`)."""
-    def short(status: Any) -> str:
-        return fmt(status).removeprefix("ACLBLAS_STATUS_")
-
     return [[str(human_text(v)) for v in (
-        r["case_name"], r["description"], r["op"], r["verdict"], short(r["expected_status"]), short(r["status"]),
+        r["case_name"], r["description"], r["op"], r["verdict"], short_status(r["expected_status"]), short_status(r["status"]),
         r["shape"], fmt(r["gate"]), *[metric_cell(r, m) for m in METRICS], fmt(r["mean_us"]),
         fmt(r["taskbook_verdict"]), r["reason"], f"{Path(str(r['table'])).name}:{r['line']}")]
         for r in frame.to_dict("records")]

@@ -1,6 +1,6 @@
 """report.json and results.csv: the machine-readable halves of a run's report.
 
-report.json is strict JSON in the one codec of a run's evidence (harness.store.codec: RFC 8259, non-finite floats as the
+report.json is strict JSON in the one codec of a run's evidence (harness.model.codec: RFC 8259, non-finite floats as the
 strings "NaN", "Infinity" and "-Infinity").
 
 results.csv has one row per case with a fixed column set (`COLUMNS`, then any extra precision values a criterion
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from harness.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
-from harness.store.codec import dumps, strict
-from harness.store.record import Record, exit_code, summarize
+from harness.model.abi import INVALID_ENUM_VALUE, LOWER, OP_C, OP_N, OP_T, SIDE_LEFT, SIDE_RIGHT, UPPER, status_name
+from harness.model.codec import dumps, strict
+from harness.model.record import Record, exit_code, summarize
 from harness.reports import headline
 
 #: Precision metrics reported per component ({"real", "imag"} for complex outputs, a plain float for real ones).

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from harness.store.record import DISPUTED, Record
+from harness.model.record import DISPUTED, Record
 from harness.reports.json_csv import write_atomic
 from harness.reports.overview import perf_verdict, precision_verdict
 

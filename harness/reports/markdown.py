@@ -8,24 +8,21 @@ not in thousands of Markdown lines.
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
 from harness.store import job
-from harness.store.record import DISPUTED, FAILING, VERDICTS, Record, summarize
+from harness.model.record import DISPUTED, FAILING, VERDICTS, Record, summarize
 from harness.reports import headline, overview, plots
+from harness.reports.content import Section, Table, fmt, human_text, short_status
 from harness.reports.json_csv import COLUMNS, METRICS, exit_code, results_frame, shape, write_atomic
-
-if TYPE_CHECKING:  # the session writes the reports: a runtime import of it would close a cycle
-    from harness.store.session import RunMeta
+from harness.model.meta import RunMeta
 
 #: The status marks: U+2714 / U+2718, which DejaVu Sans draws (the emoji ✅ / ❌ have no glyph in Debian's fonts
 #: short of a colour-emoji font, and rendered as empty boxes).
@@ -68,39 +65,9 @@ PERF_RULE = ("判定口径：任务书基线 —— 均值 <= 限值为 PASS，9
              "倍数 = 实测均值 / 可通过的最大均值（> 1 表示需加速的倍数）。")
 TIMING_MODES = {"sync": "sync = 每次调用后同步（任务书 Avg time 口径）",
                 "steady": "steady = 连续发射、一次同步，按单次调用折算"}
-#: Threshold keys a criterion records in `precision` (harness.judge.criteria.Judgement.criteria).
+#: Threshold keys a criterion records in `precision` (harness.judge.diagnosis.Judgement.criteria).
 THRESHOLD_KEYS = ("rtol", "atol", "required_ratio", "max_abs_error_limit", "mere_threshold", "mare_multiplier",
                   "eps", "atol_floor")
-
-
-#: Longest text cell shown in report.md / report.html; report.json and results.csv keep the whole text.
-MAX_CELL_CHARS = 400
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def human_text(value: Any) -> Any:
-    """A table cell fit for people: control characters (NUL, ESC ...) shown as \\xNN, long text cut with its length."""
-    if not isinstance(value, str):
-        return value
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
-    if len(text) > MAX_CELL_CHARS:
-        text = f"{text[:MAX_CELL_CHARS]}… ({len(value)} characters; whole in report.json)"
-    return text
-
-
-@dataclass
-class Table:
-    """A titled table; cells are already display strings or numbers."""
-    title: str
-    headers: list[str]
-    rows: list[list[Any]]
-
-
-@dataclass
-class Section:
-    """One `##` section: a sequence of blocks, each a paragraph (str), a bullet list (list[str]) or a Table."""
-    heading: str
-    blocks: list[str | list[str] | Table] = field(default_factory=list)
 
 
 def write_markdown(path: Path, meta: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
@@ -157,7 +124,7 @@ def _md_cell(cell: Any) -> Any:
 def sections(run: RunMeta, records: list[Record], compare: pd.DataFrame | None = None,
              frame: pd.DataFrame | None = None) -> list[Section]:
     """The report's nine sections, in the order of HEADINGS; `run` as the session holds it or the one reader of
-    stored runs returns it (every key present: session.load_meta)."""
+    stored runs returns it (every key present: harness.store.stored.load_meta)."""
     frame = results_frame(records) if frame is None else frame
     content = [
         _status(run, records, frame), _summary(frame), _failures(frame), _precision(run, records, frame),
@@ -171,38 +138,6 @@ def sections(run: RunMeta, records: list[Record], compare: pd.DataFrame | None =
             elif isinstance(block, list):
                 section.blocks[i] = [human_text(item) for item in block]
     return content
-
-
-def fmt(value: Any) -> str:
-    """Compact display: 4 significant digits, integers as-is, empty for missing, NaN / inf for measured ones."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or value is pd.NA:
-        return ""
-    if isinstance(value, bool):
-        return "是" if value else "否"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
-    if isinstance(value, (list, tuple)):  # a run holds tuples where its stored copy has lists: one spelling for both
-        return "[" + ", ".join(map(fmt, value)) + "]"
-    return str(value)
-
-
-def metric_cell(row: dict[str, Any], key: str) -> str:
-    """A metric cell: `re 1 · im 0.995` for complex outputs (a bare `1/1` would read as a fraction), one value
-    when both parts are equal, the plain value for real outputs."""
-    real, imag = row.get(f"{key}_real"), row.get(f"{key}_imag")
-    if _present(real) or _present(imag):
-        return fmt(real) if fmt(real) == fmt(imag) else f"re {fmt(real)} · im {fmt(imag)}"
-    return fmt(row.get(key))
-
-
-def _present(value: Any) -> bool:
-    return value is not None and value is not pd.NA
 
 
 def _rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -340,10 +275,6 @@ def _details(frame: pd.DataFrame) -> Section:
         "report.html 中同一张表可排序、筛选、搜索。"])
 
 
-def _short(status: Any) -> str:
-    return fmt(status).removeprefix("ACLBLAS_STATUS_")
-
-
 def _captured(captured: object) -> str:
     """What the operator printed on the row (the worker's stdout/stderr, kept in the record): size and first line."""
     if not isinstance(captured, dict) or not captured.get("bytes"):
@@ -359,7 +290,7 @@ def _failures(frame: pd.DataFrame) -> Section:
         shown, note = _needing_a_look(failed, failed["verdict"].notna(), "未通过用例", "未通过用例")
         blocks.append(Table(f"未通过用例（{len(failed)}）", ["用例", "算子", "结果", "期望状态", "实际状态", "原因",
                                                          "算子输出"], [
-            [r["case_name"], r["op"], r["verdict"], _short(r["expected_status"]), _short(r["status"]), r["reason"],
+            [r["case_name"], r["op"], r["verdict"], short_status(r["expected_status"]), short_status(r["status"]), r["reason"],
              _captured(r.get("captured"))] for r in _rows(shown)]))
         blocks += [note] if note else []
     else:

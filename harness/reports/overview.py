@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from harness.store.record import DISPUTED, Record, summarize
+from harness.model.record import DISPUTED, Record, summarize
 
 #: The overall verdict word per exit code (docs/architecture.md "Exit codes").
 VERDICT_WORDS = {0: "PASS", 1: "FAIL", 2: "INCONCLUSIVE", 3: "ERROR"}

@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from harness.store.record import DISPUTED, FAILING, VERDICTS, Record
+from harness.model.record import DISPUTED, FAILING, VERDICTS, Record
 from harness.reports.json_csv import baseline_entry, shape
 
 MAX_FIGURES = 40

@@ -27,8 +27,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from harness.perf.compare import MIN_EFFECT, ROUND_STAT, shift_test
-from harness.run.engine import matches
-from harness.store.session import REFERENCE_KINDS
+from harness.tables.cases import matches
+from harness.model.meta import REFERENCE_KINDS
 
 THRESHOLD = 0.05
 ALPHA = 0.05

@@ -132,9 +132,10 @@ def choose(settings: Any) -> tuple[str, str]:
 
 
 def isolation(settings: Any, worker_layers: list[str]) -> dict[str, Any]:
-    """The run's `isolation` entry: which sandbox its workers run in, every layer, and why bwrap is not used."""
+    """The run's `isolation` entry: which sandbox its workers run in, why bwrap is not used, every layer (in that
+    order: the report's environment section shortens a long entry at its end)."""
     found, why = choose(settings)
     guards = [GUARDS] if settings.backend == "cpu" else []
     if found:
-        return {"sandbox": "bwrap", "layers": [*LAYERS, *worker_layers, *guards], "reason": ""}
-    return {"sandbox": "fallback", "layers": [*worker_layers, *guards], "reason": why}
+        return {"sandbox": "bwrap", "reason": "", "layers": [*LAYERS, *worker_layers, *guards]}
+    return {"sandbox": "fallback", "reason": why, "layers": [*worker_layers, *guards]}

@@ -20,8 +20,8 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from harness.run import runner
-from harness.run.engine import Case
-from harness.store.record import Record
+from harness.model.case import Case
+from harness.model.record import Record
 
 #: The Ray resource one row needs, per backend: the cpu backend's emulated devices are NPUs too.
 RESOURCE = {"cpu": "NPU", "npu": "NPU", "cuda": "GPU"}

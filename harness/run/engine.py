@@ -5,241 +5,29 @@ exactly the same code; isolation from crashing operators is the runner's job, no
 """
 from __future__ import annotations
 
-import math
 import mmap
 import os
 import time
 import traceback
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from golden import sample
-from harness.judge import golden_cache
-from harness import abi, ops
-from harness.judge import criteria, footprint
+from harness.model import abi, codec
+from harness.model import operators as ops
+from harness.model.case import Case
+from harness.model.record import Record
+from harness.model.settings import DEFAULT_MEMORY_CAP
 from harness.perf import verdict as perf
-from harness.tables import header
-from harness.tables.cases import CellReader, Table, base_fields, matches, read_table
-from harness.tables.layout import Buffer, changed_outside, guard_pattern, guard_zones, poison, split_guards
-from harness.tables.case import Case
-from harness.store.record import Record
+from harness.run import memory as footprint
+from harness.run.buffers import footprint_bytes, outputs, plan, region_problems, written_mask
+from harness.run.credibility import credibility
+from harness.run.goldens import KEPT_GOLDENS_BYTES, Golden, golden_bytes, golden_of
+from harness.run.messages import Malformed, checked_timing, fields, strings
 from harness.run.sandbox import BackendInfo
-from harness.settings import DEFAULT_MEMORY_CAP
-
-#: The goldens a run keeps between a perf row's rounds hold at most this many bytes together (a row's golden is
-#: kept until its round decides it is the last): a larger one is computed again. The main job's 406 perf rows
-#: hold 602 MiB at most, sampled ones included; at 256 MiB an idle main job computed 241 of them again.
-KEPT_GOLDENS_BYTES = 1 << 30
-
-
-def load_table(path: str | Path) -> list[Case]:
-    """Every row of one table as a Case of the operator its file name or header names (harness.tables.header);
-    `harness run` checks the header first (harness.tables.preflight), this reads any table."""
-    table = read_table(str(path))
-    return table_cases(table, header.resolve(table)[0])
-
-
-def table_cases(table: Table, op: str | None) -> list[Case]:
-    """Every row of a read table as a Case of `op`; rows of an operator this harness lacks, or of none that could
-    be told, become SKIP cases that say so."""
-    spec = ops.get(op)
-    cases = []
-    for row in table.rows:
-        diags: list = []
-        reader = CellReader(row, diags)
-        base = base_fields(reader)
-        case = Case(table=table.path, line=row.line, name=base.case_name, op=op, description=base.description,
-                    expected_status=base.expect_result, seed=base.random_seed,
-                    thresholds=(base.mere_threshold, base.mare_multiplier))
-        if op is None:
-            case.skip = "no operator: the file is not named <op>_test.csv and its header tells none (harness lint)"
-        elif spec is None:
-            case.skip = f"operator {op} is not implemented by this harness"
-        else:
-            case.args = spec.parse(reader, base.description)
-            case.params = _plain(case.args)
-        case.errors = [str(d) for d in diags if d.severity == "error"]
-        case.warnings = [str(d) for d in diags if d.severity == "warning"]
-        cases.append(case)
-    for d in table.diagnostics:  # table-level errors (e.g. a duplicate case name) belong to the row they name
-        if d.severity == "error":
-            for case in cases:
-                if case.line == d.line:
-                    case.errors.append(str(d))
-    return cases
-
-
-def _plain(args: Any) -> dict[str, Any]:
-    """JSON-friendly params: complex scalars as [re, im]."""
-    out = {}
-    for key, value in vars(args).items():
-        out[key] = [value.real, value.imag] if isinstance(value, complex) else value
-    return out
-
-
-def load_cases(paths: list[str | Path], select: str | None = None) -> list[Case]:
-    """All cases of the given tables, optionally filtered by a pytest-style keyword expression over case names."""
-    cases = [c for p in paths for c in load_table(p)]
-    return [c for c in cases if matches(select, c.name)] if select else cases
-
-
-def outputs(bufs: dict[str, Buffer]) -> list[str]:
-    """Names of the buffers the operator writes (C, or C_0..C_{b-1} of a pointer-array operator), in plan order."""
-    return [name for name, b in bufs.items() if b.output]
-
-
-def written_mask(bufs: dict[str, Buffer]) -> np.ndarray:
-    """The outputs' written masks, concatenated like RowJudge.output."""
-    masks = [bufs[n].written for n in outputs(bufs)]
-    return masks[0] if len(masks) == 1 else np.concatenate(masks) if masks else np.zeros(0, bool)
-
-
-def footprint_bytes(case: Case, fenced: bool = True) -> int:
-    """The harness's estimated peak bytes for a case (buffers, copies, golden, truth, masks), before allocating;
-    `fenced`: the backend has guard pages (small guard zones)."""
-    spec = ops.get(case.op)
-    sampled = case.is_perf and spec.flops(case.args) > sample.BUDGET_FLOPS
-    return footprint.estimate(spec.buffer_bytes(case.args), sampled=sampled, device_zones=not fenced)
-
-
-def plan(case: Case, use_poison: bool = True, memory_cap: int = DEFAULT_MEMORY_CAP,
-         fenced: bool = True) -> dict[str, Buffer]:
-    """Host buffers for a case, with never-read regions poisoned; refuses cases whose footprint would exceed the
-    cap before allocating anything."""
-    spec = ops.get(case.op)
-    need = footprint_bytes(case, fenced)
-    if need > memory_cap:
-        raise MemoryError(f"the row needs an estimated {need / 2**30:.2f} GiB (buffers "
-                          f"{spec.bytes_needed(case.args) / 2**30:.2f} GiB, plus copies, golden and truth), over "
-                          f"the {memory_cap / 2**30:.2f} GiB cap")
-    bufs = spec.buffers(case.args, case.seed)
-    if use_poison:
-        for b in bufs.values():
-            b.host = poison(b.host, b.never_read)
-    return bufs
-
-
-def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
-                    zones: dict[str, tuple[int, int]]) -> list[str]:
-    """Bytes the operator must not have touched: guards, inputs, and output elements outside the written region
-    (compared with what was uploaded: the guard pattern and each buffer's host data)."""
-    problems = []
-    for name, b in bufs.items():
-        front, data, back = split_guards(after[name], b.nbytes, zones[name][0])
-        for where, zone in (("before", front), ("after", back)):
-            bad = np.flatnonzero(zone != guard_pattern(len(zone)))
-            if bad.size:
-                reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
-                problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
-                                f"{reach} bytes {where} it)")
-                break
-        written = b.written if b.output else None
-        bad = changed_outside(b.host, data.view(b.host.dtype), written)
-        if bad.size:
-            what = "outside the written region (ld padding or batch gaps)" if b.output else "(input buffer)"
-            problems.append(f"{name}: {bad.size} element(s) changed {what}, first at storage index {bad[0]}")
-    return problems
-
-
-def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
-                 truth: np.ndarray) -> criteria.Judgement:
-    """The written region judged as one, or, for an operator whose package names `verify_parts` (the parts of its
-    output ops-blas verifies one by one), each part on its own, the worst deciding."""
-    spec = ops.get(case.op)
-    gate, options = spec.gate(case.args, case.thresholds)
-    parts = spec.verify_parts(case.args, bufs) if hasattr(spec, "verify_parts") else []
-    if not parts:
-        parts = [("", np.flatnonzero(written_mask(bufs)))]
-
-    @lru_cache(maxsize=1)
-    def scale_all() -> np.ndarray:  # G for the forward-error test, computed only if a judgement needs it
-        with np.errstate(all="ignore"):
-            return spec.error_scale(case.args, bufs)
-
-    judged = [(label, criteria.judge(out_c[index], expected[index], truth[index], gate,
-                                     scale=lambda index=index: scale_all()[index], **options))
-              for label, index in parts]
-    return judged[0][1] if len(judged) == 1 and not judged[0][0] else criteria.worst_part(judged)
-
-
-@dataclass
-class Golden:
-    """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
-    row, a smaller problem on a sample of C: golden.sample), expected and truth over that problem's C, and the
-    storage index in the full C of each of its elements (None: the whole C)."""
-
-    case: Case
-    bufs: dict[str, Buffer]
-    expected: np.ndarray
-    truth: np.ndarray
-    index: np.ndarray | None = None
-    cached: bool = False  # read from the judge's golden cache (harness.judge.golden_cache), not computed
-
-    def judge(self, out_c: np.ndarray) -> criteria.Judgement:
-        """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
-        out = out_c if self.index is None else out_c[self.index]
-        return judge_output(self.case, self.bufs, out, self.expected, self.truth)
-
-
-def golden_of(case: Case, bufs: dict[str, Buffer], cache: bool = False) -> Golden:
-    """What the row's output is judged against (a perf row over the sampling budget: a sample of its C); `cache`:
-    through the judge's golden cache (only a process that never loads operator code may say so)."""
-    spec = ops.get(case.op)
-    sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
-    args, problem = (case.args, bufs) if sampled is None else sampled[:2]
-    if cache:
-        expected, truth, cached = golden_cache.result(case.op, args, problem, spec.golden_result)
-    else:
-        (expected, truth), cached = spec.golden_result(args, problem), False
-    if sampled is None:
-        return Golden(case, bufs, expected, truth, cached=cached)
-    return Golden(replace(case, args=args), problem, expected, truth, sampled[2], cached)
-
-
-def _golden_bytes(golden: Golden) -> int:
-    """What a kept golden holds: its expected and truth arrays, and a sampled one's own small buffers."""
-    sub = sum(b.host.nbytes for b in golden.bufs.values()) if golden.index is not None else 0
-    return golden.expected.nbytes + golden.truth.nbytes + sub
-
-
-class Malformed(ValueError):
-    """A sandbox message that is not what the protocol says (the operator wrote on its worker's pipe or patched
-    the worker)."""
-
-
-def _fields(payload: Any, spec: dict[str, Any]) -> dict[str, Any]:
-    """`payload` as a dict with exactly the keys of `spec`, each of its type (a tuple: any of them)."""
-    if not isinstance(payload, dict) or set(payload) != set(spec):
-        got = sorted(payload)[:8] if isinstance(payload, dict) else type(payload).__name__
-        raise Malformed(f"expected the fields {sorted(spec)}, got {got}")
-    for key, kind in spec.items():
-        value = payload[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            raise Malformed(f"field {key!r} is {type(value).__name__}, expected "
-                            f"{' or '.join(k.__name__ for k in kinds)}")
-    return payload
-
-
-def _strings(value: Any, what: str, limit: int = 64) -> list[str]:
-    if not isinstance(value, list) or len(value) > limit or not all(isinstance(v, str) for v in value):
-        raise Malformed(f"{what}: expected a list of strings")
-    return value
-
-
-def backend_info(payload: Any) -> BackendInfo:
-    """A sandbox's BackendInfo from its "ready" message: exactly these fields and types, else Malformed."""
-    p = _fields(payload, {"name": str, "api": str, "fenced": bool, "granule": int, "hardware": str,
-                          "unsupported": dict})
-    if not 1 <= p["granule"] <= 1 << 30 or not all(isinstance(k, str) and isinstance(v, str)
-                                                     for k, v in p["unsupported"].items()):
-        raise Malformed("bad backend description")
-    return BackendInfo(**p)
-
+from harness.tables.layout import guard_pattern, guard_zones, split_guards
 
 class RowJudge:
     """One row judged on the trusted side (state: the plan, the golden, the shared memory, the bytes checked so
@@ -337,7 +125,7 @@ class RowJudge:
             golden = golden_of(self.case, self.bufs, self.cache_goldens)
         self.golden_s, self.golden_hit = time.perf_counter() - start, golden.cached
         # list(): one step under the GIL (the runner plans the next row in a thread while it frees others' goldens)
-        if self.goldens is not None and _golden_bytes(golden) + sum(map(_golden_bytes, list(self.goldens.values()))) \
+        if self.goldens is not None and golden_bytes(golden) + sum(map(golden_bytes, list(self.goldens.values()))) \
                 <= KEPT_GOLDENS_BYTES:
             self.goldens[self.case.id] = golden if golden.index is not None else replace(golden, bufs={})
         return golden
@@ -377,7 +165,7 @@ class RowJudge:
         return self.slots
 
     def _open_memory(self) -> None:
-        from harness.run.untrusted import sealed_memfd
+        from harness.model.untrusted import sealed_memfd
 
         self.fd = sealed_memfd("harness-row", self._size)  # a worker's ftruncate cannot SIGBUS the judge
         self.view = mmap.mmap(self.fd, self._size)
@@ -398,10 +186,10 @@ class RowJudge:
         runner lets the sandbox time it while end_called judges the copy (the judge's work beside the timed
         calls, on its own cores). A row end_called then fails keeps its verdict, and its timing is dropped."""
         self._advance("job", "called")
-        p = self._called = _fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict,
+        p = self._called = fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict,
                                              "scalars": dict, "pointers": dict, "message": str, "fpenv": list})
-        memory = _fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
-        fp_changes = _strings(p["fpenv"], "fpenv")
+        memory = fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
+        fp_changes = strings(p["fpenv"], "fpenv")
         case, rec, spec = self.case, self.rec, ops.get(self.case.op)
         status = rec["status"] = p["status"]
         if self.job.untouchable:
@@ -504,7 +292,7 @@ class RowJudge:
         """The warm-up is over and the samples begin once the judge answers: its clock opens here."""
         if self.stage != "timing" or self.clock_open is not None:
             raise Malformed(f"'sampling' while the row is at {self.stage!r}")
-        _fields(payload, {})
+        fields(payload, {})
         self.clock_open = time.perf_counter()
         return True
 
@@ -515,7 +303,7 @@ class RowJudge:
         on_timed, named by the call."""
         if self.stage != "timing":
             raise Malformed(f"'differs' while the row is at {self.stage!r}")
-        p = _fields(payload, {"phase": str, "call": int, "calls": int, "digest": str, "whole": bool})
+        p = fields(payload, {"phase": str, "call": int, "calls": int, "digest": str, "whole": bool})
         if self.untimed:  # the checked call failed: the verdict stands, the timed calls are not judged
             return True
         from harness.run.sandbox import sample_digest, timed_parts
@@ -537,21 +325,21 @@ class RowJudge:
     def on_timed(self, payload: Any) -> None:
         """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
         judged again, unless they are the very bytes the checked call left and end_called judged; then the
-        figures are bounded by the judge's own clock (_credibility)."""
+        figures are bounded by the judge's own clock (credibility)."""
         from harness.run.sandbox import digest, sample_digest, timed_parts
 
         received = time.perf_counter()
         self._advance("timing", "timed")
-        p = _fields(payload, {"timing": dict, "calls": dict, "recheck_status": (int, type(None)),
+        p = fields(payload, {"timing": dict, "calls": dict, "recheck_status": (int, type(None)),
                               "fpenv": list, "growth": (int, type(None))})
         if self.untimed:  # timed before its checked call was judged, and that call failed: the verdict stands
             return
         if self.clock_open is None:
             raise Malformed("'timed' before 'sampling'")
-        log = _fields(p["calls"], {"reference": str, "last": str, "calls": dict, "statuses": list,
+        log = fields(p["calls"], {"reference": str, "last": str, "calls": dict, "statuses": list,
                                    "bad_statuses": int, "differed": int})
         rec, case = self.rec, self.case
-        rec["timing"] = _timing(p["timing"])
+        rec["timing"] = checked_timing(p["timing"])
         rec["memory"]["timed_growth_bytes"] = p["growth"]
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
                                                  self.info.hardware)
@@ -576,7 +364,7 @@ class RowJudge:
         problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
-                            + "; ".join(_strings(p["fpenv"], "fpenv")))
+                            + "; ".join(strings(p["fpenv"], "fpenv")))
         if self.golden is not None and not same:
             judgement = self.golden.judge(self.output(after))
             if not judgement.passed:
@@ -585,7 +373,7 @@ class RowJudge:
             rec.update(verdict="FAIL", reason="during the timed calls: " + "; ".join(problems))
             return
         interval = received - self.clock_open - self.differs_s
-        doubt = _credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu",
+        doubt = credibility(rec["timing"], interval, self.costs, self.job.accumulates, self.info.name == "cpu",
                              os.getloadavg()[0] / (os.cpu_count() or 1))
         if doubt:
             rec.update(verdict="FAIL", reason=f"timing not credible: {doubt}")
@@ -594,7 +382,7 @@ class RowJudge:
         """Calls after the checked one that returned another status than it (the sandbox names a few, counts all)."""
         problems = []
         for named in log["statuses"][:NAMED_STATUSES]:
-            one = _fields(named, {"phase": str, "call": int, "status": int})
+            one = fields(named, {"phase": str, "call": int, "status": int})
             problems.append(f"{_call_label(one['phase'][:20], one['call'], 1, log['calls'])}: status "
                             f"{abi.status_name(one['status'])}, the checked call's was "
                             f"{abi.status_name(self.rec['status'])}")
@@ -608,10 +396,10 @@ class RowJudge:
         if self.stage not in ("called", "timed"):
             raise Malformed(f"'end' while the row is at {self.stage!r}")
         self.stage = "end"
-        p = _fields(payload, {"late": list, "threads_left": int, "peak_growth": (int, type(None)),
+        p = fields(payload, {"late": list, "threads_left": int, "peak_growth": (int, type(None)),
                               "leftovers": list})
-        late_digests = _strings(p["late"], "late", limit=len(self.slots) or 1)
-        leftovers = _strings(p["leftovers"], "leftovers")
+        late_digests = strings(p["late"], "late", limit=len(self.slots) or 1)
+        leftovers = strings(p["leftovers"], "leftovers")
         if late_digests and self.checked and len(late_digests) == len(self.checked):
             late = [s.name for s, a, b in zip(self.slots, late_digests, self.checked) if a != b]
             if late and self.rec["verdict"] == "PASS":
@@ -658,80 +446,13 @@ class RowJudge:
             self.fd = -1
 
 
-def _timing(value: dict) -> dict:
-    """A timing record from the sandbox, checked field by field (harness.perf.timing.checked_record)."""
-    from harness.perf.timing import checked_record
-
-    try:
-        return checked_record(value)
-    except ValueError as exc:
-        raise Malformed(str(exc)) from None
-
-
 #: The calls with another status a reason names (the rest are counted).
 NAMED_STATUSES = 3
-#: The judge's bound on a perf row's figures (on_timed): its clock, from the "sampling" answer to the "timed"
-#: message, may exceed the samples plus the overhead by at most this factor and this many seconds (the worker's
-#: share of a loaded core between samples, the judge waking), and the samples may not sum to more than it.
-#: 4 and 0.1 s failed honest rows in CI: two concurrent runs beside a busy loop on 2 cores left the twin's
-#: TC_PF_0011 0.35 s of samples and overhead in a 1.84 s interval (5.3x), while the one-minute load average, which
-#: scales the per-sample allowance, still read low. 50x let the patched-timer attack (a 100 ms call read as 0.1 ms)
-#: pass at CI's load of ~3, where the load-scaled allowance brings it to ~60x; 20x catches it up to a load of ~8
-#: per core and leaves honest rows ~4x of headroom over the worst seen.
-CREDIBLE_FACTOR = 20.0
-CREDIBLE_SLACK_S = 0.25
-#: What the worker does per sample besides the digest and the restore (timers, scheduler probe, statistics in
-#: Python), generously: on the twin's 64x64 rows, in one process at load 12 on 2 cores, the whole gap between
-#: samples (digest included) was 0.2-1.4 ms. The per-sample allowance is scaled by the load per core (the
-#: worker's share of a core between samples), never below 1.
-SAMPLE_OVERHEAD_S = 0.5e-3
-
-
 def _call_label(phase: str, call: int, calls: int, totals: dict) -> str:
     """E.g. "timed call 17 of 50": a call after the checked one, by its phase's count (the sandbox's `calls`)."""
     total = totals.get(phase)
     of = f" of {total}" if isinstance(total, int) and not isinstance(total, bool) else ""
     return (f"{phase} call {call}" if calls == 1 else f"{phase} calls {call}-{call + calls - 1}") + of
-
-
-def _credibility(timing: dict, interval: float, costs: tuple[float, float], accumulates: bool,
-                 host_clock: bool, load: float = 1.0) -> str:
-    """Why the judge cannot vouch for `timing` ('' when it can): figures that are not finite and positive, samples
-    that sum to more than its clock's `interval`, or samples that with the overhead it measured (`costs`: digest
-    and copy of the row's bytes; a C put back before each call on rows that read it) leave most of it unexplained.
-    The last needs the overhead of a sample known to the judge and every sample host wall time: where `host_clock`
-    (the cpu backend: the buffers digested in place). On a device, a sample's timer and the download of every
-    buffer after it cost what the judge cannot measure, and a device timeline leaves out the host's share of each
-    call: there the figures are bounded from above only. `load`: the machine's load per core (>= 1 counts)."""
-    scopes = [timing, *(timing.get("scopes") or {}).values()]
-    measured_s, calls_s, events, host_call_s = 0.0, 0.0, 0, 0.0
-    for i, t in enumerate(scopes):
-        samples = t.get("samples_us") if isinstance(t, dict) else None
-        cps = t.get("calls_per_sample", 1) if isinstance(t, dict) else None
-        if not isinstance(samples, list) or not samples or not isinstance(cps, int) or cps < 1 or not all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
-                for x in samples):
-            return f"the figures of scope {i + 1} are not all finite and positive numbers"
-        warm = t.get("warmup", 0) if i else 0  # a later scope's warm-up runs inside the judge's interval
-        warm = warm if isinstance(warm, int) and not isinstance(warm, bool) and warm >= 0 else 0
-        mean_s = sum(samples) / len(samples) / 1e6
-        measured_s += sum(samples) * cps / 1e6
-        calls_s += (sum(samples) / 1e6 + warm * mean_s) * cps
-        events += len(samples) + warm
-        host_call_s = host_call_s or mean_s
-    if measured_s > interval * 1.05 + 0.002:
-        return (f"the samples sum to {measured_s:.4g} s, more than the {interval:.4g} s the judge's clock saw "
-                "between the first sample and the end of the timed calls")
-    if not host_clock:
-        return ""
-    digest_s, copy_s = costs
-    per_sample = (SAMPLE_OVERHEAD_S + digest_s + (copy_s if accumulates else 0.0)) * max(1.0, load)
-    overhead_s = events * per_sample + copy_s + (2 * copy_s + host_call_s if accumulates else 0.0)
-    if interval > CREDIBLE_FACTOR * (calls_s + overhead_s) + CREDIBLE_SLACK_S:
-        return (f"the samples ({calls_s:.4g} s) and the measured overhead ({overhead_s:.4g} s) account for "
-                f"{calls_s + overhead_s:.4g} s of the {interval:.4g} s the judge's clock saw between the first "
-                "sample and the end of the timed calls")
-    return ""
 
 
 def _harness_error(exc: Exception) -> str:
@@ -787,8 +508,4 @@ def prepare_call(case: Case, backend: Any) -> Any:
 def _json_round_trip(payload: dict) -> Any:
     """`payload` as JSON data (tuples become lists, sets sorted lists, numpy scalars numbers): what the judge
     receives from a worker, and what a record is when it leaves the judge."""
-    import json
-
-    from harness.run.worker import plain
-
-    return json.loads(json.dumps(payload, default=plain))
+    return codec.loads(codec.message(payload))

@@ -25,9 +25,9 @@ from typing import Any, Callable
 import numpy as np
 import xxhash
 
-from harness.judge import footprint
+from harness.run import memory as footprint
 from harness.run import fpenv
-from harness import ops
+from harness.model import operators as ops
 
 #: After a call that left threads running, the end-of-row digest waits for them to end, in steps of SETTLE_S, up to
 #: SETTLE_MAX_S (a thread pool of the library's own never ends: then the digest is taken after SETTLE_MAX_S).
@@ -63,7 +63,7 @@ class RowJob:
     case: Any
     slots: tuple[Slot, ...]
     size: int
-    timing: Any = None          # harness.perf.timing.TimingConfig when the row is to be timed after a passing first call
+    timing: Any = None          # harness.model.settings.TimingConfig when the row is to be timed after a passing first call
     accumulates: bool = False   # the call reads C (beta != 0): the timed loop's C is not the checked one
     untouchable: bool = False   # the buffers are inaccessible memory: the row must be rejected before any access
 

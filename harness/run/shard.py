@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from harness.store import provenance
-from harness.run.engine import Case
-from harness.store.session import RESULTS
+from harness.model.case import Case
+from harness.model.meta import RESULTS
 from harness.store.stored import read_path
 
 

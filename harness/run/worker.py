@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import json
 import os
 import pickle
 import resource
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
+from harness.model import codec
 from harness.run import proctree
 
 #: The largest message a worker may send (a perf row's samples are well under 1 MiB).
@@ -209,18 +209,7 @@ def _watch_lifeline(fd: int) -> None:
 
 
 def send(conn: Connection, kind: str, payload: Any) -> None:
-    conn.send_bytes(json.dumps([kind, payload], default=plain).encode())
-
-
-def plain(obj: Any) -> Any:
-    """json.dumps's `default` for worker messages (and the judge's records): numpy values as numbers and lists,
-    sets as sorted lists, anything else its str()."""
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=str)
-    for attr in ("tolist", "item"):
-        if hasattr(obj, attr):
-            return getattr(obj, attr)()
-    return str(obj)
+    conn.send_bytes(codec.message([kind, payload]))
 
 
 # -- the warden: the trusted processes between the harness and the worker ----------------------------------------
@@ -413,7 +402,7 @@ def serve(conn: Connection, settings: Any) -> None:
     send(conn, "closed", None)
 
 
-#: Sent before a spare worker's first row (harness.run.runner._Spares) as (PIN, cpus): the cores its rows run on.
+#: Sent before a spare worker's first row (harness.run.spares.Spares) as (PIN, cpus): the cores its rows run on.
 #: It started up on the judge's cores, so that its imports never shared a core with a row being timed. A plain
 #: tuple: this module runs as __main__ in the worker, so a class of it would not unpickle as itself.
 PIN = "pin"
@@ -433,7 +422,7 @@ def _preload(service: Any, settings: Any) -> None:
     """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
     fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
     perf phase's workers, each of which times one row: a spare takes their start-up off the timed core where they
-    have cores of their own, harness.run.runner._Spares). Other workers (the probe, precision rows) never import
+    have cores of their own, harness.run.spares.Spares). Other workers (the probe, precision rows) never import
     scipy, so they do not pay ~1.5 s for it."""
     if not isinstance(service, Rows):
         return

@@ -7,7 +7,7 @@ readers may share one history: SQLite runs in WAL mode with a busy timeout and e
 IMMEDIATE` transaction retried on contention; PostgreSQL gives each write its own transaction. Each record commits
 on its own, so a run killed halfway keeps every row it finished. Rows are keyed by run, table and line (plus name):
 a duplicated case name adds a row, never overwrites one. The schema is versioned in a `schema_migrations` table on
-both backends; a history opened by an older harness is migrated on open. Every JSON column holds harness.store.codec's
+both backends; a history opened by an older harness is migrated on open. Every JSON column holds harness.model.codec's
 strict JSON (older histories' bare NaN tokens are still read).
 """
 from __future__ import annotations
@@ -22,8 +22,9 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from harness.store import codec, operator_identity
-from harness.store.record import DISPUTED, FAILING
+from harness.store import operator_identity
+from harness.model import codec
+from harness.model.record import DISPUTED, FAILING
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
 _POSTGRES = ("postgresql://", "postgres://")

@@ -229,7 +229,7 @@ def options_problem(rev: str | None, src: str | None) -> str:
 def of_run(options: Any, backend_info: dict[str, Any], ops_used: set[str] | list[str]) -> dict[str, Any]:
     """The identity of a run's operator from its parsed options (--operator-rev, --operator-src; absent in a
     shell without them) and the backend's describe(); `ops_used`: the operators of the rows it runs."""
-    from harness import ops
+    from harness.model import operators as ops
 
     symbols = [ops.get(op).SYMBOL for op in sorted(ops_used) if ops.get(op) is not None]
     return identify(backend_info.get("library"), backend_info.get("library_sha256"),

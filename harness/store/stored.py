@@ -2,10 +2,10 @@
 it: a run directory (results.jsonl, with the meta from its run.json, else its report.json), a results.jsonl or a
 report.json path, a run id in the history, or a shard's report directory.
 
-Everything read is checked against the record and meta model (harness.store.record, harness.store.session) before a command
+Everything read is checked against the record and meta model (harness.model.record, harness.model.meta) before a command
 computes with it, so a hand-edited or damaged file (a wrong type, a bogus verdict, a missing key, a "NaN" where a
 time belongs, nesting no record has) is one line, `file:line: where: what is wrong` (BadRun, exit 3), never a
-traceback. The non-finite strings of harness.store.codec become floats again in a record's measured parts only
+traceback. The non-finite strings of harness.model.codec become floats again in a record's measured parts only
 (precision, timing, baseline, memory, flops, duration_s). The one damage a crash leaves, a torn last line of
 results.jsonl (no newline after it), is dropped with every whole line before it kept.
 """
@@ -16,9 +16,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from harness.store import codec
-from harness.store.record import PERF_VERDICTS, VERDICTS, Record, new_record
-from harness.store.session import META, RESULTS, RunMeta, load_meta
+from harness.model import codec
+from harness.model.record import PERF_VERDICTS, VERDICTS, Record, new_record
+from harness.model.meta import META, RESULTS, RunMeta, RunSettings, new_settings
+from harness.store import operator_identity
 
 REPORT = "report.json"
 #: Deeper than any record or meta the harness writes (params hold at most a list in a dict in a dict).
@@ -36,6 +37,38 @@ class BadRun(LookupError):
 
 
 # ------------------------------------------------------------------------------------------------- entry points
+
+def load_meta(raw: dict[str, Any]) -> RunMeta:
+    """A meta read back from disk or the history, every key present: runs recorded before a key existed (or by
+    an older shell) get its neutral value here, once, instead of `.get` guesses in every reader."""
+    settings = dict(raw.get("settings") or {})
+    if (raw.get("summary") or {}).get("interrupted"):  # the history's meta is the start's; the end's is here
+        raw = {**raw, "interrupted": True}
+    if "criteria" in raw and "gates" not in settings:  # the first runs kept the gates beside the settings
+        settings["gates"] = raw["criteria"]
+    if "timing_mode" in settings and not settings.get("timing"):  # ... and the timing mode as a setting of its own
+        settings["timing"] = {"mode": settings["timing_mode"]}
+    blank_settings = new_settings(gates={}, timing={})
+    library = raw.get("operator_lib") if isinstance(raw.get("operator_lib"), dict) else {}
+    blank = RunMeta(kind="run", run_id="", commit="", dirty=False, branch="", backend="", device="", host={},
+                    inputs=[], operator_lib={"path": None, "sha256": None},
+                    operator=operator_identity.blank(library.get("path"), library.get("sha256")),
+                    harness={"version": "", "commit": raw.get("commit") or "", "dirty": bool(raw.get("dirty"))},
+                    settings=blank_settings, started="",
+                    finished="", backend_info={}, golden_blas={}, hardware={"name": "", "detected": "",
+                                                                            "override": None},
+                    interrupted=False, job=None)
+    meta = {**blank, **{k: v for k, v in raw.items() if k in blank and v is not None}}
+    meta["settings"] = RunSettings(**{**blank_settings, **{k: v for k, v in settings.items()
+                                                           if k in blank_settings}})
+    meta["operator"] = {**blank["operator"], **meta["operator"]}
+    meta["operator"]["label"] = meta["operator"].get("label") or operator_identity.label(meta["operator"])
+    if isinstance(meta["hardware"], str):  # recorded as a bare name by early device runs
+        meta["hardware"] = {"name": meta["hardware"], "detected": meta["hardware"], "override": None}
+    if not isinstance(meta["host"], dict):
+        meta["host"] = {"hostname": str(meta["host"])}
+    return RunMeta(**meta)  # type: ignore[typeddict-item]
+
 def read(where: str, history: Any) -> tuple[RunMeta, list[Record], Path]:
     """(meta, records, the run's report directory) of a run named by a path (read_path) or by its id in the
     history (whose reports belong in REPORT_DIR/<run_id>/ beside an SQLite history, reports/<run_id>/ else)."""
@@ -157,7 +190,7 @@ def _json_problem(exc: BaseException) -> str:
 
 # ------------------------------------------------------------------------------------------------ the models
 def meta(raw: Any, where: str, text: str = "") -> RunMeta:
-    """A checked meta (every key of RunMeta present, see session.load_meta); `text` is the file it came from, so a
+    """A checked meta (every key of RunMeta present, see load_meta); `text` is the file it came from, so a
     problem can name the line of its key."""
     def bad(key: str, problem: str) -> BadRun:
         line = next((f":{n}" for n, ln in enumerate(text.splitlines(), 1) if f'"{key}":' in ln), "") if text else ""

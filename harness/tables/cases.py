@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness import abi
+from harness.model import abi
 from harness.tables.fill import FillError, parse_fill, stod_prefix, stof_prefix
 
 ERROR, WARNING, NOTE = "error", "warning", "note"

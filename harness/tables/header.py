@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from types import ModuleType
 
-from harness import ops
+from harness.model import operators as ops
 from harness.tables.cases import BASE_DEFAULTS, BASE_REQUIRED, ERROR, NOTE, Diagnostic, Table, op_for_table
 
 

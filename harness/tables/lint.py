@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from harness import abi, ops
+from harness.model import abi
+from harness.model import operators as ops
 from harness.tables import header
 from harness.tables.cases import (DIAG, NULL_WORDS, SIDE, TRANS, UPLO, WARNING, CellReader, Diagnostic, Table,
                                   base_fields, read_table, seed_of)

@@ -20,13 +20,13 @@ import numpy as np
 
 import golden
 from golden import sample
-from harness import abi
+from harness.model import abi
 from harness.tables import fill
 from harness.backends import aclblas_lib
 from harness.tables.layout import Buffer, span
 from harness.ops import symm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every SYMM operator:
-from harness.ops import accumulates  # noqa: F401
+from harness.model.operators import accumulates  # noqa: F401
 from harness.ops.symm_family import baseline_params, expected_workspace_bytes, output_overlap  # noqa: F401
 
 NAME = "csymm"

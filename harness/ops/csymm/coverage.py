@@ -1,10 +1,10 @@
-"""Coverage categories of csymm table rows (harness.tables.coverage counts them)."""
+"""Coverage categories of csymm table rows (harness.generate.coverage counts them)."""
 from __future__ import annotations
 
 from typing import Any
 
-from harness.tables.coverage import COMMON_REQUIRED, complex_class, fill_classes, padded
-from harness.tables.generate import cells
+from harness.generate.coverage import COMMON_REQUIRED, complex_class, fill_classes, padded
+from harness.generate import cells
 from harness.ops import symm_family
 from harness.ops.csymm import min_lds
 from harness.ops.csymm.generate import TASKBOOK

@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness import abi
-from harness.abi import Status
-from harness.tables.generate import cells, conditioning
-from harness.tables.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.model import abi
+from harness.model.abi import Status
+from harness.generate import cells, conditioning
+from harness.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops import symm_family
 from harness.ops.csymm import DEFAULT_UPLO, flops_of, frame_ld, min_lds
 

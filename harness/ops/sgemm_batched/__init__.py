@@ -26,13 +26,13 @@ from functools import partial
 import numpy as np
 
 import golden
-from harness import abi
+from harness.model import abi
 from harness.tables import fill
 from harness.backends import aclblas_lib
 from harness.tables.layout import Buffer, region_mask, span
 from harness.ops import gemm_family
 # part of this operator's interface, the same for every BLAS-3 operator / every batched GEMM operator:
-from harness.ops import accumulates  # noqa: F401
+from harness.model.operators import accumulates  # noqa: F401
 from harness.ops.gemm_family import baseline_params, expected_workspace_bytes, flops, flops_of  # noqa: F401
 
 NAME = "sgemm_batched"

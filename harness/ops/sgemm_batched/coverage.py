@@ -1,10 +1,10 @@
-"""Coverage categories of sgemm_batched table rows (harness.tables.coverage counts them)."""
+"""Coverage categories of sgemm_batched table rows (harness.generate.coverage counts them)."""
 from __future__ import annotations
 
 from typing import Any
 
-from harness.tables.coverage import real_class
-from harness.tables.generate import cells
+from harness.generate.coverage import real_class
+from harness.generate import cells
 from harness.ops.gemm_family import REQUIRED_TRANS, batch_class, categories_head
 
 NEGATIVE = ("handle_null", "null_alpha", "null_beta", "negative_m", "negative_n", "negative_k", "negative_batch",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness import abi
-from harness.abi import Status
-from harness.tables.generate import cells
+from harness.model import abi
+from harness.model.abi import Status
+from harness.generate import cells
 from harness.ops.gemm_family import COMBOS, OPS, min_lds, parse_dims
 from harness.ops.sgemm_batched import flops_of
 

@@ -1,9 +1,9 @@
-"""Coverage categories of sgemm_strided_batched table rows (harness.tables.coverage counts them)."""
+"""Coverage categories of sgemm_strided_batched table rows (harness.generate.coverage counts them)."""
 from __future__ import annotations
 
 from typing import Any
 
-from harness.tables.coverage import COMMON_REQUIRED, K_CHUNK_EDGES, TILE_EDGES, fill_classes, padded, real_class
+from harness.generate.coverage import COMMON_REQUIRED, K_CHUNK_EDGES, TILE_EDGES, fill_classes, padded, real_class
 from harness.ops.gemm_family import REQUIRED_TRANS, batch_class, categories_head, min_lds
 from harness.ops.sgemm_strided_batched.generate import REQUIRED_PERF, compact_strides
 

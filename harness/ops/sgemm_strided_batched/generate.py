@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from functools import partial
 from typing import Any
 
-from harness import abi
-from harness.abi import Status
-from harness.tables.generate import cells, conditioning
-from harness.tables.generate.cells import NULLPTR, UNIFORM, Spec
+from harness.model import abi
+from harness.model.abi import Status
+from harness.generate import cells, conditioning
+from harness.generate.cells import NULLPTR, UNIFORM, Spec
 from harness.ops.gemm_family import COMBOS, OPS, a_rows, b_rows, min_lds, parse_dims
 from harness.ops.sgemm_strided_batched import flops_of
 

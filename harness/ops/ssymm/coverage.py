@@ -1,10 +1,10 @@
-"""Coverage categories of ssymm table rows (harness.tables.coverage counts them)."""
+"""Coverage categories of ssymm table rows (harness.generate.coverage counts them)."""
 from __future__ import annotations
 
 from typing import Any
 
-from harness.tables.coverage import padded, real_class
-from harness.tables.generate import cells
+from harness.generate.coverage import padded, real_class
+from harness.generate import cells
 from harness.ops import symm_family
 from harness.ops.ssymm import min_lds
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness import abi
-from harness.abi import Status
-from harness.tables.generate import cells
-from harness.tables.generate.cells import NULLPTR
+from harness.model import abi
+from harness.model.abi import Status
+from harness.generate import cells
+from harness.generate.cells import NULLPTR
 from harness.ops import symm_family
 from harness.ops.ssymm import DEFAULT_UPLO, flops_of, min_lds
 

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from harness import ops
+from harness.model import operators as ops
 from harness.perf import verdict as perf
 from harness.backends import BackendUnavailable
-from harness.run.engine import Case
-from harness.store.record import Record
+from harness.model.case import Case
+from harness.model.record import Record
 from harness.run.runner import check_backend, run
-from harness.settings import Settings
-from harness.store.session import Session, new_meta, new_settings
+from harness.model.settings import Settings
+from harness.flows.session import Session, new_meta
+from harness.model.meta import new_settings
 
 #: DISPUTED counts: the official gate failed, which is what acceptance sees.
 CAUGHT_BY = {"FAIL", "DISPUTED", "CRASH", "TIMEOUT"}

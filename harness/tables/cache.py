@@ -26,7 +26,7 @@ from typing import IO
 import numpy as np
 import scipy
 
-from harness import ops
+from harness.model import operators as ops
 
 #: The directory holding the harness and golden packages: the sources an import is followed into.
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,8 +14,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness import ops
-from harness.tables.generate import MODULES, cells, module, op_for_header
+from harness.model import operators as ops
+from harness.generate import MODULES, cells, module, op_for_header
 
 #: Runtime budgets of the 2-core machine (issue 4): GFLOP sums of one call per row.
 PRECISION_GFLOP_BUDGET = 400.0

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from harness.store.record import DISPUTED, FAILING, Record
+from harness.model.record import DISPUTED, FAILING, Record
 
 PLAIN_EVERY_S = 10.0
 #: A perf row-round's fixed cost (fill, golden, checks, warm-up) in FLOP-equivalents of a row's own work. Measured
@@ -244,7 +244,7 @@ def _key(table: str, name: str) -> str:
 
 def _work(case: Any) -> float:
     """A perf row's work per round for the ETA: its FLOP count (the operator package's) plus the fixed share."""
-    from harness import ops
+    from harness.model import operators as ops
 
     spec = ops.get(case.op) if getattr(case, "args", None) is not None else None
     return (float(spec.flops(case.args)) if spec is not None else 0.0) + ROW_OVERHEAD_FLOPS

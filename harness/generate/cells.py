@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harness import abi
+from harness.model import abi
 
 DEFAULT_SEED = 20261130
 #: Every generated table: precision/edge/negative rows, then `TC_PF_*` rows.
@@ -193,7 +193,7 @@ def table(op: str, seed: int, header: tuple[str, ...], gate: Family, edges: Fami
           part: tuple[int, int] = (0, 1)) -> list[dict[str, str]]:
     """A generator's table: its families drawn from one seeded stream in a fixed order (the coverage block fills the
     precision rows up to PRECISION_ROWS), then named and seeded by `finalize`; `condition` may replace a named and
-    seeded row (harness.tables.generate.conditioning: rows the official gate cannot decide). `part` (i, n): only the
+    seeded row (harness.generate.conditioning: rows the official gate cannot decide). `part` (i, n): only the
     rows at positions i, i + n, i + 2n, ... (each row is conditioned on its own, so n processes can share the
     cost of a table; n = 1 is the whole table)."""
     rng = random.Random(seed)

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, TypedDict
 
-from harness.exitcodes import Exit
-from harness.perf.verdict import unjudged_device_run
+from harness.model.exitcodes import Exit
 
 VERDICTS = ("PASS", "DISPUTED", "FAIL", "ERROR", "CRASH", "TIMEOUT", "SKIP")
 #: The verdicts that fail a run (exit code 1) whatever the user accepts.
 FAILING = ("FAIL", "ERROR", "CRASH", "TIMEOUT")
 #: The official precision gate failed, but the diagnosis shows the output is as accurate as float32 allows
-#: (harness.judge.criteria.judge). Never a PASS: it fails the run unless the user accepts disputed rows explicitly.
+#: (harness.judge.diagnosis.judge). Never a PASS: it fails the run unless the user accepts disputed rows explicitly.
 DISPUTED = "DISPUTED"
 PERF_VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE", "NO_REF")
 
@@ -87,6 +86,19 @@ def accept_disputed(rec: Record) -> Record:
 def fails_run(rec: Record) -> bool:
     """Whether this row makes the run exit 1: a failing verdict, or a DISPUTED one the user has not accepted."""
     return rec["verdict"] in FAILING or (rec["verdict"] == DISPUTED and not rec.get("disputed_accepted"))
+
+
+def unjudged_device_run(records: list[dict], backend: str, hardware: str) -> str:
+    """The one line saying a device run judged none of its perf rows against a baseline ('' when it did, or on
+    the cpu backend, which no baseline is for): such a run must not pass as if its times had been checked."""
+    if backend == "cpu":
+        return ""
+    timed = [r for r in records if r.get("timing")]
+    judged = [r for r in timed if any(b.get("verdict") not in (None, "NO_REF") for b in r.get("baseline") or [])]
+    if judged or not timed:
+        return ""
+    return (f"harness run: no perf row got a judged baseline on {hardware or 'unknown hardware'} "
+            f"({len(timed)} timed rows, every baseline verdict NO_REF); --hardware NAME names the hardware")
 
 
 def outcome(records: list[Record], meta: Mapping[str, Any] | None = None) -> tuple[Exit, str]:

@@ -31,9 +31,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.backends import Timer
-from harness.settings import Settings, from_options
-from harness.store.session import RunMeta, Session, new_meta, new_settings
-from harness.perf.timing import RunningCI, Sampler, TimingConfig, merge_rounds, timing_record
+from harness.model.settings import Settings, from_options
+from harness.model.meta import RunMeta, new_settings
+from harness.flows.session import Session, new_meta
+from harness.perf.timing import RunningCI, Sampler, merge_rounds, timing_record
+from harness.model.settings import TimingConfig
 
 
 class AbError(Exception):
@@ -214,7 +216,7 @@ def _open_side(side: Side, workdir: Path, settings: Settings) -> None:
 def _meta(side: Side, other: Side, tables: list[str], settings: Settings, config: TimingConfig) -> RunMeta:
     """The same meta shape as `harness run`'s; the twin's side keeps the revision under test as the commit (it is
     this repository's), the others the harness's own."""
-    from harness import ops
+    from harness.model import operators as ops
 
     recorded = new_settings(settings, timing=config.as_dict(), gates=ops.gates(),
                             ab={"side": side.label, "rev": side.rev, "pair": other.run_id, "defines": side.defines,
@@ -233,7 +235,7 @@ def _meta(side: Side, other: Side, tables: list[str], settings: Settings, config
 def _time_case(case: Any, a: Any, b: Any, config: TimingConfig) -> tuple[dict, dict]:
     """The pair of records for one perf row (a and b: open backends): timed only, outputs are not checked (that
     is `harness run`'s job)."""
-    from harness import abi
+    from harness.model import abi
     from harness.run import sandbox
     from harness.run.engine import RowJudge
 
@@ -334,7 +336,7 @@ def run_sides(a: Side, b: Side, tables: list[str], select: str | None, config: T
     (`config.rounds`, each round timing every row with the round's share of the samples and time cap), record both
     runs (one session each: history rows, results.jsonl and reports under report_dir/<run_id>/); returns the sides
     with records. A row is recorded once its last round is in; on Ctrl-C the rows are recorded with the rounds they
-    have. `settings`: the cpu run's (harness.settings.from_options; default: no options given), rows chosen by
+    have. `settings`: the cpu run's (harness.model.settings.from_options; default: no options given), rows chosen by
     `select`."""
     from harness.store import provenance
 
@@ -356,7 +358,7 @@ def _time_sides(a: Side, b: Side, tables: list[str], select: str | None, config:
                 report_dir: Path, progress: Callable[[str], None], settings: Settings, harness_commit: str) -> None:
     """run_sides' timing and recording, once both libraries are there."""
     from harness.run import runner
-    from harness.run.engine import load_cases
+    from harness.tables.load import load_cases
     from harness.store import provenance
 
     cases = [c for c in load_cases(tables, select) if c.is_perf and not c.skip and not c.errors]

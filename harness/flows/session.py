@@ -18,67 +18,15 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, TextIO, TypedDict
+from typing import Any, Iterator, TextIO
 
-from harness.store import codec, operator_identity, provenance
+from harness.store import operator_identity, provenance
+from harness.model import codec
 from harness.store import job
-from harness.exitcodes import Exit, interrupted
-from harness.progress import Progress
-from harness.store.record import Record, accept_disputed, outcome, summarize
-
-if TYPE_CHECKING:
-    from harness.settings import Settings
-
-RESULTS = "results.jsonl"
-META = "run.json"
-#: The kinds whose runs measure the checkout's own operators with their outputs judged: what `latest`, `previous`
-#: and a git revision name in `harness compare`. An ab side is a build of another revision (perhaps with defines,
-#: outputs unchecked), a mutants run is broken on purpose, a baseline run times a peer library: each is reached by
-#: its run id only, so none of them silently becomes the reference a regression is measured against.
-REFERENCE_KINDS = ("run", "pytest")
-
-
-class RunSettings(TypedDict):
-    """What the run was asked to do; every key present in every meta (load_meta fills older runs' gaps)."""
-
-    select: str | None
-    workers: int
-    timeout_s: float | None
-    poison: bool
-    timing: dict[str, Any]
-    accept_disputed: bool
-    gates: dict[str, str]  # op -> the precision gate its rows are judged by
-    ab: dict[str, Any] | None  # harness ab: {"side", "rev", "pair", "defines"}; None otherwise
-    devices: list[int]  # the device ids rows ran on (cpu: emulated devices)
-    cluster: str | None  # the Ray cluster address (--cluster); None: this host
-    shard: str | None  # "i/N" for `harness run --shard i/N`; None: every selected row
-    mutant: dict[str, Any] | None  # harness mutants: {"name", "description"} ("clean": the twin as written)
-
-
-class RunMeta(TypedDict):
-    """report.json `meta`, run.json and the history's runs.meta (contract, docs/architecture.md "Report")."""
-
-    kind: str  # "run", "ab", "pytest", "baseline" or "mutants": which shell made the session
-    run_id: str
-    commit: str
-    dirty: bool
-    branch: str
-    backend: str
-    device: str
-    host: dict[str, Any]
-    inputs: list[dict[str, str]]  # [{"path", "sha256"}] per case table
-    operator_lib: dict[str, Any]  # {"path", "sha256"} (None each when the backend does not say)
-    operator: dict[str, Any]  # harness.store.operator_identity.identify: what was judged (library, revision, runtime)
-    harness: dict[str, Any]  # provenance.harness_identity: the judging harness's version, commit and dirty flag
-    settings: RunSettings
-    started: str
-    finished: str
-    backend_info: dict[str, Any]
-    golden_blas: dict[str, Any]
-    hardware: dict[str, Any]  # perf.hardware_identity: {"name", "detected", "override"}
-    interrupted: bool
-    job: dict[str, Any] | None  # harness.store.job.account: the run's wall, compute floor and overhead; None until it ends
-
+from harness.model.exitcodes import Exit, interrupted
+from harness.reports.progress import Progress
+from harness.model.meta import META, RESULTS, RunMeta, RunSettings
+from harness.model.record import Record, accept_disputed, outcome, summarize
 
 def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, backend_info: dict[str, Any],
              hardware: dict[str, Any], git: dict[str, Any] | None = None, run_id: str = "",
@@ -101,55 +49,6 @@ def new_meta(kind: str, backend: str, tables: list[str], settings: RunSettings, 
         operator=operator, harness=provenance.harness_identity(), settings=settings, started=provenance.now(),
         finished="", backend_info=backend_info,
         golden_blas=golden.blas_info(), hardware=hardware, interrupted=False, job=None)
-
-
-def new_settings(settings: Settings | None = None, *, gates: dict[str, str], timing: dict[str, Any] | None = None,
-                 ab: dict[str, Any] | None = None, mutant: dict[str, Any] | None = None) -> RunSettings:
-    """The meta's view of the settings a run's workers were given (harness.settings), so the record says what
-    the run did; `timing` for a shell that times rows itself (ab), else the settings' own. Without settings: the
-    neutral values (a key older runs lack)."""
-    if settings is None:
-        return RunSettings(select=None, workers=1, timeout_s=None, poison=True, timing=timing or {},
-                           accept_disputed=False, gates=gates, ab=ab, devices=[], cluster=None, shard=None,
-                           mutant=mutant)
-    if timing is None:
-        timing = settings.timing.as_dict() if settings.timing is not None else {}
-    return RunSettings(select=settings.select, workers=settings.workers, timeout_s=settings.timeout_s,
-                       poison=settings.poison, timing=timing, accept_disputed=settings.accept_disputed,
-                       gates=gates, ab=ab, devices=list(settings.devices), cluster=settings.cluster,
-                       shard=settings.shard, mutant=mutant)
-
-
-def load_meta(raw: dict[str, Any]) -> RunMeta:
-    """A meta read back from disk or the history, every key present: runs recorded before a key existed (or by
-    an older shell) get its neutral value here, once, instead of `.get` guesses in every reader."""
-    settings = dict(raw.get("settings") or {})
-    if (raw.get("summary") or {}).get("interrupted"):  # the history's meta is the start's; the end's is here
-        raw = {**raw, "interrupted": True}
-    if "criteria" in raw and "gates" not in settings:  # the first runs kept the gates beside the settings
-        settings["gates"] = raw["criteria"]
-    if "timing_mode" in settings and not settings.get("timing"):  # ... and the timing mode as a setting of its own
-        settings["timing"] = {"mode": settings["timing_mode"]}
-    blank_settings = new_settings(gates={}, timing={})
-    library = raw.get("operator_lib") if isinstance(raw.get("operator_lib"), dict) else {}
-    blank = RunMeta(kind="run", run_id="", commit="", dirty=False, branch="", backend="", device="", host={},
-                    inputs=[], operator_lib={"path": None, "sha256": None},
-                    operator=operator_identity.blank(library.get("path"), library.get("sha256")),
-                    harness={"version": "", "commit": raw.get("commit") or "", "dirty": bool(raw.get("dirty"))},
-                    settings=blank_settings, started="",
-                    finished="", backend_info={}, golden_blas={}, hardware={"name": "", "detected": "",
-                                                                            "override": None},
-                    interrupted=False, job=None)
-    meta = {**blank, **{k: v for k, v in raw.items() if k in blank and v is not None}}
-    meta["settings"] = RunSettings(**{**blank_settings, **{k: v for k, v in settings.items()
-                                                           if k in blank_settings}})
-    meta["operator"] = {**blank["operator"], **meta["operator"]}
-    meta["operator"]["label"] = meta["operator"].get("label") or operator_identity.label(meta["operator"])
-    if isinstance(meta["hardware"], str):  # recorded as a bare name by early device runs
-        meta["hardware"] = {"name": meta["hardware"], "detected": meta["hardware"], "override": None}
-    if not isinstance(meta["host"], dict):
-        meta["host"] = {"hostname": str(meta["host"])}
-    return RunMeta(**meta)  # type: ignore[typeddict-item]
 
 
 class Session:
@@ -226,7 +125,7 @@ class Session:
         """finish() (and the JUnit XML when asked), the closing lines printed, and the exit code (a write failure
         is fail()'s)."""
         from harness import reports
-        from harness.progress import closing_lines
+        from harness.reports.progress import closing_lines
 
         out = out or sys.stdout
         try:

@@ -10,10 +10,10 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from harness import ops
+from harness.model import operators as ops
 from harness.tables.cases import EXTENSIONS_KEY
-from harness.tables.generate import cache
-from harness.tables.generate.cells import DEFAULT_SEED
+from harness.tables import cache
+from harness.generate.cells import DEFAULT_SEED
 
 MODULES: dict[str, ModuleType] = {op: gen for op in ops.names() if (gen := ops.part(op, "generate")) is not None}
 
@@ -36,7 +36,7 @@ def op_for_header(header: list[str] | tuple[str, ...]) -> str | None:
 def _generated(op: str, seed: int) -> tuple[tuple[tuple[str, str], ...], ...]:
     """A table is a pure function of (op, seed, the generator's sources) and costs tens of CPU seconds (every
     precision row is measured for official decidability): computed once per process, and through the on-disk
-    cache (harness.tables.generate.cache) once per machine for those sources."""
+    cache (harness.tables.cache) once per machine for those sources."""
     return tuple(tuple(row.items()) for row in cache.rows(op, seed, lambda: module(op).generate(seed)))
 
 

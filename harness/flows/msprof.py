@@ -21,12 +21,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import ops
+from harness.model import operators as ops
 from harness.perf import verdict as perf
-from harness.exitcodes import Exit
+from harness.model.exitcodes import Exit
 from harness.store import stored
-from harness.store.codec import dumps
-from harness.perf.timing import RunningCI, TimingConfig, timing_record
+from harness.model.codec import dumps
+from harness.perf.timing import RunningCI, timing_record
+from harness.model.settings import TimingConfig
 
 NAME, DURATION, TYPE = "Op Name", "Task Duration(us)", "Task Type"
 #: Header variants msprof's own export code has used, first found wins. Ascend/msprof (9ba1ac7be):

@@ -4,22 +4,22 @@
 them turns what was parsed into a `Settings` through `from_options`, the one place that knows the per-backend
 defaults (the per-row timeout, the perf rows' time cap), so the same option means the same thing whichever shell
 was used. The runner and its workers run on the object as it is (a worker gets a pickled copy), and a session
-records a view of it (harness.store.session.new_settings), so what a report says the run was asked to do is what
+records a view of it (harness.model.meta.new_settings), so what a report says the run was asked to do is what
 the workers were given.
 """
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field, replace
+import math
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from harness.run import devices as device_ids
+from harness.model import devices as device_ids
 
 if TYPE_CHECKING:
-    from harness.perf.timing import TimingConfig
-    from harness.tables.case import Case
+    from harness.model.case import Case
 
-#: Rows whose estimated harness footprint (harness.judge.footprint) exceeds this are refused before anything is
+#: Rows whose estimated harness footprint (harness.run.memory) exceeds this are refused before anything is
 #: allocated. Here, not in the engine, so that the options (every command's parser) need not import the engine.
 DEFAULT_MEMORY_CAP = 8 << 30
 
@@ -48,6 +48,58 @@ DEFAULT_MAX_TIME_S = 10.0
 def default_timeout_s(backend: str) -> float:
     """The per-row limit a run on `backend` gets when none is given."""
     return TIMEOUT_S.get(backend, DEFAULT_TIMEOUT_S)
+
+
+MODES = ("sync", "steady")
+SCOPES = ("device", "call", "steady", "msprof")
+#: What `harness run` times when --timing-scope is not given: what the task-book limits are judged in.
+DEFAULT_SCOPE = "device"
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    mode: str = "sync"
+    #: the scopes timed, first is the row's figure; empty: `steady` in steady mode, else DEFAULT_SCOPE
+    scopes: tuple[str, ...] = ()
+    warmup: int = 10
+    min_samples: int = 50
+    max_samples: int = 1000
+    #: stop once the 95% CI half-width of the mean is at most this fraction of the mean
+    ci_rel_target: float = 0.01
+    #: time cap for the timed samples of one row (warm-up has its own cap below)
+    max_time_s: float = 10.0
+    warmup_max_time_s: float = 5.0
+    steady_batch: int = 16
+    #: rounds per perf row, each in a fresh worker process; the caps and sample counts above are for all rounds
+    #: of a row together (see per_round)
+    rounds: int = 1
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"timing mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        scopes = tuple(self.scopes) or (("steady",) if self.mode == "steady" else (DEFAULT_SCOPE,))
+        unknown = [s for s in scopes if s not in SCOPES]
+        if unknown or len(set(scopes)) != len(scopes):
+            raise ValueError(f"timing scopes {','.join(scopes)}: each one of {', '.join(SCOPES)}, none twice")
+        object.__setattr__(self, "scopes", scopes)
+        object.__setattr__(self, "mode", "steady" if scopes[0] == "steady" else "sync")
+        if self.min_samples < 2 or self.max_samples < self.min_samples:
+            raise ValueError("need 2 <= min_samples <= max_samples")
+        if self.steady_batch < 1 or self.warmup < 0:
+            raise ValueError("steady_batch must be >= 1 and warmup >= 0")
+        if self.rounds < 1:
+            raise ValueError("rounds must be >= 1")
+
+    def per_round(self) -> "TimingConfig":
+        """The config one round runs with: the row's sample counts and time caps shared out over the rounds (each
+        round still warms up fully, since each starts in a fresh process)."""
+        r = self.rounds
+        return replace(self, rounds=1, min_samples=max(2, math.ceil(self.min_samples / r)),
+                       max_samples=max(2, math.ceil(self.max_samples / r)), max_time_s=self.max_time_s / r,
+                       warmup_max_time_s=self.warmup_max_time_s / r)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -109,8 +161,6 @@ def from_options(options: argparse.Namespace | Mapping[str, Any], *, timed: bool
 
 def timing_config(opt: Mapping[str, Any]) -> TimingConfig:
     """The perf rows' timing from the timing options (every DEFAULTS key present); the cap defaults by backend."""
-    from harness.perf.timing import TimingConfig
-
     cap = opt["max_time"] if opt["max_time"] is not None else MAX_TIME_S.get(opt["backend"], DEFAULT_MAX_TIME_S)
     return TimingConfig(mode=opt["timing_mode"], scopes=opt["timing_scope"] or (), warmup=opt["warmup"],
                         min_samples=opt["min_samples"], max_time_s=cap, warmup_max_time_s=cap / 4,

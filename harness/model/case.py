@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.store.record import Record, new_record
+from harness.model.record import Record, new_record
 
 
 @dataclass

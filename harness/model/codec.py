@@ -7,6 +7,10 @@ scalars and arrays become plain numbers and lists, tuples lists, sets and frozen
 may hold one), anything else its `str()`. `loads` also reads the bare `NaN` tokens histories written before this
 contract hold. Which strings become floats again is the reader's business (harness.store.stored): only in the measured
 parts of a record, so a table cell that says "NaN" stays text.
+
+Messages between the processes of one run (worker -> judge, judge -> runner) go through `message`: the same
+conversions, but non-finite floats stay Python's NaN / Infinity tokens, since their only reader is this harness's
+`json.loads` and the judge's checks on arrival name a non-finite figure as such.
 """
 from __future__ import annotations
 
@@ -47,6 +51,22 @@ def strict(obj: Any) -> Any:
 def dumps(obj: Any, indent: int | None = None) -> str:
     """RFC JSON text of obj (non-ASCII kept as is: case descriptions may be Chinese)."""
     return json.dumps(strict(obj), allow_nan=False, ensure_ascii=False, indent=indent)
+
+
+def plain(obj: Any) -> Any:
+    """json.dumps's `default` for messages: numpy values as numbers and lists, sets as sorted lists, anything else
+    its str()."""
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=str)
+    for attr in ("tolist", "item"):
+        if hasattr(obj, attr):
+            return getattr(obj, attr)()
+    return str(obj)
+
+
+def message(obj: Any) -> bytes:
+    """A message between the processes of one run, as the bytes sent (see the module docstring)."""
+    return json.dumps(obj, default=plain).encode()
 
 
 def loads(text: str | bytes) -> Any:

@@ -1,5 +1,5 @@
 """Officially decidable rows: a generated precision row is kept only when Netlib's float32 forward error bound
-16 * 2^-24 * G stays under what the seed's gate tolerates (`criteria.bound_ratio` < 1), so that any correct float32
+16 * 2^-24 * G stays under what the seed's gate tolerates (`diagnosis.bound_ratio` < 1), so that any correct float32
 implementation passes it under the official gate, whatever its summation order; otherwise the generator
 replaces it by the first of its operator's `variants` (same shape, scalar classes and coverage tags, inputs chosen
 so the result is well-conditioned) that is.
@@ -16,8 +16,8 @@ from types import ModuleType
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from harness.judge import criteria
-from harness import ops
+from harness.judge import diagnosis
+from harness.model import operators as ops
 from harness.tables.cases import CellReader, Row
 
 #: Rows above this many FLOPs are measured on a block of their output (see sample_args).
@@ -33,7 +33,7 @@ def args_of(op: str, row: dict[str, str]):
 
 
 def ratio(op: str, row: dict[str, str], sample: Callable | None = None) -> float:
-    """`criteria.bound_ratio` of a SUCCESS row on its real inputs (0 for a row without a golden to match)."""
+    """`diagnosis.bound_ratio` of a SUCCESS row on its real inputs (0 for a row without a golden to match)."""
     spec = ops.get(op)
     args = args_of(op, row)
     if spec.flops(args) > MEASURE_FLOPS and sample is not None:
@@ -52,7 +52,7 @@ def ratio(op: str, row: dict[str, str], sample: Callable | None = None) -> float
     finite_inputs = all(np.isfinite(b.host).all() for b in bufs.values())  # unpoisoned: fills only
     if finite_inputs and not np.isfinite(scale).all():
         return float("inf")  # magnitudes of finite inputs overflowed: float32 terms overflow, order decides
-    return criteria.bound_ratio(expected[mask], scale, gate, **options)
+    return diagnosis.bound_ratio(expected[mask], scale, gate, **options)
 
 
 def single_threaded() -> threadpool_limits:
