@@ -323,8 +323,9 @@ __aicore__ inline float SourceAt(__ubuf__ float* ubS, __ubuf__ float* ubM, const
 }
 
 /* The piece's source block GM -> UB by the DMA (MTE2): S as X's columns y0.., M as its columns x0.. (A's mirrored
- * elements, read as the stored ones they equal). Both are plain column copies of the stored data; the mirror's
- * transposition is the SIMT build's UB index (SourceAt). */
+ * elements, read as the stored ones they equal). Both are plain column copies (in a block across A's diagonal a
+ * column also holds unstored elements, which SourceAt never picks); the mirror's transposition is the SIMT build's
+ * UB index (SourceAt). */
 __aicore__ inline void LoadSource(GM_ADDR a, GM_ADDR b, const CsymmPrepareTilingData& t, const SourceBlock& s)
 {
     __gm__ float* x = s.fromA != 0 ? Floats(a) : Floats(b);
