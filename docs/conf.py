@@ -1,6 +1,6 @@
 """Sphinx configuration of the documentation site: Markdown pages (MyST), the command reference generated from
 the argparse parser (sphinx-argparse, harness.cli.build_parser), the furo theme. Built with warnings as errors by
-tests/test_docs.py (python3 -m sphinx -W --keep-going -b html docs docs/_build/html)."""
+tests/docs/test_docs.py (python3 -m sphinx -W --keep-going -b html docs docs/_build/html)."""
 import sys
 from pathlib import Path
 

@@ -58,7 +58,7 @@ class Grouped:
     """A parser whose add_argument puts each option into the argument group its name is listed under, so
     `--help` and the generated reference show options by purpose while the add_argument calls (and the shared
     add_*_option helpers) stay as they are. An option no group lists lands in argparse's plain "options" group
-    (tests/test_docs.py fails on that: list it). Everything else is the parser's own."""
+    (tests/docs/test_docs.py fails on that: list it). Everything else is the parser's own."""
 
     def __init__(self, parser: argparse.ArgumentParser, groups: dict[str, tuple[str, ...]]):
         self._parser = parser

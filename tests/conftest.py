@@ -1,7 +1,11 @@
 """Fixtures shared by the project's tests, and the `slow` marker's rules (see tests/README.md):
 
-* a bare `pytest` (the testpaths, no paths named) skips the tests marked slow, for a quick local run; `--slow`
-  runs them too (CI does, through .ci/run), and so does naming a file, a directory or a test;
+* the tests mirror the source: unit tests in `tests/<room>/`, the suites that run the whole harness in folders of
+  their own (SLOW_SUITES), helpers in `tests/helpers/` (on the path, so `from tables import ...` works from every
+  folder), native sources in `tests/native/`;
+* a bare `pytest` (the testpaths, no paths named) skips the tests marked slow and every test of SLOW_SUITES, for a
+  quick local run; `--slow` runs them too (CI does, through .ci/run), and so does naming a file, a directory or a
+  test;
 * slow tests are scheduled first, so that under xdist no worker ends the run alone on a long test, and the table
   generations they start fill the on-disk table cache (harness.tables.cache) before other tests wait on it.
 """
@@ -10,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +23,16 @@ from harness.model.abi import Status
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin
 
-ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+#: The helpers, and every test folder: a few tests reuse another folder's module-level helpers (test_hostile's
+#: `harness`, test_compare's and test_reports' run records), imported by module name as in one flat folder, whichever
+#: files a run collects. Test file names stay unique across folders (pytest's rootdir import mode requires it).
+sys.path[:0] = [str(TESTS / "helpers"), *(str(d) for d in sorted(TESTS.iterdir()) if any(d.glob("test_*.py")))]
+#: The suites that run the whole harness (command lines end to end, hostile operators, servers and clusters, the
+#: documentation's commands, fuzzing): each test starts workers or processes, minutes of CPU together. A bare pytest
+#: leaves them to --slow like the tests marked slow; the unit tests of the rooms stay its quick loop.
+SLOW_SUITES = ("e2e", "isolation", "scale", "docs", "fuzz")
 
 #: Plugins of the machine's Python that the project does not use. The suite starts pytest inside pytest (the plugin's
 #: tests: about fifty processes with their xdist workers) and, where these are installed, each of those processes
@@ -29,7 +43,7 @@ os.environ["PYTEST_ADDOPTS"] = " ".join([_ADDOPTS, *(f"-p no:{name}" for name in
                                                      if f"no:{name}" not in _ADDOPTS)]).strip()
 
 #: The judge's golden cache (harness.judge.golden_cache) off for the suite: tests count the goldens a run computes,
-#: and an entry left by an earlier test would turn them into hits. tests/test_golden_cache.py turns it on in a
+#: and an entry left by an earlier test would turn them into hits. tests/judge/test_golden_cache.py turns it on in a
 #: temporary directory.
 os.environ.setdefault("HARNESS_GOLDEN_CACHE", "0")
 
@@ -41,10 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own grouping by fixture scope, which would undo the order
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent.name in SLOW_SUITES and item.path.parent.parent == TESTS:
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow first, else as collected
     if config.getoption("--slow") or config.args_source != pytest.Config.ArgsSource.TESTPATHS:
         return
-    skip = pytest.mark.skip(reason="slow: a bare pytest skips it; run with --slow (as CI does) or name its file")
+    skip = pytest.mark.skip(reason="slow: a bare pytest skips it; run with --slow (as CI does) or name its file "
+                            "or folder")
     for item in items:
         if item.get_closest_marker("slow"):
             item.add_marker(skip)

@@ -40,7 +40,7 @@ from harness.model.meta import new_settings
 
 
 #: `harness run --help` by purpose: group title -> the option names (or the positional's name) it holds. A new
-#: option goes under one of these titles (or a new one); tests/test_docs.py fails on an option listed nowhere.
+#: option goes under one of these titles (or a new one); tests/docs/test_docs.py fails on an option listed nowhere.
 OPTION_GROUPS: dict[str, tuple[str, ...]] = {
     "tables and selection": ("csv", "-k", "--shard", "--operator", "--lenient"),
     "backend and device": ("--backend", "--device", "--operator-lib", "--operator-rev", "--operator-src", "--hardware",

@@ -2,7 +2,7 @@
 its package (`harness/ops/<op>/generate.py`); this module finds them through the operator registry.
 
 A table is a pure function of (operator, seed): the same seed gives the same bytes on every run and platform, which
-`tests/test_generate.py` proves against the committed files.
+`tests/generate/test_generate.py` proves against the committed files.
 """
 from __future__ import annotations
 

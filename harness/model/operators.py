@@ -3,7 +3,7 @@
 A package `harness/ops/<op>/` holds everything the harness knows about one operator: its table columns and reader,
 buffer plan, golden (through `golden/`), C signature, the call on each backend API, FLOP count, and in submodules its
 table generator (`generate`) and coverage categories (`coverage`). Adding an operator means adding its package and one
-line to `_PACKAGES`; no other module of `harness/` names an operator (tests/test_op_packages.py enforces it).
+line to `_PACKAGES`; no other module of `harness/` names an operator (tests/shape/test_op_packages.py enforces it).
 What operators of one family do alike lives once in a family module beside the packages (`symm_family`,
 `gemm_family`: the call shape, baseline key, FLOP count, shared checks and coverage columns), which names no
 operator either; a package re-exports from it what is part of its interface.

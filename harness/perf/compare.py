@@ -232,7 +232,7 @@ RANK_MIN_ROUNDS = 5
 #: sigma = 1.4826 MAD): the floor of the round-to-round spread few_rounds_test assumes, whatever the rounds show.
 P10_SE_MADS = 2.5
 #: few_rounds_test's interval is at 1 - alpha / FEW_ROUNDS_STRICTNESS (99 % for the default alpha): the spread of 3
-#: rounds is itself a guess. Chosen on synthetic runs (tests/test_compare_few_rounds.py: rounds 2 % apart, run
+#: rounds is itself a guess. Chosen on synthetic runs (tests/perf/test_compare_few_rounds.py: rounds 2 % apart, run
 #: levels 1 % apart, 250 unchanged row pairs): 2 false verdicts at 95 %, none at 99 %, and a 10 % slowdown near idle
 #: still caught on 100 of 100 rows (a 5 % one on 42). On the twin (benchmarks/compare_calibration.py, 7 runs of the
 #: ten smallest csymm perf rows at load 12-63 on 2 CPUs): no REGRESSION over 210 unchanged row comparisons; at load

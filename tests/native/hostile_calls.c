@@ -1,6 +1,6 @@
 /*
- * A hostile `--operator-lib` aimed at the calls the judge does not check (tests/test_calls_judged.py, issue 37
- * class 1): toy_ops.c's correct aclblasCsymm on its first call (the checked one), then, on rows whose m picks one:
+ * A hostile `--operator-lib` aimed at the calls the judge does not check (tests/isolation/test_calls_judged.py,
+ * issue 37 class 1): toy_ops.c's correct aclblasCsymm on its first call (the checked one), then, on rows whose m picks one:
  *   m = 221 every later call returns ACLBLAS_STATUS_EXECUTION_FAILED at once (C is right from the checked call)
  *   m = 222 call 2 (the first warm-up call) writes garbage into C, call 3 puts C back
  *   m = 223 call 2 writes into C's ld padding (the row has ldc > m), call 3 puts it back

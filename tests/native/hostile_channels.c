@@ -1,6 +1,6 @@
 /*
  * A hostile `--operator-lib` for the harness's own tests: toy_ops.c's correct csymm that, on rows whose m picks an
- * attack, goes for the channels its worker's results travel to the judge by (tests/test_channels.py):
+ * attack, goes for the channels its worker's results travel to the judge by (tests/isolation/test_channels.py):
  *   m = 301 a FIFO in the worker's fault-note directory, then abort()
  *   m = 302 a symlink there to /proc/self/environ (the reader's own environment), then abort()
  *   m = 311 a symlink there to $HOSTILE_SECRET_FILE (a file only root may read), then abort()

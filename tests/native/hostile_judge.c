@@ -1,6 +1,6 @@
 /*
- * A hostile `--operator-lib` aimed at the judge (tests/test_judge_apart.py): toy_ops.c's correct aclblasCsymm,
- * plus, on rows whose m picks one, an attack on the verdict rather than on the process:
+ * A hostile `--operator-lib` aimed at the judge (tests/isolation/test_judge_apart.py): toy_ops.c's correct
+ * aclblasCsymm, plus, on rows whose m picks one, an attack on the verdict rather than on the process:
  *   m = 201 leave the rounding mode at FE_UPWARD        m = 211 write a forged row into every results.jsonl
  *   m = 202 unmask FE_INVALID|FE_DIVBYZERO|FE_OVERFLOW           it can find through /proc/<pid>/fd
  *   m = 203 set DAZ/FTZ in MXCSR                        m = 212 write 16 MiB and a forged summary to stdout

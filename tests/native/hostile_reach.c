@@ -1,5 +1,5 @@
 /*
- * A hostile `--operator-lib` aimed at what lies outside the worker (tests/test_reach.py): toy_ops.c's correct
+ * A hostile `--operator-lib` aimed at what lies outside the worker (tests/isolation/test_reach.py): toy_ops.c's correct
  * aclblasCsymm, plus, on rows whose m picks one, an attempt to reach the harness's files or the machine:
  *   m = 301 chmod 0 every path listed (colon-separated) in HOSTILE_PATHS: the table, the history database
  *   m = 302 open the file in HOSTILE_LOCK read-only and take a POSIX read lock over the whole of it and of its

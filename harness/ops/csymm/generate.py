@@ -161,7 +161,7 @@ RECTS = ((1, 7), (7, 1), (2, 64), (64, 2), (3, 100), (100, 3), (8, 200), (200, 8
          (14, 70), (127, 257), (257, 127), (24, 40), (40, 24))
 SHAPES = tuple((d, d) for d in SQUARES) + RECTS
 SMALL = tuple((m, n) for m, n in SHAPES if max(m, n) <= 65)
-#: The few large precision rows (<= 3 touch 2048; the FLOP budget is asserted by tests/test_generate.py).
+#: The few large precision rows (<= 3 touch 2048; the FLOP budget is asserted by tests/generate/test_generate.py).
 LARGE = ((512, 512, 0), (512, 512, 1), (512, 512, 2), (512, 512, 3), (1024, 1024, 0), (1024, 1024, 1),
          (1024, 1024, 2), (1024, 1024, 3), (1023, 1025, 1), (1025, 1023, 2), (1024, 96, 0), (96, 1024, 3),
          (2048, 2048, 1), (2048, 256, 0), (256, 2048, 3))

@@ -178,7 +178,7 @@ SMALL = tuple(s for s in SHAPES if max(s) <= 65)
 TILE_MN = ((127, 127), (128, 128), (129, 129), (255, 256), (256, 257), (257, 255), (128, 257), (257, 128),
            (129, 255), (255, 129), (384, 130), (130, 385))
 TILE_K = (255, 256, 257, 511, 512, 513)
-#: The few large precision rows (<= 3 touch 2048; budget asserted by tests/test_generate.py).
+#: The few large precision rows (<= 3 touch 2048; budget asserted by tests/generate/test_generate.py).
 LARGE = ((1024, 1024, 1024, 1, 0), (1024, 1024, 1024, 1, 4), (1024, 1024, 1024, 1, 8), (1000, 1030, 520, 2, 1),
          (513, 1025, 257, 2, 3), (2048, 2048, 1024, 1, 0), (2048, 256, 512, 1, 5), (256, 2048, 2048, 1, 7))
 

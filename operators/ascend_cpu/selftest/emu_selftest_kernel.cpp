@@ -2,7 +2,7 @@
  * Small kernels that prove the concurrent emulator's cross-core checks (emu/emu_launch.h) and one core's pipe hand-off
  * checks on UB (emu/emu_core.h Touch) bite and stay quiet:
  * each scenario is a correct kernel or the same kernel with one synchronisation bug, run by
- * aclblasAscendCpuSelfTest(name) and judged by the fault it reports (tests/test_ascend_cpu_concurrency.py).
+ * aclblasAscendCpuSelfTest(name) and judged by the fault it reports (tests/backends/test_ascend_cpu_concurrency.py).
  * The operators' own kernels are the sample rows; these isolate one rule each, on a few bytes of GM.
  */
 #include <cstdint>

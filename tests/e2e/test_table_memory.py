@@ -1,0 +1,36 @@
+"""pytest over a whole table: collecting its 1200 rows and running some costs a few tens of MB (measured: 88 MB peak
+for the 49 TC_L0 rows of cases/csymm_test.csv). The 1.5 GB peaks seen over a whole table are its largest rows' own
+buffers (TC_PF_0004, 4096^2 complex64: 1.56 GB in `pytest -k TC_PF_0004`, 1.66 GB in `harness run -k TC_PF_0004`,
+its record's harness_peak_bytes 1.56 GB), not the plugin or the table reader holding on to anything."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Far above what the rows need and far below the 1.5 GB a leak through the items would show. Measured here: 151 MB
+#: (pytest) and 90-122 MB (its children, a fresh twin build included); one loaded CI replica saw 408 MB for a child
+#: it did not name, so the limit leaves room for that and still fails on the leak it is for.
+PEAK_LIMIT_MB = 600
+
+MEASURE = """
+import resource, sys, pytest
+code = pytest.main(sys.argv[1:])
+peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+print(f"PEAK_KB {peak}")
+sys.exit(code)
+"""
+
+
+def test_pytest_over_a_whole_table_stays_small(tmp_path):
+    """Every row collected, a few small ones run (each in its forked worker, whose peak counts too)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", MEASURE, str(ROOT / "cases" / "csymm_test.csv"), "-k",
+                           "TC_L0_000", "-q", "-p", "no:cacheprovider", "-p", "xdist", "-n", "0"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "9 passed, 1191 deselected" in done.stdout
+    peak_mb = int(done.stdout.split("PEAK_KB ")[1].split()[0]) / 1024
+    assert peak_mb < PEAK_LIMIT_MB, f"peak RSS {peak_mb:.0f} MB"
