@@ -3,7 +3,7 @@ bubblewrap parents), sampled from /proc every 50 ms: the sum of RSS (pages share
 row's shared memory or a forked judge's untouched heap, counted once per process) and of PSS (each shared page
 split between its sharers: what the tree holds), per role, at the moment of each peak.
 
-Usage: python3 benchmarks/tree_memory.py [--interval S] [--json PATH] -- COMMAND...
+Usage: python3 benchmarks/tree_memory.py [--interval S] [--json PATH] -- COMMAND...   (PATH: rewritten every 10 s)
 """
 from __future__ import annotations
 
@@ -76,9 +76,10 @@ def sample(root: int, root_cmd: bytes) -> dict[str, list[int]]:
     return out
 
 
-def watch(command: list[str], interval: float = 0.05) -> dict:
-    """Run `command`, sampling its tree until it exits; the peaks and what each role held at them."""
-    start = time.monotonic()
+def watch(command: list[str], interval: float = 0.05, out: str | None = None) -> dict:
+    """Run `command`, sampling its tree until it exits; the peaks and what each role held at them, written to `out`
+    every 10 s as well (a run stopped midway keeps its peaks so far)."""
+    start = written = time.monotonic()
     proc = subprocess.Popen(command)
     root_cmd = b""
     peak = {"rss": (0, {}), "pss": (0, {})}
@@ -95,8 +96,15 @@ def watch(command: list[str], interval: float = 0.05) -> dict:
             total = sum(v[i] for v in now.values())
             if total > peak[key][0]:
                 peak[key] = (total, {r: dict(rss=v[0], pss=v[1], n=v[2]) for r, v in now.items()})
+        if out and time.monotonic() - written > 10:
+            written = time.monotonic()
+            Path(out).write_text(json.dumps(_result(command, proc.returncode, start, samples, peak), indent=1))
         time.sleep(interval)
-    return {"command": command, "rc": proc.returncode, "wall_s": round(time.monotonic() - start, 1),
+    return _result(command, proc.returncode, start, samples, peak)
+
+
+def _result(command: list[str], rc: int | None, start: float, samples: int, peak: dict) -> dict:
+    return {"command": command, "rc": rc, "wall_s": round(time.monotonic() - start, 1),
             "samples": samples, "peak_rss_bytes": peak["rss"][0], "at_peak_rss": peak["rss"][1],
             "peak_pss_bytes": peak["pss"][0], "at_peak_pss": peak["pss"][1]}
 
@@ -110,7 +118,7 @@ def main() -> int:
             interval = float(value)
         elif flag == "--json":
             out = value
-    result = watch(args[1:], interval)
+    result = watch(args[1:], interval, out)
     mib = 2 ** 20
     print(f"wall {result['wall_s']} s, rc {result['rc']}, {result['samples']} samples; peak RSS (sum) "
           f"{result['peak_rss_bytes'] / mib:.0f} MiB, peak PSS (sum) {result['peak_pss_bytes'] / mib:.0f} MiB",

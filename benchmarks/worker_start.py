@@ -81,10 +81,16 @@ def whole(n: int, timed: bool) -> None:
           f"(median of {n}; min ready {min(readies) * 1e3:.0f} ms)")
 
 
-if __name__ == "__main__":
+def main() -> int:
+    """Usage: worker_start.py [COUNT]: the steps of a worker's start, then whole starts untimed and timed."""
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     steps(count)
     whole(count, timed=False)
     whole(count, timed=True)
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -125,6 +125,33 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     "fixpipe-unit-flag-off": ((
         (_CUBE_GEMM, "te::FixpipeParams{FINAL_ACCUMULATION}", "te::FixpipeParams{0}"),
     ), "Fixpipe L0C->GM with unitFlag 0 reads L0C block"),
+    # Csymm's panel build reads the source block the DMA is still loading: no MTE2 -> V hand-off between the
+    # DataCopyPad GM -> UB of A's / B's block and the SIMT build that reads it.
+    "source-no-wait": ((
+        (_CSYMM_KERNEL, "                AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(CS_EV_SRC);\n"
+                        "                AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(CS_EV_SRC);\n", ""),
+    ), "without signalling it first (no SetFlag<MTE2_V>"),
+    # The source block read as if DataCopyPad packed its columns: each column is a block padded to 32 bytes in UB
+    # (asc-devkit DataCopyPad), so a column of a complex count that is not a multiple of 4 shifts every later one
+    # and the build reads pad bytes and other columns' elements (the run's UB and A's unstored triangle hold NaN).
+    "source-unpadded": ((
+        (_CSYMM_KERNEL, "    s.pitchS = arch35::RoundUp(2 * s.nx * sizeof(float), 32) / sizeof(float);",
+         "    s.pitchS = 2 * s.nx;"),
+        (_CSYMM_KERNEL, "    s.pitchM = arch35::RoundUp(2 * s.ny * sizeof(float), 32) / sizeof(float);",
+         "    s.pitchM = 2 * s.ny;"),
+    ), "holds NaN"),
+    # A's block read from its stored columns only: the elements of the other triangle come from memory the operator
+    # must not read as A (the mirror, loaded as the stored columns it equals, is skipped); the harness fills that
+    # triangle with NaN, which reaches the cube.
+    "source-no-mirror": ((
+        (_CSYMM_KERNEL, "    if (s.fromA == 0 || StoredA(uplo, x, y)) {", "    if (true) {"),
+        (_CSYMM_KERNEL, "    s.loadS = s.fromA == 0 || StoredA(", "    s.loadS = 1 || StoredA("),
+    ), "holds NaN"),
+    # A DataCopyPad past its documented blockCount range (0..4095): the source load's column count with bit 12 set.
+    "pad-block-count": ((
+        (_CSYMM_KERNEL, "    const AscendC::DataCopyExtParams copy{static_cast<uint16_t>(blocks),",
+         "    const AscendC::DataCopyExtParams copy{static_cast<uint16_t>(blocks | 4096),"),
+    ), "DataCopyPad takes blockCount 0..4095"),
     # The fused Sgemm epilogue's vector cores no longer wait for the cube's tile: they read a workspace slot the
     # cube core is writing (a missing cross-core barrier).
     "fused-no-wait": ((
@@ -160,12 +187,19 @@ NEGATIVE_CONTROLS: dict[str, tuple[tuple[Patch, ...], str]] = {
     # The first design's order: all of K for the real parts (Ar*Br) into L0C, then all of K for the imaginary parts
     # (Ai*(-Bi)), the real part as the difference of two finished sums (issue 13, point 1): the engine's real K
     # positions grouped by part instead of interleaved per element. The vector cores build both panels with the same
-    # order, so the product stays correct and only its accumulation order (its precision) changes.
+    # order, so the product stays correct and only its accumulation order (its precision) changes. Split HF32's
+    # chunks of real K are made 64 deep (144 -> 192 KiB of an L1 half) so that no panel piece spans the K position
+    # k where the grouped order wraps (the piece's source block is a contiguous range of elements).
     "old-plane-order": ((
         (_CSYMM_KERNEL, "{ return k == 0 ? 0 : q / 2; }", "{ return k == 0 ? 0 : q % k; }"),
         (_CSYMM_KERNEL, "{ return k == 0 ? 0 : q % 2; }", "{ return k == 0 ? 0 : q / k; }"),
+        (_CSYMM_HOST, "constexpr uint32_t kSplitChunkK = 48;", "constexpr uint32_t kSplitChunkK = 64;"),
     ), "matched"),
 }
+
+#: The emulator's instruction kinds in the order aclblasAscendCpuGetInstrCounts writes them (emu_core.h Instr).
+INSTR_KINDS = ("simt_calls", "simt_threads", "gm_to_l1", "gm_to_l1_bytes", "ub_to_l1", "ub_to_l1_bytes", "l1_to_l0",
+               "l1_to_l0_bytes", "mmads", "fixpipes", "data_copy_pads", "data_copy_pad_bytes")
 
 #: Emulated AI cube cores (vector cores: twice as many); the 950PR's real count is read on the device.
 DEFAULT_CUBE_CORES = 36
@@ -184,6 +218,7 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuDeviceInfoQueries.restype = ctypes.c_uint64
         u64 = ctypes.POINTER(ctypes.c_uint64)
         self.lib.aclblasAscendCpuGetStats.argtypes = [u64, u64, u64, u64]
+        self.lib.aclblasAscendCpuGetInstrCounts.argtypes = [u64, ctypes.c_uint32]
         self.lib.aclblasAscendCpuSelfTest.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
 
     def _describe(self) -> dict[str, Any]:
@@ -214,6 +249,13 @@ class AscendCpuBackend(CpuBackend):
         values = [ctypes.c_uint64(0) for _ in range(4)]
         self.lib.aclblasAscendCpuGetStats(*(ctypes.byref(v) for v in values))
         return dict(zip(("launches", "blocks", "cube_macs", "cube_gm_bytes"), (v.value for v in values)))
+
+    def instr_counts(self) -> dict[str, int]:
+        """The emulator's instruction counts since the last reset_stats() (INSTR_KINDS: calls and bytes of each
+        copy kind, SIMT calls and threads, Mmads, Fixpipes), for benchmarks/panel_counts.py."""
+        values = (ctypes.c_uint64 * len(INSTR_KINDS))()
+        self.lib.aclblasAscendCpuGetInstrCounts(values, len(INSTR_KINDS))
+        return dict(zip(INSTR_KINDS, values))
 
     def self_test(self, scenario: str) -> str:
         """Runs one of the emulator's cross-core self-test kernels (`operators/ascend_cpu/selftest/`): "" when its

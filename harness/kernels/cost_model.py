@@ -212,6 +212,9 @@ def csymm_precision(m: int, n: int, left: bool) -> str:
 
 #: Real K per L1 chunk in the built kernel (csymm_host.cpp kRealChunkK / kSplitChunkK).
 CSYMM_CHUNK_K = {"fp32": 128, "hf32x3": 48}
+#: Panel pairs the vector cores build per K chunk (csymm_kernel.cpp Pairs): split HF32's three products share (L, R)
+#: and (lo L, lo R), each panel built once (three pairs, one per product, before issue 38).
+CSYMM_PANEL_PAIRS = {"fp32": 1, "hf32": 1, "hf32x3": 2}
 VECTOR_LANES = 64
 L0_LOAD_BYTES_PER_CYCLE = 256
 FIXPIPE_BYTES_PER_CYCLE = 128
@@ -241,6 +244,7 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
     k = m if left else n
     precision = precision or csymm_precision(m, n, left)
     terms = PRECISIONS[precision][1]
+    pairs = CSYMM_PANEL_PAIRS[precision]
     rate = macs_per_cycle(PRECISIONS[precision][0], hf32_rate)
     chunk = CSYMM_CHUNK_K[precision]
     real_k = 2 * k
@@ -256,9 +260,9 @@ def csymm_cube_path_cycles(m: int, n: int, left: bool, cube_cores: int, vector_c
         for rows, cols, _ in tiles[core::used]:
             rows, cols = _up(rows, FRACTAL), _up(cols, FRACTAL)
             if fill is None:
-                a, b = terms * rows * k_first, terms * k_first * cols
-                fill = (a + b) / (2 * VECTOR_LANES) + max(a, b) * 4 / L0_LOAD_BYTES_PER_CYCLE
-            build += terms * (rows + cols) * k_sum / (2 * VECTOR_LANES)
+                a, b = rows * k_first, k_first * cols
+                fill = pairs * (a + b) / (2 * VECTOR_LANES) + terms * max(a, b) * 4 / L0_LOAD_BYTES_PER_CYCLE
+            build += pairs * (rows + cols) * k_sum / (2 * VECTOR_LANES)
             load_a += terms * rows * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
             load_b += terms * cols * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
             mmad += terms * rows * cols * k_sum / rate
@@ -375,15 +379,15 @@ def sgemm_unique_gm_bytes(m: int, n: int, k: int, batches: int, beta_zero: bool,
 def sgemm_designs(m: int, n: int, k: int, batches: int, beta_zero: bool, fast: bool) -> list[Design]:
     """Before: memset, NaN scan, one gemm launch per batch (+ one combine per batch off the fast path), NaN fallback.
     Built (with disjoint C_i, as in every table row): every batch's tiles in one task grid (batch = task / tiles
-    per batch) plus the scan and fallback, 3 launches (no memset: the scan stores the call's epoch in the NaN flag,
-    common/arch35_nan_guard.h); on the general path that grid is the mixed launch whose vector
-    cores combine each tile into C (its tiles still pass through GM workspace slots)."""
+    per batch) after the NaN guard (the scan and, on NaN, the fallback in one launch), 2 launches (no memset: the
+    scan stores the call's epoch in the NaN flag, common/arch35_nan_guard.h); on the general path that grid is the
+    mixed launch whose vector cores combine each tile into C (its tiles still pass through GM workspace slots)."""
     tiles = sgemm_tiles(m, n, k)
     per_batch = 1 if fast else 2
     before = Design("one launch per batch", 3 + per_batch * batches, (tiles,) * batches,
                     sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), False, True)
     name = "batches folded into one task grid" if fast else "batches in one mixed launch, epilogue fused"
-    folded = Design(name, 3, (tiles * batches,), sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True,
+    folded = Design(name, 2, (tiles * batches,), sgemm_unique_gm_bytes(m, n, k, batches, beta_zero, not fast), True,
                     True)
     return [before, folded]
 

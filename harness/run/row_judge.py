@@ -409,8 +409,7 @@ class RowJudge:
     def on_timed(self, payload: Any, account: Account | None = None) -> None:
         """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
         judged again, unless they are the very bytes the checked call left and end_called judged; then the
-        figures are bounded by the judge's own clock and by `account`, the kernel's account of the worker over the
-        same interval (credibility)."""
+        figures are bounded by the judge's own clock and the kernel's `account` of the worker (credibility)."""
         from harness.run.sandbox import digest, sample_digest, timed_parts
 
         received = time.perf_counter()

@@ -29,7 +29,7 @@ import scipy
 from harness.model import operators as ops
 
 #: The directory holding the harness and golden packages: the sources an import is followed into.
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 _PACKAGES = ("harness", "golden")
 
 

@@ -288,9 +288,47 @@ def test_launches_per_csymm_call(cube):
         # one real GEMM, n x 2m x 2k; split HF32 (from a real K of 64) runs three products of it
         products = 3 if 2 * k >= cost_model.CSYMM_SPLIT_MIN_REAL_K else 1
         assert stats["cube_macs"] == products * 4 * case.args.m * case.args.n * k
-        # no GM workspace: the copies move C only (written once, read once when beta != 0); the panels reach L1
-        # from UB
-        assert stats["cube_gm_bytes"] == cost_model.csymm_copy_gm_bytes(case.args.m, case.args.n, beta_zero), case.id
+        # no GM workspace: besides the DMA loads of the panels' source blocks (GM -> UB, DataCopyPad), the copies
+        # move C only (written once, read once when beta != 0); the panels reach L1 from UB
+        a = case.args
+        c_bytes = cost_model.csymm_copy_gm_bytes(a.m, a.n, beta_zero)
+        source_bytes = cube.instr_counts()["data_copy_pad_bytes"] - (0 if beta_zero else c_bytes)
+        assert stats["cube_gm_bytes"] - source_bytes == c_bytes, case.id
+        # every stored element of A and every element of B is loaded at least once
+        assert source_bytes >= 8 * (k * (k + 1) // 2 + a.m * a.n), case.id
+
+
+def _panel_floats(m: int, n: int, left: bool, cores: int, precision: str) -> int:
+    """Floats of the panels the vector cores build for one call: per tile and K chunk, each panel pair (L, NZ rows x
+    chunk; R, ZN chunk x cols), whole fractals."""
+    pairs, chunk = cost_model.CSYMM_PANEL_PAIRS[precision], cost_model.CSYMM_CHUNK_K[precision]
+    up = cost_model._up
+    total = 0
+    for rows, cols, real_k in cost_model.csymm_tiles(m, n, left, cores):
+        for k0 in range(0, real_k, chunk):
+            k = up(min(chunk, real_k - k0), cost_model.K0)
+            total += pairs * (up(rows, cost_model.FRACTAL) * k + k * up(cols, cost_model.FRACTAL))
+    return total
+
+
+@pytest.mark.parametrize("side", ["LEFT", "RIGHT"])
+def test_split_hf32_builds_each_panel_once(cube, side):
+    # split HF32's three products (hi*hi, hi*lo, lo*hi) read two panel pairs, (L, R) and (lo L, lo R): the vector
+    # cores copy 4 panels per K chunk UB -> L1, not 6 (one pair per product before issue 38: 1.5x these bytes)
+    case = _first_row("csymm_test.csv", lambda c: c.name.startswith("TC_L0_") and c.expected_status ==
+                      abi.Status.SUCCESS and c.args.alpha != 0 and c.args.side == getattr(abi, f"SIDE_{side}")
+                      and 2 * (c.args.m if c.args.side == abi.SIDE_LEFT else c.args.n) >=
+                      cost_model.CSYMM_SPLIT_MIN_REAL_K and min(c.args.m, c.args.n) >= 16
+                      and "nan" not in c.description.lower() and "inf" not in c.description.lower())
+    cube.reset_stats()
+    assert run_case(case, cube)["verdict"] == "PASS"
+    calls = cube.stats()["launches"]
+    a = case.args
+    expected = _panel_floats(a.m, a.n, a.side == abi.SIDE_LEFT, ascend_cpu.DEFAULT_CUBE_CORES, "hf32x3")
+    assert cube.instr_counts()["ub_to_l1_bytes"] == calls * 4 * expected, case.id
+    # the cube still runs three products per K step: 3 L1 -> L0 copy pairs per Mmad triple
+    counts = cube.instr_counts()
+    assert counts["l1_to_l0"] == 2 * counts["mmads"]
 
 
 def test_the_host_takes_the_path_the_cost_model_chooses(device):
@@ -331,7 +369,8 @@ def test_sgemm_fast_path_folds_every_batch_into_one_launch(device, broadcast):
     device.reset_stats()
     record = run_case(case, device)
     assert record["verdict"] == "PASS", record["reason"]
-    assert device.stats()["launches"] == 3, case.id  # NaN scan, the one gemm, NaN fallback
+    # the NaN guard (scan, SyncAll, fallback on NaN) and the one gemm; 3 before issue 38 (the fallback its own launch)
+    assert device.stats()["launches"] == 2, case.id
 
 
 def _sgemm_general(c) -> bool:
@@ -348,8 +387,31 @@ def test_sgemm_general_path_fuses_every_batch_into_one_mixed_launch(device):
     record = run_case(case, device)
     assert record["verdict"] == "PASS", record["reason"]
     stats = device.stats()
-    assert stats["launches"] == 3, case.id  # NaN scan, the fused kernel, NaN fallback
+    assert stats["launches"] == 2, case.id  # the NaN guard and the fused kernel (3 before issue 38)
     assert stats["cube_macs"] == case.args.batch * case.args.m * case.args.n * case.args.k
+
+
+def test_sgemm_nan_row_is_two_launches_with_the_fallback_in_the_guard(device):
+    # the fallback folded into the NaN guard's launch: the scan's SyncAll, then the plain fp32 result; the gemm
+    # launch after it reads the flag and does no cube work
+    case = _nan_row("sgemm_strided_batched_test.csv")
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    stats = device.stats()
+    assert stats["launches"] == 2 and stats["cube_macs"] == 0, (case.id, stats)
+
+
+def test_sgemm_scale_only_path_is_one_launch_for_every_batch(device):
+    # alpha == 0 (or k == 0) with several disjoint C_i: C_i = beta * C_i for every batch in one vector launch (one
+    # launch per batch before issue 38)
+    case = _first_row("sgemm_strided_batched_test.csv", lambda c: c.expected_status == abi.Status.SUCCESS
+                      and c.args.batch > 1 and min(c.args.m, c.args.n) > 0 and (c.args.alpha == 0 or c.args.k == 0)
+                      and abs(c.args.stride_c) >= (c.args.n - 1) * c.args.ldc + c.args.m)
+    device.reset_stats()
+    record = run_case(case, device)
+    assert record["verdict"] == "PASS", record["reason"]
+    assert device.stats()["launches"] == 1, case.id
 
 
 @pytest.mark.slow  # each builds a kernel variant: ~30 s on the loaded 2-core machine
@@ -382,6 +444,35 @@ def test_on_chip_csymm_without_its_cross_core_flags_fails(control):
         backend.close()
     assert record["verdict"] == "FAIL" and "EXECUTION_FAILED" in record["reason"], record["reason"]
     assert expected in record["reason"] and "csymm_fused" in record["reason"], record["reason"]
+
+
+def _odd_cube_row(c) -> bool:
+    """A row whose panels' source blocks have column lengths that are not 32-byte multiples (odd dimensions)."""
+    a = c.args
+    return (c.name.startswith("TC_L0_") and c.expected_status == abi.Status.SUCCESS and a.alpha != 0
+            and (a.m % 4 != 0 or a.n % 4 != 0) and min(a.m, a.n) >= 17 and a.m * a.n <= 128 * 128
+            and "nan" not in c.description.lower() and "inf" not in c.description.lower())
+
+
+def test_the_row_the_source_controls_use_passes(cube):
+    record = run_case(_first_row("csymm_test.csv", _odd_cube_row), cube)
+    assert record["verdict"] == "PASS", record["reason"]
+
+
+@pytest.mark.slow  # each builds a kernel variant
+@pytest.mark.parametrize("control", ["source-no-wait", "source-unpadded", "source-no-mirror", "pad-block-count"])
+def test_csymm_panel_sources_loaded_wrongly_fail(control):
+    # the panels' source blocks come GM -> UB by DataCopyPad (stored columns; A's other triangle as the stored
+    # columns it mirrors): a build that does not wait for the DMA, a UB layout without DataCopyPad's 32-byte block
+    # padding, reading A's unstored triangle, and a DataCopyPad past its documented blockCount range each fail; the
+    # same row passes as built (the test above)
+    patches, expected = ascend_cpu.NEGATIVE_CONTROLS[control]
+    backend = ascend_cpu.open(patches=patches + ascend_cpu.CSYMM_PATH["cube"])
+    try:
+        record = run_case(_first_row("csymm_test.csv", _odd_cube_row), backend)
+    finally:
+        backend.close()
+    assert record["verdict"] == "FAIL" and expected in record["reason"], record["reason"]
 
 
 def test_a_patch_that_does_not_apply_is_a_build_error():

@@ -137,7 +137,7 @@ def test_committed_rows_are_decided_by_the_gate():
     from harness.generate.coverage import read_rows
 
     for op in ("csymm", "sgemm_strided_batched"):
-        mod = __import__(f"harness.model.operators.{op}.generate", fromlist=["sample_args"])
+        mod = __import__(f"harness.ops.{op}.generate", fromlist=["sample_args"])
         _, rows = read_rows(ROOT / "cases" / f"{op}_test.csv")
         checked = [r for r in rows[:1000:37] if conditioning.needs_check(r)]
         assert checked and max(conditioning.ratio(op, r, mod.sample_args) for r in checked) < 1

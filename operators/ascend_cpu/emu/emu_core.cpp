@@ -89,7 +89,12 @@ void MergeStats(const LaunchStats& s)
     g_stats.blocks += s.blocks;
     g_stats.cubeMacs += s.cubeMacs;
     g_stats.gmBytes += s.gmBytes;
+    for (int i = 0; i < kInstrKinds; ++i) {
+        g_stats.instr[i] += s.instr[i];
+    }
 }
+
+void CountInstr(Instr i, uint64_t n) { t_stats->instr[i] += n; }
 
 LocalBuffer::~LocalBuffer()
 {

@@ -177,13 +177,23 @@ void RecordLaunchFault(const std::string& what);
 /* The first fault since the last call, cleared ("" when none): what a stream synchronisation reports. */
 std::string TakeFault();
 
+/* Instruction kinds the emulator counts, in the order aclblasAscendCpuGetInstrCounts writes them (the Python side's
+ * ascend_cpu.INSTR_KINDS): SIMT calls and the threads they start, each copy's calls and bytes, Mmads, Fixpipes. */
+enum Instr : int {
+    SIMT_CALLS, SIMT_THREADS, GM_TO_L1, GM_TO_L1_BYTES, UB_TO_L1, UB_TO_L1_BYTES, L1_TO_L0, L1_TO_L0_BYTES, MMADS,
+    FIXPIPES, DATA_COPY_PADS, DATA_COPY_PAD_BYTES, kInstrKinds
+};
+
 /* Launch counters for the cost model and tests: kernels launched and blocks run since the last reset. */
 struct LaunchStats {
     uint64_t launches = 0;
     uint64_t blocks = 0;
     uint64_t cubeMacs = 0;
     uint64_t gmBytes = 0;  // moved by tensor copies, Fixpipe and DataCopyPad (not by raw SIMT accesses)
+    uint64_t instr[kInstrKinds] = {};  // instruction counts (Instr), for benchmarks/panel_counts.py
 };
+/* Adds n to the calling core's count of instruction kind i. */
+void CountInstr(Instr i, uint64_t n = 1);
 /* The calling launch thread's counters (merged into the device's at its end), or the device's on the host. */
 LaunchStats& Stats();
 

@@ -150,6 +150,15 @@ void aclblasAscendCpuGetStats(uint64_t* launches, uint64_t* blocks, uint64_t* cu
     *gmBytes = s.gmBytes;
 }
 
+/* The first n instruction counts (ascend_cpu::Instr order) since the last reset. */
+void aclblasAscendCpuGetInstrCounts(uint64_t* out, uint32_t n)
+{
+    const ascend_cpu::LaunchStats& s = ascend_cpu::Stats();
+    for (uint32_t i = 0; i < n && i < ascend_cpu::kInstrKinds; ++i) {
+        out[i] = s.instr[i];
+    }
+}
+
 void aclblasAscendCpuResetStats() { ascend_cpu::Stats() = ascend_cpu::LaunchStats{}; }
 
 }  // extern "C"

@@ -401,6 +401,8 @@ inline void CheckGmCopy(const GlobalTensor<T>& gm, const DataCopyExtParams& p, u
     ascend_cpu::CheckGm(gm.Data(), reinterpret_cast<const uint8_t*>(gm.Data()) + span, what);
     ascend_cpu::GmAccess(gm.Data(), p.blockCount, p.blockLen, p.blockLen + gapBytes, write, what);
     ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(p.blockLen) * p.blockCount;
+    ascend_cpu::CountInstr(ascend_cpu::DATA_COPY_PADS);
+    ascend_cpu::CountInstr(ascend_cpu::DATA_COPY_PAD_BYTES, static_cast<uint64_t>(p.blockLen) * p.blockCount);
 }
 
 /* UB side: block i at i * (RoundUp(blockLen, 32) + 32 * gapBlocks); its span [first block, end of the last) is
@@ -428,6 +430,13 @@ inline void PadCopy(const GlobalTensor<T>& gm, const LocalTensor<T>& ub, const D
     const uint32_t gmGap = toGm ? p.dstStride : p.srcStride;
     const uint32_t ubGap = toGm ? p.srcStride : p.dstStride;
     ascend_cpu::RequireType(ascend_cpu::KernelType::AIV, what);
+    /* asc-devkit GMToUB非对齐数据搬运(DataCopyPad).md, parameter table: blockCount in [0, 4095] (uint16_t, so a larger
+     * count the kernel computes would wrap), blockLen in [0, 2097151] bytes and a multiple of sizeof(T). */
+    if (p.blockCount > 4095 || p.blockLen > 2097151 || p.blockLen % sizeof(T) != 0) {
+        ascend_cpu::Raise(std::string(what) + ": blockCount " + std::to_string(p.blockCount) + ", blockLen " +
+                          std::to_string(p.blockLen) + " bytes; DataCopyPad takes blockCount 0..4095 and blockLen "
+                          "0..2097151 bytes, a multiple of the element size (asc-devkit DataCopyPad parameters)");
+    }
     CheckGmCopy(gm, p, gmGap, toGm, what);
     CheckUbCopy(ub, p, ubGap, toGm ? ascend_cpu::Pipe::MTE3 : ascend_cpu::Pipe::MTE2, !toGm, what);
     const uint64_t pitch = UbPitch(p, ubGap);
@@ -485,6 +494,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     detail::UbAccess(src.Buffer(), src.Offset(), bytes, Pipe::MTE3, false, what);
     ascend_cpu::SharedAccess(Buf::L1, aic, dst.Offset(), dst.Offset() + bytes, Pipe::MTE3, true, what);
     std::memcpy(cube.mem[static_cast<int>(Buf::L1)].data() + dst.Offset(), src.Data(), bytes);
+    ascend_cpu::CountInstr(ascend_cpu::UB_TO_L1);
+    ascend_cpu::CountInstr(ascend_cpu::UB_TO_L1_BYTES, bytes);
     c.unpublished[static_cast<int>(Pipe::MTE3)] = c.seq[static_cast<int>(Pipe::MTE3)];
     c.unpublishedWhat[static_cast<int>(Pipe::MTE3)] = what;
 }
@@ -594,6 +605,7 @@ inline void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const 
     }
     c.unpublished[static_cast<int>(Pipe::FIX)] = c.seq[static_cast<int>(Pipe::FIX)];
     c.unpublishedWhat[static_cast<int>(Pipe::FIX)] = what;
+    ascend_cpu::CountInstr(ascend_cpu::FIXPIPES);
 }
 
 // ---- vector unit on UB (PIPE_V) ----------------------------------------------------------------------------------

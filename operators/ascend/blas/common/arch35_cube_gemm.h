@@ -92,11 +92,17 @@ __aicore__ inline auto L1PanelB(uint32_t base, uint32_t term, uint32_t rows, uin
                           te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<CUBE_FP32_C0>>(curK, cols));
 }
 
+/* The panel pair (L1PanelA / L1PanelB index) product `term` reads. One pair per product, unless `splitPanels`:
+ * split HF32's three products share two pairs, (L, R) and (lo L, lo R), so each panel is built once: hi*hi reads
+ * L and R, hi*lo L and lo R, lo*hi lo L and R. */
+__aicore__ inline uint32_t PairA(uint32_t term, bool splitPanels) { return splitPanels ? (term == 2 ? 1 : 0) : term; }
+__aicore__ inline uint32_t PairB(uint32_t term, bool splitPanels) { return splitPanels ? (term == 1 ? 1 : 0) : term; }
+
 /* The K chunk of `terms` products already in the L1 half at `l1Base`: walk it in CUBE_BASE_K steps through the
  * L0A/L0B halves and accumulate every product's step into L0C before the next step, so a sum of products (the
  * complex real part Lr*Rr - Li*Ri) is accumulated term by term, not as the difference of two finished sums. */
 __aicore__ inline void MmadChunk(uint32_t l1Base, uint32_t terms, uint32_t rows, uint32_t cols, uint32_t curK,
-                                 bool firstChunk, bool lastChunk, PingPong& pp)
+                                 bool firstChunk, bool lastChunk, PingPong& pp, bool splitPanels = false)
 {
     const uint32_t steps = CeilDiv(curK, CUBE_BASE_K);
     for (uint32_t s = 0; s < steps; ++s) {
@@ -111,9 +117,9 @@ __aicore__ inline void MmadChunk(uint32_t l1Base, uint32_t terms, uint32_t rows,
                                       te::MakeFrameLayout<te::ZNLayoutPtn, AscendC::Std::Int<CUBE_FP32_C0>>(curBaseK, cols));
             AscendC::WaitFlag<AscendC::HardEvent::M_MTE1>(buf);
             te::Copy(te::MakeCopy(te::CopyL12L0A{}), l0A,
-                     L1PanelA(l1Base, term, rows, cols, curK).Slice(te::MakeCoord(0, kOff), te::MakeShape(rows, curBaseK)));
+                     L1PanelA(l1Base, PairA(term, splitPanels), rows, cols, curK).Slice(te::MakeCoord(0, kOff), te::MakeShape(rows, curBaseK)));
             te::Copy(te::MakeCopy(te::CopyL12L0B{}), l0B,
-                     L1PanelB(l1Base, term, rows, cols, curK).Slice(te::MakeCoord(kOff, 0), te::MakeShape(curBaseK, cols)));
+                     L1PanelB(l1Base, PairB(term, splitPanels), rows, cols, curK).Slice(te::MakeCoord(kOff, 0), te::MakeShape(curBaseK, cols)));
             AscendC::SetFlag<AscendC::HardEvent::MTE1_M>(buf);
             AscendC::WaitFlag<AscendC::HardEvent::MTE1_M>(buf);
             const bool first = firstChunk && s == 0 && term == 0;

@@ -9,12 +9,12 @@
  *      handle's flag word on any NaN (SIMT stores, written through to GM: asc-devkit SIMT asc_dcci_single doc);
  *   3. the cube kernel reads the flag first (a scalar read after DataCacheCleanAndInvalid, asc-devkit
  *      DataCacheCleanAndInvalid.md) and does no cube work when it holds this call's epoch;
- *   4. a SIMT fallback kernel computes the same result in plain fp32 on the vector cores (IEEE NaN propagation)
+ *   4. a SIMT fallback computes the same result in plain fp32 on the vector cores (IEEE NaN propagation)
  *      when the flag holds the epoch, and returns at once otherwise.
  * A word left by an earlier call holds an older epoch (or 0), which reads as "no NaN": the flag needs no clearing
  * per call, so no aclrtMemsetAsync task precedes the kernels (Csymm is one launch). Csymm's scan and its readers
- * are in one launch, ordered by the SyncAll<false> between them (asc-devkit SyncAll.md); Sgemm's are separate
- * kernels on one stream, which run in order. Every writer stores the same value, so concurrent writes need no
+ * are in one launch, ordered by the SyncAll<false> between them (asc-devkit SyncAll.md); Sgemm's scan and fallback
+ * share its guard launch, ordered by SyncAll<true>, and its cube kernels follow on the stream, which runs in order. Every writer stores the same value, so concurrent writes need no
  * atomics. After 2^32 - 1 calls the epochs repeat: a word a NaN call left could then match a later call's epoch,
  * which only sends that call to the fallback (the same result in plain fp32, slower); NaN never reaches the cube,
  * since a scan that sees it always stores the current epoch.

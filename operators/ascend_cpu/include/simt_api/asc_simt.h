@@ -58,6 +58,8 @@ inline void asc_vf_call(dim3 block, Args... args)
                           " threads; a SIMT call takes 1.." + std::to_string(ascend_cpu::kMaxSimtThreads));
     }
     ascend_cpu::g_blockDim = block;
+    ascend_cpu::CountInstr(ascend_cpu::SIMT_CALLS);
+    ascend_cpu::CountInstr(ascend_cpu::SIMT_THREADS, block.x * block.y * block.z);
     for (uint32_t x = 0; x < block.x; ++x) {
         ascend_cpu::g_threadIdx = dim3{x, 0, 0};
         F(args...);

@@ -279,6 +279,7 @@ struct CopyAtom {
         detail::CheckGmSlice(dst, true, "Fixpipe L0C->GM");
         detail::CopyElements(dst, region);
         ascend_cpu::Stats().gmBytes += static_cast<uint64_t>(dst.shape.r) * dst.shape.c * sizeof(float);
+        ascend_cpu::CountInstr(ascend_cpu::FIXPIPES);
     }
 };
 
@@ -323,6 +324,9 @@ inline void Copy(const CopyAtom<Op>&, const Tensor<D>& dst, const Tensor<S>& src
     }
     ascend_cpu::Touch(Tensor<D>::BufOf(), dst.ptr.offset, dst.ptr.offset + dst.layout.Footprint(), pipe, true, what);
     detail::CopyElements(region, src);
+    ascend_cpu::CountInstr(gm2l1 ? ascend_cpu::GM_TO_L1 : ascend_cpu::L1_TO_L0);
+    ascend_cpu::CountInstr(gm2l1 ? ascend_cpu::GM_TO_L1_BYTES : ascend_cpu::L1_TO_L0_BYTES,
+                           static_cast<uint64_t>(src.shape.r) * src.shape.c * sizeof(float));
 }
 
 struct MmadOperation {};
@@ -434,6 +438,7 @@ inline void Mmad(const MmadAtom<Traits>& atom, const Tensor<Location::L0C>& c, c
     }
     detail::ApplyOverflowMode(cBase, rowsPadC, p.m, p.n, core.ctrlOverflow);
     ascend_cpu::Stats().cubeMacs += static_cast<uint64_t>(p.m) * p.n * p.k;
+    ascend_cpu::CountInstr(ascend_cpu::MMADS);
 }
 
 }  // namespace Te

@@ -4,9 +4,10 @@
  * Validation, quick returns, path choice, tiling and workspace size all come from blas_host (operators/host/
  * sgemm_strided_batched_host.h, the functions the CPU twin runs and the project tests). This file only adds what
  * needs the device: workspace from the handle, the plan narrowed into kernel arguments, and launches on the
- * handle's stream: with disjoint C_i one gemm launch for every batch on the fast path (FoldBatches) and one fused
- * mixed launch on the general path (FuseEpilogue: one batch's temp holds the cube cores' tile slots), otherwise
- * one batch after another with the same plan and the same workspace. It never synchronises.
+ * handle's stream: the NaN guard (scan and fallback in one launch), then with disjoint C_i one gemm launch for every
+ * batch on the fast path (FoldBatches) and one fused mixed launch on the general path (FuseEpilogue: one batch's
+ * temp holds the cube cores' tile slots), so two launches per call (one for the scale-only path); otherwise one
+ * batch after another with the same plan and the same workspace. It never synchronises.
  */
 #include <algorithm>
 #include <cstdint>
@@ -98,6 +99,7 @@ SgemmStridedBatchedEpilogueTilingData EpilogueArgs(const SgemmStridedBatchedTili
     t.alpha = plan.alpha;
     t.beta = plan.beta;
     t.nanEpoch = nanEpoch;
+    t.batchCount = 1;
     return t;
 }
 
@@ -164,32 +166,35 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
     const SgemmStridedBatchedGemmTilingData gemm =
         GemmArgs(plan, static_cast<uint32_t>(fast ? plan.ldc : plan.tempRowStride), 1, 0, epoch);
     auto* temp = static_cast<float*>(workspace);
-    if (plan.path != SgemmPath::SCALE_ONLY) {
-        sgemm_strided_batched_nan_scan_kernel_do(vecCores, stream, A, B, nanFlag, nan);
+    if (plan.path == SgemmPath::SCALE_ONLY) {
+        SgemmStridedBatchedEpilogueTilingData scale = epilogue;
+        const bool oneLaunch = DisjointOutputs(plan);  // overlapping C_i are scaled in order, once per batch
+        scale.batchCount = oneLaunch ? static_cast<uint32_t>(plan.batchCount) : 1u;
+        scale.strideC = plan.strideC;
+        for (int64_t i = 0; i < (oneLaunch ? 1 : plan.batchCount); ++i) {
+            sgemm_strided_batched_scale_kernel_do(vecCores, stream, C + i * plan.strideC, scale);
+        }
+        return ACLBLAS_STATUS_SUCCESS;
     }
-    if (FuseEpilogue(plan)) {  // one mixed launch for every batch
+    /* Launch 1: the scan and, on NaN, the plain fp32 result (the later launches then do nothing). */
+    sgemm_strided_batched_nan_guard_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
+    if (FuseEpilogue(plan)) {  // launch 2: one mixed launch for every batch
         uint32_t blocks = 1;
         const SgemmStridedBatchedFusedTilingData fused =
             FusedArgs(plan, GemmArgs(plan, 0, plan.batchCount, 0, epoch), epilogue, cubeCores, &blocks);
         sgemm_strided_batched_fused_kernel_do(blocks, stream, blas_host::IsTrans(plan.transA),
                                               blas_host::IsTrans(plan.transB), A, B, C, workspace, nanFlag, fused);
-        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
         return ACLBLAS_STATUS_SUCCESS;
     }
-    if (FoldBatches(plan)) {  // one launch for every batch
+    if (FoldBatches(plan)) {  // launch 2: one gemm launch for every batch
         const int64_t tasks = plan.tileCount * plan.batchCount;
         sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(tasks < cubeCores ? tasks : cubeCores), stream,
                                              blas_host::IsTrans(plan.transA), blas_host::IsTrans(plan.transB), A, B,
                                              C, nanFlag, GemmArgs(plan, gemm.ldOut, plan.batchCount, plan.strideC, epoch));
-        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
         return ACLBLAS_STATUS_SUCCESS;
     }
-    for (int64_t i = 0; i < plan.batchCount; ++i) {
+    for (int64_t i = 0; i < plan.batchCount; ++i) {  // overlapping C_i: in order, last wins
         float* ci = C + i * plan.strideC;
-        if (plan.path == SgemmPath::SCALE_ONLY) {
-            sgemm_strided_batched_scale_kernel_do(vecCores, stream, ci, epilogue);
-            continue;
-        }
         const float* ai = A + i * plan.strideA;
         const float* bi = B + i * plan.strideB;
         sgemm_strided_batched_gemm_kernel_do(static_cast<uint32_t>(plan.usedCores), stream,
@@ -198,9 +203,6 @@ extern "C" aclblasStatus_t aclblasSgemmStridedBatched(aclblasHandle_t handle, ac
         if (!fast) {
             sgemm_strided_batched_combine_kernel_do(vecCores, stream, temp, ci, nanFlag, epilogue);
         }
-    }
-    if (plan.path != SgemmPath::SCALE_ONLY) {
-        sgemm_strided_batched_nan_fallback_kernel_do(vecCores, stream, A, B, C, nanFlag, nan);
     }
     return ACLBLAS_STATUS_SUCCESS;
 }

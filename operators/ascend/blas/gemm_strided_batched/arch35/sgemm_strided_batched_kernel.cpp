@@ -9,10 +9,13 @@
  *   2b. fused (MIX_AIC_1_2): the general path of every batch in one launch when no two C_i overlap: each cube
  *      writes its tasks' tiles into two workspace slots, its two vector cores combine each into C_batch
  *      (CrossCoreSetFlag/WaitFlag mode 2: tile ready -> AIVs, slot free -> AIC).
- *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0.
- *   4. nan_scan / nan_fallback (AIV only, SIMT): NaN never enters Mmad (common/arch35_nan_guard.h): the scan stores
- *      the call's epoch in the flag on NaN in any A_i or B_i (no memset before it), gemm and combine then do nothing and the fallback computes every C_i in plain fp32.
- * The host (sgemm_strided_batched_host.cpp) launches them per batch on the handle's stream.
+ *   3. scale   (AIV only, SIMD basic API): C = beta * C when k == 0 or alpha == 0, every disjoint C_i in one launch.
+ *   4. nan_guard (MIX_AIV_1_0, SIMT), the call's first launch: NaN never enters Mmad (common/arch35_nan_guard.h):
+ *      the scan stores the call's epoch in the flag on NaN in any A_i or B_i (no memset before it); SyncAll<true>;
+ *      then every vector core reads the flag and, when it holds the epoch, computes its columns of every C_i in
+ *      plain fp32 (the fallback folded into the guard's launch); gemm, fused and combine then do nothing.
+ * The host (sgemm_strided_batched_host.cpp) launches the guard, then one gemm or fused launch for every batch
+ * (disjoint C_i): two launches per call.
  */
 #include <cstdint>
 #include <type_traits>
@@ -379,40 +382,39 @@ extern "C" __global__ __aicore__ void sgemm_strided_batched_scale(GM_ADDR c, Sge
     AscendC::TPipe pipe;
     SbEpilogue op;
     op.Init(c, c, tiling, &pipe);
-    op.Scale();
+    for (uint32_t batch = 0; batch < tiling.batchCount; ++batch) {  // this core's columns of every C_i
+        GM_ADDR ci = c + batch * tiling.strideC * kFloatBytes;
+        op.Bind(ci, static_cast<uint64_t>(tiling.ldc) * tiling.n, ci);
+        op.Scale();
+    }
 }
 
-extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_scan(GM_ADDR a, GM_ADDR b, GM_ADDR nanFlag,
-                                                                    SgemmStridedBatchedNanTilingData tiling)
+/* The scan, then (SyncAll: every core's scan stores are in GM) the fallback where the flag holds this call's
+ * epoch. Every vector core reaches the SyncAll, those without items too. */
+extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_guard(GM_ADDR a, GM_ADDR b, GM_ADDR c,
+                                                                     GM_ADDR nanFlag,
+                                                                     SgemmStridedBatchedNanTilingData tiling)
 {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);  // SyncAll needs the cross-core scheduler
+    auto* ga = reinterpret_cast<__gm__ float*>(a);
+    auto* gb = reinterpret_cast<__gm__ float*>(b);
     const uint64_t items = static_cast<uint64_t>(tiling.batchCount) *
                            ((tiling.transA != 0 ? tiling.m : tiling.k) + (tiling.transB != 0 ? tiling.k : tiling.n));
     uint64_t item0 = 0;
     uint64_t item1 = 0;
     SbCoreItems(items, &item0, &item1);
     if (item0 < item1) {
-        asc_vf_call<SbNanScanItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, reinterpret_cast<__gm__ float*>(a),
-                                    reinterpret_cast<__gm__ float*>(b), reinterpret_cast<__gm__ uint32_t*>(nanFlag),
-                                    tiling, item0, item1);
+        asc_vf_call<SbNanScanItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, ga, gb,
+                                    reinterpret_cast<__gm__ uint32_t*>(nanFlag), tiling, item0, item1);
     }
-}
-
-extern "C" __global__ __aicore__ void sgemm_strided_batched_nan_fallback(GM_ADDR a, GM_ADDR b, GM_ADDR c,
-                                                                        GM_ADDR nanFlag,
-                                                                        SgemmStridedBatchedNanTilingData tiling)
-{
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    AscendC::SyncAll<true>();
     if (!arch35::NanSeen(nanFlag, tiling.nanEpoch)) {
         return;
     }
-    uint64_t item0 = 0;
-    uint64_t item1 = 0;
     SbCoreItems(static_cast<uint64_t>(tiling.batchCount) * tiling.n, &item0, &item1);
     if (item0 < item1) {
-        asc_vf_call<SbNanFallbackItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, reinterpret_cast<__gm__ float*>(a),
-                                        reinterpret_cast<__gm__ float*>(b), reinterpret_cast<__gm__ float*>(c), tiling,
-                                        item0, item1);
+        asc_vf_call<SbNanFallbackItems>(dim3{SGEMM_SB_SIMT_THREADS, 1, 1}, ga, gb, reinterpret_cast<__gm__ float*>(c),
+                                        tiling, item0, item1);
     }
 }
 
@@ -463,19 +465,10 @@ void sgemm_strided_batched_combine_kernel_do(uint32_t numBlocks, void* stream, c
         static_cast<uint8_t*>(nanFlag), tiling);
 }
 
-void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
-                                              void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling)
+void sgemm_strided_batched_nan_guard_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                               float* c, void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling)
 {
-    sgemm_strided_batched_nan_scan<<<numBlocks, nullptr, stream>>>(
-        reinterpret_cast<uint8_t*>(const_cast<float*>(a)), reinterpret_cast<uint8_t*>(const_cast<float*>(b)),
-        static_cast<uint8_t*>(nanFlag), tiling);
-}
-
-void sgemm_strided_batched_nan_fallback_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
-                                                  float* c, void* nanFlag,
-                                                  const SgemmStridedBatchedNanTilingData& tiling)
-{
-    sgemm_strided_batched_nan_fallback<<<numBlocks, nullptr, stream>>>(
+    sgemm_strided_batched_nan_guard<<<numBlocks, nullptr, stream>>>(
         reinterpret_cast<uint8_t*>(const_cast<float*>(a)), reinterpret_cast<uint8_t*>(const_cast<float*>(b)),
         reinterpret_cast<uint8_t*>(c), static_cast<uint8_t*>(nanFlag), tiling);
 }

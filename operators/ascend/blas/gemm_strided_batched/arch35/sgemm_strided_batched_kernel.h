@@ -27,18 +27,16 @@ void sgemm_strided_batched_fused_kernel_do(uint32_t numBlocks, void* stream, boo
                                            const float* a, const float* b, float* c, void* workspace, void* nanFlag,
                                            const SgemmStridedBatchedFusedTilingData& tiling);
 
-/* Stores tiling.nanEpoch into the word at nanFlag when any A_i or B_i holds NaN (vector cores, SIMT); the word is
- * never cleared: an older epoch there reads as "no NaN" (common/arch35_nan_guard.h). */
-void sgemm_strided_batched_nan_scan_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
-                                              void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling);
+/* The NaN guard of the call, one launch on the vector cores (KERNEL_TYPE_MIX_AIV_1_0, for its SyncAll): the scan
+ * stores tiling.nanEpoch into the word at nanFlag when any A_i or B_i holds NaN (SIMT; the word is never cleared:
+ * an older epoch there reads as "no NaN", common/arch35_nan_guard.h); after SyncAll<true> every core reads the word
+ * and, when it holds the epoch, computes its share of every C_i = alpha * op(A_i) * op(B_i) (+ beta * C_i) in plain
+ * fp32. The gemm, fused and combine launches after it on the stream then do nothing. */
+void sgemm_strided_batched_nan_guard_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
+                                               float* c, void* nanFlag, const SgemmStridedBatchedNanTilingData& tiling);
 
-/* When the NaN flag is set: every C_i = alpha * op(A_i) * op(B_i) (+ beta * C_i) in plain fp32 on the vector cores;
- * returns at once otherwise. */
-void sgemm_strided_batched_nan_fallback_kernel_do(uint32_t numBlocks, void* stream, const float* a, const float* b,
-                                                  float* c, void* nanFlag,
-                                                  const SgemmStridedBatchedNanTilingData& tiling);
-
-/* C_i = beta * C_i on the vector cores (tiling.readC == 0: C_i = 0 without reading it). */
+/* C_i = beta * C_i on the vector cores for tiling.batchCount C_i from c, tiling.strideC apart (tiling.readC == 0:
+ * C_i = 0 without reading it). */
 void sgemm_strided_batched_scale_kernel_do(uint32_t numBlocks, void* stream, float* c,
                                            const SgemmStridedBatchedEpilogueTilingData& tiling);
 

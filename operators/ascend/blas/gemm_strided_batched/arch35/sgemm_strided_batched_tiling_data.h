@@ -35,7 +35,8 @@ struct SgemmStridedBatchedGemmTilingData {
 };
 
 /* Vector epilogue over the n columns of C_i (engine rows), colsPerCore columns per vector core:
- * combine: C = alpha * temp + beta * C (C read only when readC); scale: C = beta * C (beta == 0: C = 0, unread). */
+ * combine: C = alpha * temp + beta * C (C read only when readC); scale: C = beta * C (beta == 0: C = 0, unread),
+ * of batchCount C_i strideC floats apart in one launch (disjoint C_i; the host passes 1 otherwise). */
 struct SgemmStridedBatchedEpilogueTilingData {
     uint32_t m;
     uint32_t n;
@@ -46,6 +47,8 @@ struct SgemmStridedBatchedEpilogueTilingData {
     float alpha;
     float beta;
     uint32_t nanEpoch;  // combine: this call's NaN flag epoch (common/arch35_nan_guard.h); unused by scale
+    uint32_t batchCount;  // scale: the C_i of this launch
+    int64_t strideC;
 };
 
 /* The general path fused into one mixed launch (KERNEL_TYPE_MIX_AIC_1_2): each AI core's cube writes a task's
@@ -60,9 +63,10 @@ struct SgemmStridedBatchedFusedTilingData {
     int64_t strideC;
 };
 
-/* NaN guard over all batches (common/arch35_nan_guard.h): op(A_i) is m x k, op(B_i) is k x n, X_i = X + i * strideX.
- * The scan reads every stored column of every A_i and B_i; the fallback computes C_i = alpha * op(A_i) * op(B_i)
- * (+ beta * C_i when readC) in plain fp32 for every batch. Both split their columns over the vector cores. */
+/* NaN guard over all batches, one launch (common/arch35_nan_guard.h): op(A_i) is m x k, op(B_i) is k x n,
+ * X_i = X + i * strideX. The scan reads every stored column of every A_i and B_i; after a SyncAll, when the flag
+ * holds the epoch, the fallback computes C_i = alpha * op(A_i) * op(B_i) (+ beta * C_i when readC) in plain fp32 for
+ * every batch. Both split their columns over the vector cores. */
 constexpr uint32_t SGEMM_SB_SIMT_THREADS = 1024;
 
 struct SgemmStridedBatchedNanTilingData {

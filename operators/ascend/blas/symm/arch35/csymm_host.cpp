@@ -22,8 +22,9 @@ using blas_host::CsymmTiling;
 /* Floats between columns of C seen as the engine's real rows (re/im interleaved). */
 uint32_t RealLd(int64_t ld) { return static_cast<uint32_t>(2 * ld); }
 
-/* Real K per L1 chunk: the panels of one product (<= 128 engine rows, <= 256 columns) take 1.5 KiB per K in an L1
- * half of 256 KiB; split HF32 holds three products' panels. */
+/* Real K per L1 chunk: one panel pair (L: <= 128 engine rows, R: <= 256 columns) takes 1.5 KiB per K in an L1
+ * half of 256 KiB; split HF32 holds two pairs (L, R and lo L, lo R: 144 KiB at 48; three pairs, one per product,
+ * before issue 38). */
 constexpr uint32_t kRealChunkK = 128;
 constexpr uint32_t kSplitChunkK = 48;
 /* Split HF32 from this real K on: the cost model (harness/kernels/cost_model.py) prices an fp32 Mmad K step at 8
@@ -65,7 +66,8 @@ double VectorPathCycles(const CsymmTiling& plan, int32_t vectorCores)
  * which only add to the cube path. */
 double CubePathCycles(const CsymmTiling& plan, int32_t vectorCores, bool split)
 {
-    const double terms = split ? 3.0 : 1.0;
+    const double terms = split ? 3.0 : 1.0;  // products: L0 loads and Mmads
+    const double pairs = split ? 2.0 : 1.0;  // panel pairs the vector cores build (csymm_kernel.cpp Pairs)
     const double macsPerCycle = split ? 2048.0 : 256.0;
     const int64_t chunkK = split ? kSplitChunkK : kRealChunkK;
     const int64_t realK = 2 * plan.k;
@@ -82,11 +84,11 @@ double CubePathCycles(const CsymmTiling& plan, int32_t vectorCores, bool split)
             const double engineRows = static_cast<double>(blas_host::CeilAlign(cols, kFractal));      // C columns
             const double engineCols = static_cast<double>(blas_host::CeilAlign(2 * rows, kFractal));  // 2 x C rows
             if (fill < 0.0) {
-                const double a = terms * engineRows * kFirst;
-                const double b = terms * kFirst * engineCols;
-                fill = (a + b) / (2.0 * kVectorLanes) + std::max(a, b) * 4.0 / kL0LoadBytes;
+                const double a = engineRows * kFirst;
+                const double b = kFirst * engineCols;
+                fill = pairs * (a + b) / (2.0 * kVectorLanes) + terms * std::max(a, b) * 4.0 / kL0LoadBytes;
             }
-            build += terms * (engineRows + engineCols) * kSum / (2.0 * kVectorLanes);
+            build += pairs * (engineRows + engineCols) * kSum / (2.0 * kVectorLanes);
             loadA += terms * engineRows * kSum * 4.0 / kL0LoadBytes;
             loadB += terms * engineCols * kSum * 4.0 / kL0LoadBytes;
             mmad += terms * engineRows * engineCols * kSum / macsPerCycle;

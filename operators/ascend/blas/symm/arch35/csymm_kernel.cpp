@@ -11,8 +11,9 @@
  *               then every core reads the flag (dcci first) and compares it with the epoch;
  *   2. panels   (AIV -> AIC, on chip): for each tile and K chunk of the cube, the two AIVs of the AI core build the
  *               engine panels (L = B or alpha*A, R = E(alpha*A) or E(B); with split also lo(L) and lo(R),
- *               common/arch35_split_hf32.h) straight from A and B in the cube's L1 fractal layouts, piece by piece
- *               in UB (SIMT), and copy each piece UB -> L1 of their AIC (DataCopy, asc-devkit
+ *               common/arch35_split_hf32.h, each panel once) in the cube's L1 fractal layouts, piece by piece in
+ *               UB: the piece's block of A or B comes GM -> UB by DataCopyPad (stored columns; A's other triangle as
+ *               the stored columns it mirrors), SIMT builds the piece from UB, and each piece is copied UB -> L1 of their AIC (DataCopy, asc-devkit
  *               DataCopy（UBToL1连续数据搬运）.md, ENABLE_CV_COMM_VIA_SSBUF=true). Handshake per L1 half (double
  *               buffered): AIVs CrossCoreSetFlag<2, PIPE_MTE3>(READY + half), the AIC waits on PIPE_MTE1, runs the
  *               chunk's Mmads (common/arch35_cube_gemm.h MmadChunk) and hands the half back with
@@ -54,12 +55,19 @@ constexpr uint16_t CS_RESULT_READY = 4;
 constexpr uint16_t CS_RESULT_FREE = 5;
 
 /* AIV UB map: two panel-piece slots (16 KiB each), then the tile result P and the C values of this AIV's half of a
- * tile (<= 64 rows of <= 256 floats each: 64 KiB each); 160 KiB of the 248. */
+ * tile (<= 64 rows of <= 256 floats each: 64 KiB each), then a piece's source block of A or B as the DMA loads it,
+ * in the stored orientation (S) and the mirrored one (M), 32 KiB each (a piece needs <= 24.5 KiB of either);
+ * 224 KiB of the 248. */
 constexpr uint32_t CS_PIECE_FLOATS = 4096;
 constexpr uint32_t CS_UB_PIECE = 0;
 constexpr uint32_t CS_UB_RESULT = 2 * CS_PIECE_FLOATS * sizeof(float);
 constexpr uint32_t CS_UB_HALF_TILE = 64 * 256 * sizeof(float);
 constexpr uint32_t CS_UB_C = CS_UB_RESULT + CS_UB_HALF_TILE;
+constexpr uint32_t CS_UB_SRC_BYTES = 32 * 1024;
+constexpr uint32_t CS_UB_SRC_S = CS_UB_C + CS_UB_HALF_TILE;
+constexpr uint32_t CS_UB_SRC_M = CS_UB_SRC_S + CS_UB_SRC_BYTES;
+/* Intra-core event id of the source block: MTE2 (its DMA load) -> V (the SIMT build) and back. */
+constexpr int32_t CS_EV_SRC = 3;
 
 constexpr AscendC::FixpipeConfig CS_CFG_ROW_MAJOR_UB = {AscendC::CO2Layout::ROW_MAJOR, true};
 
@@ -208,13 +216,14 @@ __aicore__ inline TileRegion RegionOf(uint32_t tile, const CsymmGemmTilingData& 
     return r;
 }
 
-/* Products per K step: 3 for split HF32 (hi*hi + hi*lo + lo*hi: (L, R), (L, lo R), (lo L, R)), else 1. */
-__aicore__ inline uint32_t Terms(const CsymmGemmTilingData& t) { return t.split != 0 ? 3 : 1; }
+/* Panel pairs per K chunk: 2 for split HF32 ((L, R) and (lo L, lo R), each built once; the three products
+ * hi*hi + hi*lo + lo*hi read them as arch35::PairA / PairB say), else 1. */
+__aicore__ inline uint32_t Pairs(const CsymmGemmTilingData& t) { return t.split != 0 ? 2 : 1; }
 
 // ---- 2. panels: AIV side ----------------------------------------------------------------------------------------
 
-/* What one piece of an L1 panel holds: floats [first, first + count) of the panel of product `term`, side A (L,
- * NZ rows x curK) or B (R, ZN curK x cols), in the fractal order of arch35_cube_gemm.h's L1PanelA/B. */
+/* What one piece of an L1 panel holds: floats [first, first + count) of panel pair `lo`'s panel, side A (L, NZ
+ * rows x curK) or B (R, ZN curK x cols), in the fractal order of arch35_cube_gemm.h's L1PanelA/B. */
 struct PieceArgs {
     uint32_t sideB;
     uint32_t lo;  // the lo part (split HF32)
@@ -228,54 +237,170 @@ struct PieceArgs {
     uint32_t count;
 };
 
-/* One SIMT thread per float of the piece; padding positions are zero. */
+/* The complex block a piece reads, element (x, y) of A or B for x in [x0, x0 + nx), y in [y0, y0 + ny), as the DMA
+ * puts it in UB: S holds GM columns y (S[y - y0] = X(x0.., y), stored element X(x, y) at x + y ld), M holds GM
+ * columns x (M[x - x0] = X(y0.., x)): A's element (x, y) outside its stored triangle is the stored (y, x), in M. B
+ * needs S only; A needs S where the block meets the stored triangle and M where it meets the other one. */
+struct SourceBlock {
+    uint32_t fromA;
+    uint32_t x0;
+    uint32_t nx;
+    uint32_t y0;
+    uint32_t ny;
+    uint32_t loadS;
+    uint32_t loadM;
+    uint32_t pitchS;  // floats between the blocks (GM columns) of S in UB: nx complex rounded up to 32 bytes
+    uint32_t pitchM;
+};
+
+/* Whether A's element (x, y) is in its stored triangle (A = A^T: the other triangle is read mirrored). */
+__aicore__ inline bool StoredA(uint32_t uplo, uint32_t x, uint32_t y) { return uplo == CS_UPPER ? x <= y : x >= y; }
+
+/* The real K range [kLo, kHi) of the chunk a piece covers (its other dimension: all of the panel's rows / cols):
+ * NZ and ZN both run C0-wide K groups of pad (rowsPad / colsPad) positions. kLo >= kHi: padding only. */
+__aicore__ inline void PieceK(const PieceArgs& p, uint32_t& kLo, uint32_t& kHi)
+{
+    const uint32_t group = CUBE_FP32_C0 * arch35::RoundUp(p.sideB == 0 ? p.rows : p.cols, CUBE_FRACTAL);
+    kLo = (p.first / group) * CUBE_FP32_C0;
+    kHi = Min(((p.first + p.count - 1) / group + 1) * CUBE_FP32_C0, p.curK);
+}
+
+/* The piece's source block: L = B (LEFT: B(p, j)) or alpha*A (RIGHT: A(j, p)); R = E(alpha*A) (LEFT: A(p, i)) or
+ * E(B) (RIGHT: B(i, p)); j over the panel's rows, i over its columns / 2, p over the piece's K range / 2. */
+__aicore__ inline SourceBlock PieceSource(const CsymmPrepareTilingData& t, const PieceArgs& p)
+{
+    uint32_t kLo;
+    uint32_t kHi;
+    PieceK(p, kLo, kHi);
+    SourceBlock s{};
+    if (kLo >= kHi || t.k == 0) {
+        return s;  // padding: nothing to load
+    }
+    /* the elements at the range's ends (KElem: consecutive real K positions hold the parts of one element) */
+    const uint32_t e0 = static_cast<uint32_t>(KElem(p.kOff + kLo, t.k));
+    const uint32_t e1 = static_cast<uint32_t>(KElem(p.kOff + kHi - 1, t.k));
+    const uint32_t p0 = Min(e0, e1);
+    const uint32_t np = (e0 < e1 ? e1 : e0) + 1 - p0;
+    const bool left = t.side == CS_LEFT;
+    const uint32_t o0 = p.sideB == 0 ? p.row0 : p.col0 / 2;  // j or i
+    const uint32_t no = p.sideB == 0 ? p.rows : (p.cols + 1) / 2;
+    s.fromA = (p.sideB == 0) != left ? 1u : 0u;  // L from A on RIGHT, R from A on LEFT
+    /* (x, y): L LEFT B(p, j); R RIGHT B(i, p); A = A^T, so L RIGHT A(j, p) = A(p, j) and R LEFT A(p, i) = A(i, p)
+     * take the same orientation (SourceAt picks S or M per element) */
+    const bool xIsK = p.sideB == 0;
+    s.x0 = xIsK ? p0 : o0;
+    s.nx = xIsK ? np : no;
+    s.y0 = xIsK ? o0 : p0;
+    s.ny = xIsK ? no : np;
+    s.loadS = s.fromA == 0 || StoredA(t.uplo, s.x0, s.y0 + s.ny - 1) || StoredA(t.uplo, s.x0 + s.nx - 1, s.y0) ? 1u : 0u;
+    s.loadM = s.fromA != 0 && (!StoredA(t.uplo, s.x0, s.y0 + s.ny - 1) || !StoredA(t.uplo, s.x0 + s.nx - 1, s.y0)) ? 1u : 0u;
+    s.pitchS = arch35::RoundUp(2 * s.nx * sizeof(float), 32) / sizeof(float);
+    s.pitchM = arch35::RoundUp(2 * s.ny * sizeof(float), 32) / sizeof(float);
+    return s;
+}
+
+/* DMA GM -> UB (DataCopyPad, MTE2) of `blocks` GM columns of `len` complex from column `col0`, row `row0` of X
+ * (leading dimension ld complex): one 2-D copy, each column a block padded to 32 bytes in UB. */
+__aicore__ inline void LoadColumns(AscendC::LocalTensor<float>& ub, __gm__ float* x, uint32_t ld, uint32_t row0,
+                                   uint32_t col0, uint32_t len, uint32_t blocks)
+{
+    AscendC::GlobalTensor<float> gm;
+    gm.SetGlobalBuffer(x + 2 * (row0 + static_cast<uint64_t>(col0) * ld),
+                       static_cast<uint64_t>(blocks - 1) * 2 * ld + 2 * len);
+    const AscendC::DataCopyExtParams copy{static_cast<uint16_t>(blocks), static_cast<uint32_t>(2 * len * sizeof(float)),
+                                          static_cast<uint32_t>(2 * (ld - len) * sizeof(float)), 0, 0};
+    AscendC::DataCopyPad(ub, gm, copy, AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+}
+
+/* Part `part` of element (x, y) of the source block from UB (S, or M for A's other triangle). */
+__aicore__ inline float SourceAt(__ubuf__ float* ubS, __ubuf__ float* ubM, const SourceBlock& s, uint32_t uplo,
+                                 uint32_t x, uint32_t y, uint32_t part)
+{
+    if (s.fromA == 0 || StoredA(uplo, x, y)) {
+        return ubS[(y - s.y0) * s.pitchS + 2 * (x - s.x0) + part];
+    }
+    return ubM[(x - s.x0) * s.pitchM + 2 * (y - s.y0) + part];
+}
+
+/* The piece's source block GM -> UB by the DMA (MTE2): S as X's columns y0.., M as its columns x0.. (A's mirrored
+ * elements, read as the stored ones they equal). Both are plain column copies (in a block across A's diagonal a
+ * column also holds unstored elements, which SourceAt never picks); the mirror's transposition is the SIMT build's
+ * UB index (SourceAt). */
+__aicore__ inline void LoadSource(GM_ADDR a, GM_ADDR b, const CsymmPrepareTilingData& t, const SourceBlock& s)
+{
+    __gm__ float* x = s.fromA != 0 ? Floats(a) : Floats(b);
+    const uint32_t ld = s.fromA != 0 ? t.lda : t.ldb;
+    if (s.loadS != 0) {
+        AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, CS_UB_SRC_S, s.ny * s.pitchS);
+        LoadColumns(ub, x, ld, s.x0, s.y0, s.nx, s.ny);
+    }
+    if (s.loadM != 0) {
+        AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC, CS_UB_SRC_M, s.nx * s.pitchM);
+        LoadColumns(ub, x, ld, s.y0, s.x0, s.ny, s.nx);
+    }
+}
+
+/* One SIMT thread per float of the piece, from the source block in UB (no GM access); padding positions are zero. */
 __simt_vf__ __aicore__ LAUNCH_BOUND(CSYMM_SIMT_THREADS) inline void CsymmBuildPiece(
-    __ubuf__ float* ub, __gm__ float* a, __gm__ float* b, CsymmPrepareTilingData t, PieceArgs p)
+    __ubuf__ float* ub, __ubuf__ float* ubS, __ubuf__ float* ubM, CsymmPrepareTilingData t, PieceArgs p,
+    SourceBlock s)
 {
     constexpr uint32_t c0 = CUBE_FP32_C0;
     const uint32_t rowsPad = arch35::RoundUp(p.rows, CUBE_FRACTAL);
     const uint32_t colsPad = arch35::RoundUp(p.cols, CUBE_FRACTAL);
     for (uint32_t i = threadIdx.x; i < p.count; i += blockDim.x) {
         const uint32_t idx = p.first + i;
-        float v = 0.0f;
+        uint32_t r;
+        uint32_t c;
         if (p.sideB == 0) {  // NZ: ((c / C0) * rowsPad + r) * C0 + c % C0
-            const uint32_t r = (idx / c0) % rowsPad;
-            const uint32_t c = (idx / (c0 * rowsPad)) * c0 + idx % c0;
-            if (r < p.rows && c < p.curK) {
-                v = EngineL(a, b, t, p.row0 + r, p.kOff + c);
-            }
+            r = (idx / c0) % rowsPad;
+            c = (idx / (c0 * rowsPad)) * c0 + idx % c0;
         } else {  // ZN: ((r / C0) * colsPad + c) * C0 + r % C0
-            const uint32_t c = (idx / c0) % colsPad;
-            const uint32_t r = (idx / (c0 * colsPad)) * c0 + idx % c0;
-            if (r < p.curK && c < p.cols) {
-                v = EngineR(a, b, t, p.kOff + r, p.col0 + c);
+            c = (idx / c0) % colsPad;
+            r = (idx / (c0 * colsPad)) * c0 + idx % c0;
+        }
+        float v = 0.0f;
+        const bool inside = p.sideB == 0 ? r < p.rows && c < p.curK : r < p.curK && c < p.cols;
+        if (inside) {
+            const uint32_t q = p.kOff + (p.sideB == 0 ? c : r);  // real K
+            const uint32_t kp = static_cast<uint32_t>(KElem(q, t.k));
+            const uint32_t d = static_cast<uint32_t>(KPart(q, t.k));
+            const uint32_t o = p.sideB == 0 ? p.row0 + r : (p.col0 + c) / 2;  // j or i
+            const bool xIsK = p.sideB == 0;  // as PieceSource
+            const uint32_t x = xIsK ? kp : o;
+            const uint32_t y = xIsK ? o : kp;
+            float re = SourceAt(ubS, ubM, s, t.uplo, x, y, 0);
+            float im = SourceAt(ubS, ubM, s, t.uplo, x, y, 1);
+            if (s.fromA != 0) {
+                const float re0 = re;
+                re = t.alphaReal * re0 - t.alphaImag * im;
+                im = t.alphaReal * im + t.alphaImag * re0;
             }
+            v = p.sideB == 0 ? (d == 0 ? re : im) : Embedded(re, im, d, (p.col0 + c) % 2);
         }
         ub[i] = p.lo != 0 ? arch35::Hf32Lo(v) : v;
     }
 }
 
-/* This AIV's pieces of one K chunk into L1 half `half` of its AIC: every panel of every product, cut in pieces of
- * CS_PIECE_FLOATS, the two AIVs taking alternate pieces; each piece built in a UB slot (V), copied UB -> L1 (MTE3),
+/* This AIV's pieces of one K chunk into L1 half `half` of its AIC: every panel of every pair (L, R; with split also
+ * lo L, lo R), cut in pieces of CS_PIECE_FLOATS, the two AIVs taking alternate pieces; each piece built in a UB slot (V), copied UB -> L1 (MTE3),
  * the slot handed back to V by MTE3_V. */
 __aicore__ inline void CsymmHandChunk(GM_ADDR a, GM_ADDR b, const CsymmFusedTilingData& ft, const TileRegion& reg,
                                       uint32_t kOff, uint32_t curK, uint32_t half, uint32_t& slotCount)
 {
     const CsymmGemmTilingData& t = ft.gemm;
-    const uint32_t terms = Terms(t);
+    const uint32_t pairs = Pairs(t);
     const uint32_t l1Base = half * arch35::L1_HALF;
     const uint32_t sub = static_cast<uint32_t>(AscendC::GetSubBlockIdx());
     uint32_t piece = 0;
-    for (uint32_t term = 0; term < terms; ++term) {
+    for (uint32_t lo = 0; lo < pairs; ++lo) {  // pair 1: the lo parts (split)
         for (uint32_t sideB = 0; sideB < 2; ++sideB) {
             const uint32_t bytes = sideB == 0 ? arch35::PanelBytesA(reg.rows, curK)
                                               : arch35::PanelBytesB(curK, reg.cols);
-            const uint32_t off = l1Base + term * (arch35::PanelBytesA(reg.rows, curK) +
-                                                  arch35::PanelBytesB(curK, reg.cols)) +
+            const uint32_t off = l1Base + lo * (arch35::PanelBytesA(reg.rows, curK) +
+                                                arch35::PanelBytesB(curK, reg.cols)) +
                                  (sideB == 0 ? 0 : arch35::PanelBytesA(reg.rows, curK));
             const uint32_t floats = bytes / sizeof(float);
-            /* split: (L, R), (L, lo R), (lo L, R) */
-            const uint32_t lo = (sideB == 0 && term == 2) || (sideB == 1 && term == 1) ? 1u : 0u;
             for (uint32_t first = 0; first < floats; first += CS_PIECE_FLOATS, ++piece) {
                 if (piece % 2 != sub) {
                     continue;
@@ -285,10 +410,18 @@ __aicore__ inline void CsymmHandChunk(GM_ADDR a, GM_ADDR b, const CsymmFusedTili
                 AscendC::LocalTensor<float> ub(AscendC::TPosition::VECCALC,
                                                CS_UB_PIECE + slot * CS_PIECE_FLOATS * sizeof(float), count);
                 AscendC::LocalTensor<float> l1(AscendC::TPosition::A1, off + first * sizeof(float), count);
-                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(slot);
                 const PieceArgs args{sideB, lo, reg.cCol0, 2 * reg.cRow0, kOff, reg.rows, reg.cols, curK, first, count};
-                asc_vf_call<CsymmBuildPiece>(dim3{CSYMM_SIMT_THREADS, 1, 1}, ub.GetPhyAddr(), Floats(a), Floats(b),
-                                             ft.prepare, args);
+                const SourceBlock src = PieceSource(ft.prepare, args);
+                AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(CS_EV_SRC);  // the last build has read the block
+                LoadSource(a, b, ft.prepare, src);
+                AscendC::SetFlag<AscendC::HardEvent::MTE2_V>(CS_EV_SRC);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE2_V>(CS_EV_SRC);
+                AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(slot);
+                AscendC::LocalTensor<float> ubS(AscendC::TPosition::VECCALC, CS_UB_SRC_S, CS_UB_SRC_BYTES / sizeof(float));
+                AscendC::LocalTensor<float> ubM(AscendC::TPosition::VECCALC, CS_UB_SRC_M, CS_UB_SRC_BYTES / sizeof(float));
+                asc_vf_call<CsymmBuildPiece>(dim3{CSYMM_SIMT_THREADS, 1, 1}, ub.GetPhyAddr(), ubS.GetPhyAddr(),
+                                             ubM.GetPhyAddr(), ft.prepare, args, src);
+                AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(CS_EV_SRC);
                 AscendC::SetFlag<AscendC::HardEvent::V_MTE3>(slot);
                 AscendC::WaitFlag<AscendC::HardEvent::V_MTE3>(slot);
                 AscendC::DataCopy(l1, ub, count);
@@ -377,6 +510,7 @@ __aicore__ inline void CsymmVectorSide(GM_ADDR a, GM_ADDR b, GM_ADDR c, const Cs
     AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(0);
     AscendC::SetFlag<AscendC::HardEvent::MTE3_V>(1);
     AscendC::SetFlag<AscendC::HardEvent::MTE3_MTE2>(2);
+    AscendC::SetFlag<AscendC::HardEvent::V_MTE2>(CS_EV_SRC);
     for (uint32_t tile = FirstTile(); tile < t.tileCount; tile += TileStep()) {
         const TileRegion reg = RegionOf(tile, t);
         for (uint32_t kOff = 0; kOff < realK; kOff += t.chunkK, ++chunks) {
@@ -397,6 +531,7 @@ __aicore__ inline void CsymmVectorSide(GM_ADDR a, GM_ADDR b, GM_ADDR c, const Cs
     AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(0);
     AscendC::WaitFlag<AscendC::HardEvent::MTE3_V>(1);
     AscendC::WaitFlag<AscendC::HardEvent::MTE3_MTE2>(2);
+    AscendC::WaitFlag<AscendC::HardEvent::V_MTE2>(CS_EV_SRC);
 }
 
 // ---- 2./3. the cube side ----------------------------------------------------------------------------------------
@@ -418,7 +553,7 @@ __aicore__ inline void CsymmTiles(GM_ADDR c, const CsymmFusedTilingData& ft, uin
             const uint16_t half = static_cast<uint16_t>(pp.l1Count & 1);
             AscendC::CrossCoreWaitFlag<2, PIPE_MTE1>(CS_PANEL_READY + half);  // both AIVs' pieces are in L1
             arch35::MmadChunk(half * arch35::L1_HALF, terms, reg.rows, reg.cols, curK, kOff == 0,
-                              kOff + curK >= realK, pp);
+                              kOff + curK >= realK, pp, terms == 3);
             AscendC::CrossCoreSetFlag<2, PIPE_MTE1>(CS_PANEL_FREE + half);  // MTE1 has read the half
             ++pp.l1Count;
         }
