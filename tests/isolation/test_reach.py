@@ -179,7 +179,7 @@ def _as_nobody(view: Path) -> tuple[tuple[str, ...], str]:
     if probe.returncode == 0:
         return AS_NOBODY, ""
     home = os.path.expanduser("~")
-    repo = str(Path(__file__).resolve().parents[1])
+    repo = str(Path(__file__).resolve().parents[2])
     inside = sorted({p for p in (sys.base_prefix, sys.prefix, repo) if p.startswith(home + "/")})
     if not inside:
         return (), f"nobody cannot run {sys.executable}: {probe.stderr.strip()[-200:]}"
