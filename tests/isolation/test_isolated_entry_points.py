@@ -25,7 +25,7 @@ def mapped_after(code: str) -> set[str]:
     """Run `code` in a fresh interpreter (this test process may have loaded libraries through other tests) and
     return the shared objects that interpreter has mapped at the end: what the harness's own process loaded."""
     script = code + "\nprint('\\n'.join(sorted({l.split()[-1] for l in open('/proc/self/maps') if '.so' in l.split()[-1]})))"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT / "tests")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     return set(out.stdout.split())
 
