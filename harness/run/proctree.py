@@ -49,15 +49,17 @@ def set_dumpable(on: bool) -> bool:
     return was == 1
 
 
+def _stat_fields(pid: int) -> list[bytes]:
+    """/proc/<pid>/stat's fields after the command name (state first); empty when the process is gone. The
+    command name, the process's to choose, may contain spaces and parentheses: it is skipped."""
+    text = _read(f"/proc/{pid}/stat")
+    return text[text.rfind(b")") + 2:].split() if text else []
+
+
 def _stat(pid: int) -> tuple[int, str] | None:
     """(ppid, state letter) of a live process; None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            text = f.read()
-    except OSError:
-        return None
-    fields = text[text.rfind(b")") + 2:].split()  # the command name may contain spaces and parentheses
-    return int(fields[1]), fields[0].decode()
+    fields = _stat_fields(pid)
+    return (int(fields[1]), fields[0].decode()) if fields else None
 
 
 def parent_of(pid: int) -> int:
@@ -107,10 +109,8 @@ def cpu_account(pid: int) -> tuple[float, float | None]:
     first, so together they tell a loaded machine's waits from time nobody accounts for."""
     cpu, waited = 0, 0
     for one in [pid, *descendants(pid, live_only=False)]:
-        text = _read(f"/proc/{one}/stat")
-        fields = text[text.rfind(b")") + 2:].split()  # the command name, the process's to choose, is skipped
         try:
-            cpu += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+            cpu += sum(int(x) for x in _stat_fields(one)[11:15])  # utime, stime, cutime, cstime
         except ValueError:
             continue
         try:
