@@ -25,10 +25,10 @@ from harness.backends.build import build_twin
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-#: The helpers, and every test folder: a few tests reuse another folder's module-level helpers (test_hostile's
-#: `harness`, test_compare's and test_reports' run records), imported by module name as in one flat folder, whichever
-#: files a run collects. Test file names stay unique across folders (pytest's rootdir import mode requires it).
-sys.path[:0] = [str(TESTS / "helpers"), *(str(d) for d in sorted(TESTS.iterdir()) if any(d.glob("test_*.py")))]
+#: The helpers, and only they: what several test files share lives in tests/helpers/ and is imported by module name
+#: (`from processes import harness`); no test imports another test module (tests/shape/test_layout.py holds to it).
+#: Test file names stay unique across folders (pytest's rootdir import mode requires it).
+sys.path[:0] = [str(TESTS / "helpers")]
 #: The suites that run the whole harness (command lines end to end, hostile operators, servers and clusters, the
 #: documentation's commands, fuzzing): each test starts workers or processes, minutes of CPU together. A bare pytest
 #: leaves them to --slow like the tests marked slow; the unit tests of the rooms stay its quick loop.

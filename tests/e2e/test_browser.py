@@ -16,8 +16,9 @@ import pytest
 from matplotlib import image as mpimg
 
 from browser import NO_GLYPH, Browser, chromium
-from test_compare import history_with_runs, run_command
-from test_reports import MAIN_META, META, big_run, main_job, run_records
+from commands import run_command
+from perf_records import history_with_runs
+from report_records import MAIN_META, META, big_run, main_job, run_records
 
 from harness.commands import compare as compare_command
 from harness.reports import write_all

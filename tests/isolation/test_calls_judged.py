@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import _native_lib
+from processes import harness
 from tables import csymm_row, write_csymm_table
-from test_hostile import harness
 
 #: row -> (m, words its FAIL reason must match); m picks the attack in hostile_calls.c
 ATTACKS = {

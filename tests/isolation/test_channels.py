@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from conftest import _native_lib
+from processes import gone, harness
 from tables import csymm_row, write_csymm_table
-from test_hostile import gone, harness
 
 SECRET = "PARENT-SECRET-" + uuid.uuid4().hex[:8]
 

@@ -7,9 +7,7 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -17,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.run import handle, proctree
+from processes import gone, harness, survivors
+from run_files import check_history, strict_lines
 from tables import csymm_row, write_csymm_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,47 +32,6 @@ FAULTS = {
     112: ("CRASH", "exit code 0"), 113: ("TIMEOUT", "per-row limit"), 114: ("FAIL", "left 1 process(es) running"),
     115: ("FAIL", "RLIMIT_NOFILE"),
 }
-
-
-def harness(args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
-    """`harness ...` in a child process; every process of the run carries HARNESS_TEST_MARK in its environment."""
-    return subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
-
-
-def survivors(mark: str) -> list[int]:
-    """Live processes whose environment carries `mark` (a zombie's environment reads empty)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and f"HARNESS_TEST_MARK={mark}".encode() in Path(f"/proc/{entry}/environ").read_bytes():
-                found.append(int(entry))
-        except OSError:
-            pass
-    return found
-
-
-def gone(mark: str, within_s: float = 5.0) -> bool:
-    end = time.monotonic() + within_s
-    while survivors(mark) and time.monotonic() < end:
-        time.sleep(0.05)
-    return not survivors(mark)
-
-
-def strict_lines(path: Path) -> list[dict]:
-    """results.jsonl as a strict reader sees it: whole lines, no NaN/Infinity tokens."""
-    def reject(token: str):
-        raise ValueError(f"non-strict JSON token {token}")
-    text = path.read_text()
-    assert text == "" or text.endswith("\n")
-    return [json.loads(line, parse_constant=reject) for line in text.splitlines()]
-
-
-def check_history(path: Path, runs: int) -> sqlite3.Connection:
-    db = sqlite3.connect(path)
-    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (runs,)
-    return db
 
 
 def test_every_fault_is_charged_to_its_own_row_and_the_harness_files_survive(tmp_path, hostile_proc_lib):

@@ -26,8 +26,9 @@ from harness.run.messages import Malformed
 from harness.run.row_judge import RowJudge
 from harness.tables.load import load_table
 from harness.run.sandbox import BackendInfo
+from processes import gone, harness, survivors
+from run_files import strict_lines
 from tables import CSYMM_HEADER, csymm_row, write_csymm_table
-from test_hostile import gone, harness, strict_lines, survivors
 
 ROOT = Path(__file__).resolve().parents[2]
 

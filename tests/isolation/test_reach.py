@@ -20,8 +20,8 @@ import pytest
 
 from conftest import _native_lib
 from harness.run import bwrap
+from processes import gone, harness, survivors
 from tables import csymm_row, write_csymm_table
-from test_hostile import gone, harness, survivors
 
 #: Every run here is bounded: a hang is a failure, not a stuck suite.
 RUN_LIMIT_S = 90

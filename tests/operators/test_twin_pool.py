@@ -11,9 +11,9 @@ import numpy as np
 
 from harness.model.abi import LOWER, OP_N, SIDE_LEFT, SIDE_RIGHT, UPPER, Status
 from harness.backends import aclblas_lib
-from test_twin_csymm import Call, check
-from test_twin_sgemm import Call as SgemmCall
-from test_twin_sgemm import check as check_sgemm
+from csymm_calls import Call, check
+from sgemm_calls import Call as SgemmCall
+from sgemm_calls import check as check_sgemm
 
 POOL_CORES = 13  # more than any other test of this module asks for, so this one starts the threads it counts
 

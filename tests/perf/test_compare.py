@@ -9,29 +9,15 @@ import pytest
 from scipy import stats as sps
 
 from harness.flows.ab import interleave
-from harness.cli import Parser
 from harness.commands import ab as ab_command
 from harness.commands import compare as compare_command
 from harness.perf.compare import (_verdict, compare_runs, compatibility_problems, format_table, parse_fail_on, resolve_run,
                              row_differences, shift_test, warnings)
 from harness.store.history import History
-from harness.model.record import new_record
 from harness.store.stored import load_meta
 from harness.model.settings import TimingConfig
-
-def rec(name, samples, op="csymm", rounds=0):
-    """A perf record; with `rounds`, its samples split into that many rounds as harness.run.runner would merge them."""
-    r = new_record(name, op, "cases/csymm_test.csv", 2, 0, is_perf=True)
-    r["timing"] = None if samples is None else {"mode": "sync", "n": len(samples), "mean_us": float(np.mean(samples)),
-                                                "samples_us": list(map(float, samples))}
-    if samples is not None and rounds:
-        r["timing"]["rounds"] = [{"p10_us": float(np.percentile(chunk, 10))}
-                                 for chunk in np.array_split(np.asarray(samples, dtype=float), rounds)]
-    return r
-
-
-def noisy(rng, center, n=200, spread=0.01):
-    return center * (1 + rng.normal(0, spread, n))
+from commands import run_command
+from perf_records import history_with_runs, meta, noisy, rec
 
 
 def test_verdicts_on_synthetic_rows():
@@ -95,13 +81,6 @@ def test_bh_keeps_one_lucky_row_among_many_from_being_a_regression():
     assert (df["q_value"] >= df["p_value"]).all()
 
 
-def meta(**over):
-    m = {"run_id": "r", "backend": "cpu", "inputs": [{"path": "cases/a.csv", "sha256": "1" * 64}],
-         "settings": {"timing": {"mode": "sync"}}}
-    m.update(over)
-    return m
-
-
 def test_compatibility_problems():
     def problems(**head):
         return compatibility_problems(load_meta(meta()), load_meta(meta(**head)))
@@ -151,13 +130,6 @@ def write_report(path, records, **over):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**meta(**over), "cases": records}))
     return str(path)
-
-
-def run_command(module, argv):
-    parser = Parser(prog="harness")
-    module.add_parser(parser.add_subparsers(dest="command", required=True, parser_class=Parser))
-    args = parser.parse_args(argv)
-    return args.func(args)
 
 
 def test_compare_command_exit_codes(tmp_path, capsys):
@@ -223,17 +195,6 @@ def test_exact_shift_test_for_few_rounds():
     cover = np.mean([lo <= 0.3 <= hi for lo, hi in
                      (shift_test(rng.normal(0, 1, 5), rng.normal(0.3, 1, 6), 0.95)[1:3] for _ in range(1000))])
     assert 0.95 <= cover <= 0.99
-
-
-def history_with_runs(tmp_path, rng, centers):
-    h = History(tmp_path / "h.sqlite")
-    for i, center in enumerate(centers):
-        run_id = f"run{i}"
-        h.start_run({**meta(run_id=run_id), "commit": "a" * 40, "started": f"2026-01-0{i + 1}",
-                     "hardware": {"name": "Ascend 950PR", "detected": "Ascend 950PR", "override": None}})
-        h.record(run_id, rec("TC_PF_001", noisy(rng, center), rounds=5))
-        h.finish_run(run_id, {"total": 1, "passed": 1})
-    return h
 
 
 def test_compare_names_runs_and_refuses_the_same_run_twice(tmp_path, capsys):

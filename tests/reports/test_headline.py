@@ -12,7 +12,7 @@ from harness.reports import write_all
 from harness.reports.headline import headline, overall
 from harness.reports.markdown import render_markdown
 from harness.store import job
-from test_reports import MAIN_META, META, TWIN, main_job, perf_row, precision_row, skip_row
+from report_records import MAIN_META, META, TWIN, main_job, perf_row, precision_row, skip_row
 
 ROOT = Path(__file__).resolve().parents[2]
 #: English the harness writes into its reasons; none of it may sit inside the report's Chinese status lines.

@@ -16,7 +16,7 @@ import pytest
 
 import postgres
 from harness.store.history import MIGRATIONS, History
-from test_history import _endless_writer, _writer, meta, perf_record
+from history_records import endless_writer, meta, perf_record, writer
 
 ctx = mp.get_context("fork")
 #: With `pytest -n 2 --dist loadgroup` (.ci/run) this module's tests share one PostgreSQL server.
@@ -49,12 +49,12 @@ def record(name: str, line: int, device: int | None = None) -> dict:
 
 
 def test_two_concurrent_writer_processes(location):
-    """test_history's writers (the SQLite-only originals), now against either backend."""
+    """store/test_history.py's concurrent writers (the SQLite-only original), now against either backend."""
     h = History(location)
     for run_id in ("r1", "r2"):
         h.start_run(meta(run_id, started=f"2026-01-0{run_id[1]}"))
     go = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(location, run_id, 150, go)) for run_id in ("r1", "r2")]
+    procs = [ctx.Process(target=writer, args=(location, run_id, 150, go)) for run_id in ("r1", "r2")]
     for p in procs:
         p.start()
     go.set()
@@ -80,7 +80,7 @@ def test_each_row_keeps_its_device(location):
 def test_writer_killed_halfway_keeps_every_finished_row(location):
     History(location).start_run(meta("r1"))
     parent, child = ctx.Pipe()
-    p = ctx.Process(target=_endless_writer, args=(location, child))
+    p = ctx.Process(target=endless_writer, args=(location, child))
     p.start()
     finished = []
     while len(finished) < 30:

@@ -1,9 +1,12 @@
 """The tests mirror the source (issue 40): a unit test sits in `tests/<room>/`, named after a room of `harness/` (or a
 source folder beside it: `golden/`, `operators/`), and the suites that cross rooms sit in folders of their own, so a
 reader finds a module's tests where the module is and the end-to-end, isolation and scale suites apart from them.
-Helpers are in `tests/helpers/` (on the path through tests/conftest.py), the native sources in `tests/native/`."""
+Helpers are in `tests/helpers/` (on the path through tests/conftest.py), the native sources in `tests/native/`; a test
+file imports helpers, never another test file (whose helpers would then be found only where its folder is on the
+path, and whose tests a reader would not look for there)."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,3 +45,39 @@ def test_a_flat_file_an_unknown_folder_and_a_nested_one_are_named(tmp_path):
         (tmp_path / "tests" / test).write_text("")
     assert misplaced(tmp_path) == ["helpers/test_helper.py", "notes/test_notes.py", "run/deep/test_nested.py",
                                    "test_flat.py"]
+
+
+def imported_test_modules(source: str, filename: str) -> list[str]:
+    """`file:line: module` for each import of a test module (`test_*`, as a module or a name imported from a
+    package), at any depth of the source: inside functions too."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            names = [module] if is_test(module) else [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found += [(node.lineno, name) for name in names if is_test(name)]
+    return [f"{filename}:{line}: {name}" for line, name in sorted(found)]
+
+
+def is_test(module: str) -> bool:
+    return any(part.startswith("test_") for part in module.split("."))
+
+
+def test_no_test_file_imports_another():
+    tests = ROOT / "tests"
+    assert [hit for path in sorted(tests.rglob("*.py"))
+            for hit in imported_test_modules(path.read_text(), str(path.relative_to(tests)))] == []
+
+
+def test_an_import_of_a_test_module_is_named_wherever_it_sits():
+    """Negative control: each way of importing a test module is named; helpers, harness modules and names that only
+    contain test_ are not."""
+    source = ("import json\nfrom processes import harness\nfrom harness.run import worker\nimport pytest_timeout\n"
+              "from test_hostile import gone\nimport test_compare as compare\nfrom isolation import test_reach\n"
+              "def helper():\n    from tests.store.test_history import meta\n")
+    assert imported_test_modules(source, "x.py") == ["x.py:5: test_hostile", "x.py:6: test_compare",
+                                            "x.py:7: isolation.test_reach", "x.py:9: tests.store.test_history"]

@@ -9,25 +9,9 @@ import pytest
 
 from harness.store.history import History
 from harness.model.record import new_record
+from history_records import endless_writer, meta, perf_record, writer
 
 ctx = mp.get_context("fork")
-
-
-def meta(run_id, commit="a" * 40, started="2026-01-01T00:00:00", dirty=False):
-    return {"run_id": run_id, "commit": commit, "dirty": dirty, "branch": "main", "backend": "cpu",
-            "device": "cpu-twin", "host": {"hostname": "box", "cpus": 2},
-            "inputs": [{"path": "cases/csymm_test.csv", "sha256": "ab" * 32}],
-            "settings": {"timing_mode": "sync"}, "started": started}
-
-
-def perf_record(name, median=10.0, table="cases/csymm_test.csv", line=2, op="csymm", n=50):
-    rec = new_record(name, op, table, line, 0, is_perf=True, params={"m": 4})
-    samples = [median + (i % 5) * 0.1 for i in range(n)]
-    rec.update(verdict="PASS", status=0, timing={
-        "mode": "sync", "n": n, "warmup": 10, "mean_us": sum(samples) / n, "median_us": median, "min_us": median,
-        "p90_us": median, "stdev_us": 0.1, "ci95_us": [median - 0.1, median + 0.1], "samples_us": samples,
-        "converged": True, "outliers": {"low": 0, "high": 0, "rule": "Tukey 1.5 IQR"}, "stop_reason": "ci_target"})
-    return rec
 
 
 def test_round_trip_keeps_records_and_samples(tmp_path):
@@ -91,20 +75,13 @@ def test_dirty_runs_are_their_own_trend_point(tmp_path):
     assert list(h.trend("TC_PF_001")["commit"]) == ["c1" * 6, "c1" * 6 + "+dirty"]
 
 
-def _writer(path, run_id, count, go):
-    h = History(path)
-    go.wait(30)                  # both writers start together, so their transactions really contend
-    for i in range(count):
-        h.record(run_id, perf_record(f"TC_PF_{i:03d}", line=i + 2))
-
-
 def test_two_concurrent_writer_processes(tmp_path):
     path = tmp_path / "h.sqlite"
     h = History(path)
     h.start_run(meta("r1"))
     h.db  # the parent's open connection must not be reused by the forked children
     go = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(path, run_id, 300, go)) for run_id in ("r1", "r1b")]
+    procs = [ctx.Process(target=writer, args=(path, run_id, 300, go)) for run_id in ("r1", "r1b")]
     for p in procs:
         p.start()
     go.set()
@@ -116,20 +93,11 @@ def test_two_concurrent_writer_processes(tmp_path):
     assert n == 300
 
 
-def _endless_writer(path, conn):
-    h = History(path)
-    i = 0
-    while True:
-        h.record("r1", perf_record(f"TC_PF_{i:05d}", line=i + 2, n=1000))
-        conn.send(i)                 # only after record() returned: this row is finished
-        i += 1
-
-
 def test_writer_killed_halfway_keeps_every_finished_row(tmp_path):
     path = tmp_path / "h.sqlite"
     History(path).start_run(meta("r1"))
     parent, child = ctx.Pipe()
-    p = ctx.Process(target=_endless_writer, args=(path, child))
+    p = ctx.Process(target=endless_writer, args=(path, child))
     p.start()
     finished = []
     while len(finished) < 30:

@@ -16,7 +16,7 @@ from harness.run.ahead import AHEAD_BYTES, Ahead, ahead_bytes, row_footprint
 from harness.run.row_judge import RowJudge
 from harness.tables.load import load_cases
 from harness.model.settings import TimingConfig
-from test_hostile import survivors
+from processes import survivors
 
 TABLE = Path(__file__).resolve().parents[2] / "cases" / "csymm_test.csv"
 TINY = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01, rounds=3)

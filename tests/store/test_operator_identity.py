@@ -17,7 +17,8 @@ from harness.commands import history as history_command
 from harness.commands import runs as runs_command
 from harness.store import operator_identity
 from harness.store.history import History
-from test_compare import meta, noisy, rec, run_command
+from commands import run_command
+from perf_records import meta, noisy, rec
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
 

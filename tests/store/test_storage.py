@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.store import provenance
+from run_files import check_history, strict_lines
 from tables import csymm_row, write_csymm_table
-from test_hostile import check_history, strict_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
