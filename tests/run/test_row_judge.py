@@ -102,8 +102,8 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
     tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
     judged = []
-    judge_output = goldens.Golden.judge
-    monkeypatch.setattr(goldens.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
+    judge_output = goldens.Golden.judge_elements  # every judgement of a golden (Golden.judge gathers, then this)
+    monkeypatch.setattr(goldens.Golden, "judge_elements", lambda g, out: judged.append(1) or judge_output(g, out))
     backend = open_backend("cpu", cores=1)
     try:
         for wrong in (False, True):
