@@ -105,11 +105,12 @@ class OutputChunks:
         i, j = np.searchsorted(self.sorted, [first, first + data.size])
         self.judged[self.order[i:j]] = data[self.sorted[i:j] - first]
 
-    def problems(self) -> list[str]:
-        """What region_problems would say of the outputs' copies: a guard zone overwritten, elements changed
-        outside the written region."""
+    def problems(self, names: list[str] | None = None) -> list[str]:
+        """What region_problems would say of the outputs' copies (of those `names`; default all): a guard zone
+        overwritten, elements changed outside the written region."""
         problems = []
-        for name, (front, nbytes, dtype, _) in self.outputs.items():
+        for name in self.outputs if names is None else names:
+            front = self.outputs[name][0]
             first_bad, last_bad = self.guards[name]
             if first_bad >= 0:
                 problems.append(f"{name}: guard zone before the buffer overwritten (out-of-bounds write, up to "

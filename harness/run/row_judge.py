@@ -410,8 +410,6 @@ class RowJudge:
         """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
         judged again, unless they are the very bytes the checked call left and end_called judged; then the
         figures are bounded by the judge's own clock and the kernel's `account` of the worker (credibility)."""
-        from harness.run.sandbox import digest, sample_digest, timed_parts
-
         received = time.perf_counter()
         self._advance("timing", "timed")
         p = fields(payload, {"timing": dict, "calls": dict, "recheck_status": (int, type(None)),
@@ -428,14 +426,10 @@ class RowJudge:
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
                                                  self.info.hardware)
         judged = self.checked  # the digests of the bytes end_called judged
-        _, self.checked, last, _ = self._read(judge_inputs=False)  # whole buffers: the timed parts
-        # byte for byte what end_called passed (both digests the judge's own): its checks would say so again, and
-        # the judge needs no copy of them; else a copy of every buffer is judged
+        # one read of the buffers, chunk by chunk; byte for byte what end_called passed (both digests the judge's
+        # own), its checks would say so again: only other bytes are judged
+        after, self.checked, last, changed = self._read(judge_inputs=True)
         same = self.checked == judged
-        after = {} if same else self._copy()
-        if not same:
-            self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
-            last = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
         calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
         totals = log["calls"]
         problems = self._status_problems(log) + [f"{_call_label(*failed[:3], totals)}: {failed[3]}"
@@ -447,14 +441,15 @@ class RowJudge:
         if last != log["last"]:
             problems.append("the bytes after the last call are not those the sandbox's digest of it claims (a "
                             "forged digest, or a write after the call returned)")
-        if not same:
-            problems += region_problems(self._inputs(), after, self.zones)
+        if not same:  # in plan order, as region_problems names them
+            problems += [x for s in self.slots for x in (after.problems([s.name]) if s.output else
+                                                         self._input_problems([s.name]) if s.name in changed else [])]
         problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
                             + "; ".join(strings(p["fpenv"], "fpenv")))
         if self.golden is not None and not same:
-            judgement = self.golden.judge(self.output(after))
+            judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"after the timed calls the output is wrong: {judgement.reason}")
         if problems:
