@@ -31,7 +31,7 @@ from harness.run.goldens import KEPT_GOLDENS_BYTES, Golden, golden_bytes, golden
 from harness.run.messages import Malformed, checked_timing, fields, strings
 from harness.run.output_chunks import OutputChunks, Unwritten
 from harness.run.sandbox import BackendInfo
-from harness.tables.layout import Buffer, guard_pattern, guard_zones, split_guards
+from harness.tables.layout import Buffer, guard_pattern, guard_zones
 
 #: The judge reads the shared memory, and measures the cost of copying it (credibility), this many bytes at a time: a
 #: whole copy of the largest row (768 MiB, beside the host data and the shared memory) was the main job judge's peak.
@@ -199,12 +199,13 @@ class RowJudge:
         """The judge's own copy of every buffer as the sandbox left it (the sandbox may still write its mapping)."""
         return {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy() for s in self.slots}
 
-    def _read(self, judge_inputs: bool) -> tuple[OutputChunks | None, list[str], str, list[str]]:
+    def _read(self, judge_inputs: bool, accumulated: bool = False) -> tuple[OutputChunks | None, list[str], str,
+                                                                            list[str]]:
         """The shared memory read once, a chunk at a time into the judge's own memory (the sandbox may still write
         it): (where `judge_inputs`, the outputs judged chunk by chunk, with the elements the golden judges; each
         buffer's digest (sandbox.digest); the digest of all of them in order, as sandbox.sample_digest of
-        timed_parts(slots, False); where `judge_inputs`, the inputs whose bytes are not those uploaded), every byte
-        judged and digested from the same copy of it: the judge never holds a copy of the whole row."""
+        timed_parts(slots, accumulated); where `judge_inputs`, the inputs whose bytes are not those uploaded), every
+        byte judged and digested from the same copy of it: the judge never holds a copy of the whole row."""
         from harness.run.sandbox import digest
 
         outputs = OutputChunks(self._outputs, self.golden.index if self.golden else None, self.golden is not None) \
@@ -216,7 +217,11 @@ class RowJudge:
             for lo in range(0, s.size, COPY_CHUNK_BYTES):
                 part = scratch[:min(COPY_CHUNK_BYTES, s.size - lo)]
                 part[:] = np.frombuffer(self.view, np.uint8, part.size, s.offset + lo)
-                whole.update(part)
+                if accumulated and s.output:  # timed_parts: C's data changes from call to call by design
+                    whole.update(part[:max(0, s.front - lo)])
+                    whole.update(part[max(0, s.front + s.nbytes - lo):])
+                else:
+                    whole.update(part)
                 if judged is not None:
                     judged.feed(s.name, lo, part)
                 yield part
@@ -226,6 +231,12 @@ class RowJudge:
             if judge_inputs and not s.output and digests[-1] != self._uploaded[s.name]:
                 changed.append(s.name)
         return outputs, digests, whole.hexdigest(), changed
+
+    def _region_problems(self, after: OutputChunks, changed: list[str]) -> list[str]:
+        """What region_problems says of every buffer of a read, in plan order: the outputs' from their chunks, the
+        inputs' where their digest changed."""
+        return [x for s in self.slots for x in (after.problems([s.name]) if s.output else
+                                                self._input_problems([s.name]) if s.name in changed else [])]
 
     def _input_problems(self, changed: list[str]) -> list[str]:
         """What changed in the input buffers `_read` found changed, from a copy of each (it may have changed
@@ -367,11 +378,6 @@ class RowJudge:
         return [f"{name}: the operator overwrote the const host scalar it was given by pointer"
                 for name, value in self.scalar_bytes.items() if scalars.get(name) != value]
 
-    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
-        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
-        parts = [split_guards(after[n], nbytes, front)[1].view(dtype) for n, front, nbytes, dtype, _ in self._outputs]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
     def on_sampling(self, payload: Any) -> bool:
         """The warm-up is over and the samples begin once the judge answers: its clock opens here."""
         if self.stage != "timing" or self.clock_open is not None:
@@ -390,15 +396,13 @@ class RowJudge:
         p = fields(payload, {"phase": str, "call": int, "calls": int, "digest": str, "whole": bool})
         if self.untimed:  # the checked call failed: the verdict stands, the timed calls are not judged
             return True
-        from harness.run.sandbox import sample_digest, timed_parts
-
         start = time.perf_counter()
-        after = self._copy()
-        problems = region_problems(self._inputs(), after, self.zones)
-        if sample_digest(timed_parts(self.slots, not p["whole"], lambda s: memoryview(after[s.name]))) != p["digest"]:
+        after, _, claimed, changed = self._read(judge_inputs=True, accumulated=not p["whole"])
+        problems = self._region_problems(after, changed)
+        if claimed != p["digest"]:
             problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if not problems and p["whole"] and self.golden is not None:
-            judgement = self.golden.judge(self.output(after))
+            judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"the output is wrong: {judgement.reason}")
         if problems:
@@ -441,9 +445,8 @@ class RowJudge:
         if last != log["last"]:
             problems.append("the bytes after the last call are not those the sandbox's digest of it claims (a "
                             "forged digest, or a write after the call returned)")
-        if not same:  # in plan order, as region_problems names them
-            problems += [x for s in self.slots for x in (after.problems([s.name]) if s.output else
-                                                         self._input_problems([s.name]) if s.name in changed else [])]
+        if not same:
+            problems += self._region_problems(after, changed)
         problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
