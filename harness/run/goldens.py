@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -21,9 +22,11 @@ KEPT_GOLDENS_BYTES = 1 << 30
 
 
 def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expected: np.ndarray,
-                 truth: np.ndarray) -> diagnosis.Judgement:
+                 truth: np.ndarray, inputs: Callable[[], dict[str, Buffer]] | None = None) -> diagnosis.Judgement:
     """The written region judged as one, or, for an operator whose package names `verify_parts` (the parts of its
-    output ops-blas verifies one by one), each part on its own, the worst deciding."""
+    output ops-blas verifies one by one), each part on its own, the worst deciding. `inputs`: the buffers with
+    their inputs' host data, where `bufs` holds the outputs alone (only the error scale of a failed gate reads
+    them)."""
     spec = ops.get(case.op)
     gate, options = spec.gate(case.args, case.thresholds)
     parts = spec.verify_parts(case.args, bufs) if hasattr(spec, "verify_parts") else []
@@ -33,7 +36,7 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
     @lru_cache(maxsize=1)
     def scale_all() -> np.ndarray:  # G for the forward-error test, computed only if a judgement needs it
         with np.errstate(all="ignore"):
-            return spec.error_scale(case.args, bufs)
+            return spec.error_scale(case.args, bufs if inputs is None else inputs())
 
     judged = [(label, diagnosis.judge(out_c[index], expected[index], truth[index], gate,
                                      scale=lambda index=index: scale_all()[index], **options))
@@ -45,7 +48,9 @@ def judge_output(case: Case, bufs: dict[str, Buffer], out_c: np.ndarray, expecte
 class Golden:
     """What a row's output is judged against: the case and buffers the golden was computed for (for a large perf
     row, a smaller problem on a sample of C: golden.sample), expected and truth over that problem's C, and the
-    storage index in the full C of each of its elements (None: the whole C)."""
+    storage index in the full C of each of its elements (None: the whole C). A sampled golden planned with
+    `replan` keeps its outputs alone in `bufs` (its inputs are views of the row's host data, as large as the row's
+    A): `inputs` plans them again for the error scale of a failed gate."""
 
     case: Case
     bufs: dict[str, Buffer]
@@ -53,16 +58,22 @@ class Golden:
     truth: np.ndarray
     index: np.ndarray | None = None
     cached: bool = False  # read from the judge's golden cache (harness.judge.golden_cache), not computed
+    inputs: Callable[[], dict[str, Buffer]] | None = None
 
     def judge(self, out_c: np.ndarray) -> diagnosis.Judgement:
         """The operator's full C judged with the ordinary criteria (judge_output) on this golden's elements."""
-        out = out_c if self.index is None else out_c[self.index]
-        return judge_output(self.case, self.bufs, out, self.expected, self.truth)
+        return self.judge_elements(out_c if self.index is None else out_c[self.index])
+
+    def judge_elements(self, out: np.ndarray) -> diagnosis.Judgement:
+        """`judge` of the elements of C this golden covers (a sampled golden's `index` of it), gathered already."""
+        return judge_output(self.case, self.bufs, out, self.expected, self.truth, self.inputs)
 
 
-def golden_of(case: Case, bufs: dict[str, Buffer], cache: bool = False) -> Golden:
+def golden_of(case: Case, bufs: dict[str, Buffer], cache: bool = False,
+              replan: Callable[[], dict[str, Buffer]] | None = None) -> Golden:
     """What the row's output is judged against (a perf row over the sampling budget: a sample of its C); `cache`:
-    through the judge's golden cache (only a process that never loads operator code may say so)."""
+    through the judge's golden cache (only a process that never loads operator code may say so). `replan`: the
+    row's buffers planned again from its seed; given, a sampled golden lets its inputs go once computed."""
     spec = ops.get(case.op)
     sampled = spec.sample_problem(case.args, bufs, sample.BUDGET_FLOPS, case.seed) if case.is_perf else None
     args, problem = (case.args, bufs) if sampled is None else sampled[:2]
@@ -72,7 +83,11 @@ def golden_of(case: Case, bufs: dict[str, Buffer], cache: bool = False) -> Golde
         (expected, truth), cached = spec.golden_result(args, problem), False
     if sampled is None:
         return Golden(case, bufs, expected, truth, cached=cached)
-    return Golden(replace(case, args=args), problem, expected, truth, sampled[2], cached)
+    sub = replace(case, args=args)
+    if replan is None:
+        return Golden(sub, problem, expected, truth, sampled[2], cached)
+    return Golden(sub, {n: b for n, b in problem.items() if b.output}, expected, truth, sampled[2], cached,
+                  lambda: spec.sample_problem(case.args, replan(), sample.BUDGET_FLOPS, case.seed)[1])
 
 
 def golden_bytes(golden: Golden) -> int:

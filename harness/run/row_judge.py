@@ -11,6 +11,7 @@ import os
 import time
 import traceback
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -24,12 +25,13 @@ from harness.model.record import Record
 from harness.model.settings import DEFAULT_MEMORY_CAP
 from harness.perf import verdict as perf
 from harness.run import memory as footprint
-from harness.run.buffers import footprint_bytes, outputs, plan, region_problems, written_mask
+from harness.run.buffers import footprint_bytes, plan, region_problems
 from harness.run.credibility import Account, credibility
 from harness.run.goldens import KEPT_GOLDENS_BYTES, Golden, golden_bytes, golden_of
 from harness.run.messages import Malformed, checked_timing, fields, strings
+from harness.run.output_chunks import OutputChunks, Unwritten
 from harness.run.sandbox import BackendInfo
-from harness.tables.layout import Buffer, guard_pattern, guard_zones, split_guards
+from harness.tables.layout import Buffer, guard_pattern, guard_zones
 
 #: The judge reads the shared memory, and measures the cost of copying it (credibility), this many bytes at a time: a
 #: whole copy of the largest row (768 MiB, beside the host data and the shared memory) was the main job judge's peak.
@@ -66,10 +68,11 @@ class RowJudge:
         self.costs = (0.0, 0.0)       # (digest, copy) seconds of all the row's bytes, measured by the judge
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
-        self._after: dict[str, np.ndarray] | None = None  # the checked call's outputs, from begin_called
+        self._after: OutputChunks | None = None  # the checked call's outputs as begin_called read them
+        self._outputs: list[tuple] = []  # (name, front guard, data bytes, dtype, Unwritten) per output
         self._read_back: tuple = ()   # begin_called's digests and input problems, for end_called
         self._uploaded: dict[str, str] = {}  # each input's digest as it must stay (guards and data)
-        self._let_go: list[str] = []  # inputs whose host data the judge let go once uploaded (_inputs plans them)
+        self._let_go: list[str] = []  # buffers whose host data the judge let go once uploaded (_inputs plans them)
         self._replan = (use_poison, memory_cap)
         self.wants_golden = golden    # False: a caller that only times (harness ab) needs no golden
         self.cache_goldens = cache_goldens  # False where the operator runs in this process (run_case)
@@ -120,11 +123,10 @@ class RowJudge:
         if want_golden and self.wants_golden:
             self.golden = self._golden()
         self.scalar_bytes = {k: bytes(v).hex() for k, v in spec.scalars(case.args).items() if v is not None}
-        # inputs no golden reads (a sampled golden reads its own, or some of these) are only checked once uploaded:
-        # their digests suffice until a check finds one changed (_layout lets them go)
+        # buffers no golden holds (a sampled golden holds its own) are let go once uploaded: an input's digest
+        # suffices until a check finds it changed, an output's bytes outside its written region are kept (Unwritten)
         held = list(self.golden.bufs.values()) if self.golden is not None else []
-        self._let_go = [n for n, b in self.bufs.items()
-                        if not b.output and b.points_to is None and not any(b is g for g in held)]
+        self._let_go = [n for n, b in self.bufs.items() if b.points_to is None and not any(b is g for g in held)]
         slots = self._layout(untouchable)
         timed = case.is_perf and self.timing_config is not None
         self.job = RowJob(case=case, slots=slots, size=self._size, timing=self.timing_config if timed else None,
@@ -138,7 +140,8 @@ class RowJudge:
             return kept if kept.index is not None else replace(kept, bufs=self.bufs)
         start = time.perf_counter()
         with np.errstate(all="ignore"):  # Inf/NaN rows: non-finite arithmetic is the point, not a warning
-            golden = golden_of(self.case, self.bufs, self.cache_goldens)
+            golden = golden_of(self.case, self.bufs, self.cache_goldens,
+                               partial(plan, self.case, *self._replan, self.info.fenced))
         self.golden_s, self.golden_hit = time.perf_counter() - start, golden.cached
         # list(): one step under the GIL (the runner plans the next row in a thread while it frees others' goldens)
         if self.goldens is not None and golden_bytes(golden) + sum(map(golden_bytes, list(self.goldens.values()))) \
@@ -178,8 +181,10 @@ class RowJudge:
             memory[front + b.nbytes:] = guard_pattern(back)
             if not b.output:
                 self._uploaded[s.name] = digest([memoryview(memory)])
+            else:
+                self._outputs.append((s.name, front, b.nbytes, b.host.dtype, Unwritten(b)))
             if s.name in self._let_go:  # one buffer at a time: never the row's host data and its shared memory whole
-                b.host = None  # type: ignore[assignment]  # _inputs() plans it again
+                b.host = b.written = None  # type: ignore[assignment]  # _inputs() plans them again
             del memory  # no export of the mapping may outlive this (close() unmaps it)
         self.slots = tuple(slots)
         return self.slots
@@ -194,36 +199,44 @@ class RowJudge:
         """The judge's own copy of every buffer as the sandbox left it (the sandbox may still write its mapping)."""
         return {s.name: np.frombuffer(self.view, np.uint8, s.size, s.offset).copy() for s in self.slots}
 
-    def _read(self, judge_inputs: bool) -> tuple[dict[str, np.ndarray], list[str], str, list[str]]:
+    def _read(self, judge_inputs: bool, accumulated: bool = False) -> tuple[OutputChunks | None, list[str], str,
+                                                                            list[str]]:
         """The shared memory read once, a chunk at a time into the judge's own memory (the sandbox may still write
-        it), so that the judge never holds a second copy of the whole row: (the output buffers whole, where
-        `judge_inputs`; each buffer's digest (sandbox.digest); the digest of all of them in order, as
-        sandbox.sample_digest of timed_parts(slots, False); where `judge_inputs`, the other buffers whose bytes are
-        not those uploaded), every byte judged and digested from the same copy of it."""
+        it): (where `judge_inputs`, the outputs judged chunk by chunk, with the elements the golden judges; each
+        buffer's digest (sandbox.digest); the digest of all of them in order, as sandbox.sample_digest of
+        timed_parts(slots, accumulated); where `judge_inputs`, the inputs whose bytes are not those uploaded), every
+        byte judged and digested from the same copy of it: the judge never holds a copy of the whole row."""
         from harness.run.sandbox import digest
 
-        kept: dict[str, np.ndarray] = {}
-        digests: list[str] = []
-        changed: list[str] = []
-        whole = xxhash.xxh3_128()
+        outputs = OutputChunks(self._outputs, self.golden.index if self.golden else None, self.golden is not None) \
+            if judge_inputs else None
+        digests, changed, whole = [], [], xxhash.xxh3_128()  # each buffer's digest, inputs not as uploaded
         scratch = np.empty(min(COPY_CHUNK_BYTES, max((s.size for s in self.slots), default=0)), np.uint8)
 
-        def chunks(s: Any, into: np.ndarray | None) -> Iterator[np.ndarray]:
+        def chunks(s: Any, judged: OutputChunks | None) -> Iterator[np.ndarray]:
             for lo in range(0, s.size, COPY_CHUNK_BYTES):
-                part = into[lo:lo + COPY_CHUNK_BYTES] if into is not None else scratch[:min(COPY_CHUNK_BYTES,
-                                                                                            s.size - lo)]
+                part = scratch[:min(COPY_CHUNK_BYTES, s.size - lo)]
                 part[:] = np.frombuffer(self.view, np.uint8, part.size, s.offset + lo)
-                whole.update(part)
+                if accumulated and s.output:  # timed_parts: C's data changes from call to call by design
+                    whole.update(part[:max(0, s.front - lo)])
+                    whole.update(part[max(0, s.front + s.nbytes - lo):])
+                else:
+                    whole.update(part)
+                if judged is not None:
+                    judged.feed(s.name, lo, part)
                 yield part
 
         for s in self.slots:
-            into = np.empty(s.size, np.uint8) if judge_inputs and s.output else None
-            digests.append(digest(chunks(s, into)))
-            if into is not None:
-                kept[s.name] = into
-            elif judge_inputs and not s.output and digests[-1] != self._uploaded[s.name]:
+            digests.append(digest(chunks(s, outputs if s.output else None)))
+            if judge_inputs and not s.output and digests[-1] != self._uploaded[s.name]:
                 changed.append(s.name)
-        return kept, digests, whole.hexdigest(), changed
+        return outputs, digests, whole.hexdigest(), changed
+
+    def _region_problems(self, after: OutputChunks, changed: list[str]) -> list[str]:
+        """What region_problems says of every buffer of a read, in plan order: the outputs' from their chunks, the
+        inputs' where their digest changed."""
+        return [x for s in self.slots for x in (after.problems([s.name]) if s.output else
+                                                self._input_problems([s.name]) if s.name in changed else [])]
 
     def _input_problems(self, changed: list[str]) -> list[str]:
         """What changed in the input buffers `_read` found changed, from a copy of each (it may have changed
@@ -236,12 +249,12 @@ class RowJudge:
         return problems
 
     def _inputs(self) -> dict[str, Buffer]:
-        """The row's buffers, each with its host data: the inputs the judge let go once uploaded (a row whose
-        golden reads its own buffers, or none) planned again from the row's seed, for a check that needs them."""
+        """The row's buffers, each with its host data and masks: those the judge let go once uploaded (a row whose
+        golden holds its own buffers, or none) planned again from the row's seed, for a check that needs them."""
         if self._let_go:
             fresh = plan(self.case, *self._replan, self.info.fenced)
             for name in self._let_go:
-                self.bufs[name].host = fresh[name].host
+                self.bufs[name].host, self.bufs[name].written = fresh[name].host, fresh[name].written
             self._let_go = []
         return self.bufs
 
@@ -288,22 +301,21 @@ class RowJudge:
         after, self._after = self._after, None
         if after is None:  # untouchable: judged on its status alone
             return False
-        p, case, rec = self._called, self.case, self.rec
-        status = p["status"]
-        fp_changes = p["fpenv"]
+        p, rec = self._called, self.rec
+        status, fp_changes = p["status"], p["fpenv"]
         digests, whole, input_problems = self._read_back
-        problems = region_problems({n: self.bufs[n] for n in after}, after, self.zones) + input_problems \
+        problems = after.problems() + input_problems \
             + self._scalar_problems(p["scalars"]) + _leak(p["growth"], self._allowed, "the operator call")
         if fp_changes:
             problems.append(f"the operator changed the floating-point environment: {'; '.join(fp_changes)}")
         if rec["memory"]["verdict"] == "FAIL":
             problems.append(rec["memory"]["reason"])
         if self._verdict_for_status(status, p["message"], problems) and self.golden is not None:
-            judgement = self.golden.judge(self.output(after))
+            judgement = self.golden.judge_elements(after.judged)
             rec["precision"] = judgement.to_dict()
             rec.update(verdict=judgement.verdict, reason=judgement.reason)
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
-            rec["precision"]["sampled"] = f"{self.golden.index.size} of {int(written_mask(self.bufs).sum())} elements"
+            rec["precision"]["sampled"] = f"{self.golden.index.size} of {after.written} elements"
         self.checked = digests
         self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
@@ -366,12 +378,6 @@ class RowJudge:
         return [f"{name}: the operator overwrote the const host scalar it was given by pointer"
                 for name, value in self.scalar_bytes.items() if scalars.get(name) != value]
 
-    def output(self, after: dict[str, np.ndarray]) -> np.ndarray:
-        """The outputs' data (guards stripped) in plan order, as one array: what the golden is compared with."""
-        parts = [split_guards(after[n], self.bufs[n].nbytes, self.zones[n][0])[1].view(self.bufs[n].host.dtype)
-                 for n in outputs(self.bufs)]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, np.float32)
-
     def on_sampling(self, payload: Any) -> bool:
         """The warm-up is over and the samples begin once the judge answers: its clock opens here."""
         if self.stage != "timing" or self.clock_open is not None:
@@ -390,15 +396,13 @@ class RowJudge:
         p = fields(payload, {"phase": str, "call": int, "calls": int, "digest": str, "whole": bool})
         if self.untimed:  # the checked call failed: the verdict stands, the timed calls are not judged
             return True
-        from harness.run.sandbox import sample_digest, timed_parts
-
         start = time.perf_counter()
-        after = self._copy()
-        problems = region_problems(self._inputs(), after, self.zones)
-        if sample_digest(timed_parts(self.slots, not p["whole"], lambda s: memoryview(after[s.name]))) != p["digest"]:
+        after, _, claimed, changed = self._read(judge_inputs=True, accumulated=not p["whole"])
+        problems = self._region_problems(after, changed)
+        if claimed != p["digest"]:
             problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if not problems and p["whole"] and self.golden is not None:
-            judgement = self.golden.judge(self.output(after))
+            judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"the output is wrong: {judgement.reason}")
         if problems:
@@ -410,8 +414,6 @@ class RowJudge:
         """The timed loop's figures, every call's account (statuses, digests) and the buffers after the last call:
         judged again, unless they are the very bytes the checked call left and end_called judged; then the
         figures are bounded by the judge's own clock and the kernel's `account` of the worker (credibility)."""
-        from harness.run.sandbox import digest, sample_digest, timed_parts
-
         received = time.perf_counter()
         self._advance("timing", "timed")
         p = fields(payload, {"timing": dict, "calls": dict, "recheck_status": (int, type(None)),
@@ -428,14 +430,10 @@ class RowJudge:
         rec["baseline"] = perf.baseline_verdicts(rec["timing"], self.baselines(case) if self.baselines else [],
                                                  self.info.hardware)
         judged = self.checked  # the digests of the bytes end_called judged
-        _, self.checked, last, _ = self._read(judge_inputs=False)  # whole buffers: the timed parts
-        # byte for byte what end_called passed (both digests the judge's own): its checks would say so again, and
-        # the judge needs no copy of them; else a copy of every buffer is judged
+        # one read of the buffers, chunk by chunk; byte for byte what end_called passed (both digests the judge's
+        # own), its checks would say so again: only other bytes are judged
+        after, self.checked, last, changed = self._read(judge_inputs=True)
         same = self.checked == judged
-        after = {} if same else self._copy()
-        if not same:
-            self.checked = [digest([memoryview(after[s.name])]) for s in self.slots]
-            last = sample_digest(timed_parts(self.slots, False, lambda s: memoryview(after[s.name])))
         calls = rec["timing"].get("n", 0) * rec["timing"].get("calls_per_sample", 1)
         totals = log["calls"]
         problems = self._status_problems(log) + [f"{_call_label(*failed[:3], totals)}: {failed[3]}"
@@ -448,13 +446,13 @@ class RowJudge:
             problems.append("the bytes after the last call are not those the sandbox's digest of it claims (a "
                             "forged digest, or a write after the call returned)")
         if not same:
-            problems += region_problems(self._inputs(), after, self.zones)
+            problems += self._region_problems(after, changed)
         problems += _leak(p["growth"], 0, f"{calls} timed calls")
         if p["fpenv"]:
             problems.append("a timed call changed the floating-point environment: "
                             + "; ".join(strings(p["fpenv"], "fpenv")))
         if self.golden is not None and not same:
-            judgement = self.golden.judge(self.output(after))
+            judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"after the timed calls the output is wrong: {judgement.reason}")
         if problems:

@@ -102,8 +102,8 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
     case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_PF_a", 5, 3)]))[0]
     tiny = TimingConfig(warmup=1, min_samples=4, max_time_s=0.05, warmup_max_time_s=0.01)
     judged = []
-    judge_output = goldens.Golden.judge
-    monkeypatch.setattr(goldens.Golden, "judge", lambda g, out: judged.append(1) or judge_output(g, out))
+    judge_output = goldens.Golden.judge_elements  # every judgement of a golden (Golden.judge gathers, then this)
+    monkeypatch.setattr(goldens.Golden, "judge_elements", lambda g, out: judged.append(1) or judge_output(g, out))
     backend = open_backend("cpu", cores=1)
     try:
         for wrong in (False, True):
@@ -132,3 +132,22 @@ def test_after_the_timed_calls_only_bytes_other_than_the_judged_ones_are_judged_
                 assert len(judged) == 1, "the same bytes were judged twice"
     finally:
         backend.close()
+
+
+def test_a_chunked_read_digests_the_timed_parts_as_the_sandbox_does(tmp_path, monkeypatch):
+    """_read's digest of all the buffers is the sandbox's sample digest of the timed parts, C's data left out
+    after accumulating calls, across chunk boundaries."""
+    from harness.run import row_judge
+    from harness.run.sandbox import sample_digest, timed_parts
+
+    monkeypatch.setattr(row_judge, "COPY_CHUNK_BYTES", 4096)  # several chunks a buffer, one across C's guard
+    case = load_table(write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_a", 40, 30)]))[0]
+    judge = RowJudge(case, BackendInfo())
+    try:
+        raw = lambda s: memoryview(judge.view)[s.offset:s.offset + s.size]  # noqa: E731
+        for accumulated in (False, True):
+            _, _, claimed, _ = judge._read(judge_inputs=False, accumulated=accumulated)
+            assert claimed == sample_digest(timed_parts(judge.slots, accumulated, raw))
+        assert judge._read(False, True)[2] != judge._read(False, False)[2]  # C's data counts in one, not the other
+    finally:
+        judge.close()
