@@ -123,12 +123,12 @@ def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=None) -> None:
     for case in cases:
         if case.is_perf:
             by_op.setdefault(case.op, []).append(case)
-    for op, perf in by_op.items():
-        alone = [c.name for c in perf if [b.kind for b in baselines_for(c, extra)] == ["none"]]
+    for op, rows in by_op.items():
+        alone = [c.name for c in rows if [b.kind for b in baselines_for(c, extra)] == ["none"]]
         if alone:
             names = ", ".join(alone[:5]) + (", ..." if len(alone) > 5 else "")
-            reason = _operator_baselines(perf[0].table, op, extra)[1].source
-            print(f"harness run: warning: {len(alone)} of {len(perf)} {op} perf rows match no baseline and will be "
+            reason = _operator_baselines(rows[0].table, op, extra)[1].source
+            print(f"harness run: warning: {len(alone)} of {len(rows)} {op} perf rows match no baseline and will be "
                   f"NO_REF ({names}): {reason}", file=out)
 
 

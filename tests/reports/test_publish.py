@@ -165,7 +165,7 @@ def test_the_cli_prints_the_step(tmp_path, capsys):
     synthetic_history(tmp_path / "h.sqlite")
     assert main(["publish", "--history", str(tmp_path / "h.sqlite"), "--out", str(tmp_path / "site")]) == Exit.OK
     out = capsys.readouterr().out
-    assert f"TC_PF_STEP (cpu on host ci, 2 CPUs) +" in out and commit_label(COMMITS[STEP_AT], False) in out
+    assert "TC_PF_STEP (cpu on host ci, 2 CPUs) +" in out and commit_label(COMMITS[STEP_AT], False) in out
     assert "published 3 series from 9 runs, 1 steps" in out
 
 
