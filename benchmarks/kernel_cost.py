@@ -20,7 +20,7 @@ serial end of the per-chunk hand-over against the limit). Also the cancellation 
 part against the float64 truth) per Csymm precision, and per precision for the 3M method (3m_<precision>), the
 chunked 3M (3m_chunked_<precision>) and the vector path (vector_fp32).
 
-    python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores (1024^2 rows on the emulated cube)
+    python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores before the chunked 3M, more with it
     python benchmarks/kernel_cost.py --json --model  # the model only, no emulator (seconds)
 """
 from __future__ import annotations

@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> int:
                       flush=True)
     finally:
         backend.close()
-    print(json.dumps({"precision": opts.precision, "kc": opts.kc, "kahan": opts.kahan, "rows": len(rows), "verdicts": dict(verdicts),
+    print(json.dumps({"precision": opts.precision, "kc": opts.kc, "kahan": opts.kahan, "rows": len(rows),
+                      "verdicts": dict(verdicts),
                       "not_passed": not_passed, "seconds": round(time.monotonic() - start, 1)}, indent=1))
     return 0
 

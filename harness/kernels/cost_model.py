@@ -150,7 +150,9 @@ def _scoped(design: Design, cube_cores: int, precision: str, hf32_rate: str) -> 
 def floor(design: Design, cube_cores: int, precision: str) -> dict:
     """The design's floors (us) and their parts at `cube_cores` and `precision`; launches on one stream run in order.
     device_floor_us: the kernels' work only (the task book's scope); call_floor_us (= floor_us): plus the documented
-    launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate."""
+    launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate. A chunked 3M design (chunk_k) adds
+    chunk_k, block, handover_us and the serial end (device_serial_us, call_serial_us); its device floor is the
+    overlapped end (chunked_3m_cycles)."""
     primary = _scoped(design, cube_cores, precision, HF32_BET)
     fmt, passes = PRECISIONS[precision]
     # the cube time of the same products on any tiling at all: every cube core busy to the end
@@ -164,7 +166,8 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
         chunked = {"chunk_k": design.chunk_k, "block": design.cube_launches[0][0][:2],
                    "handover_us": primary["handover_us"], "device_serial_us": primary["device_serial_us"],
                    "call_serial_us": primary["call_serial_us"]}
-    return {**chunked, "name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
+    return {**chunked, "name": design.name, "precision": precision, "cube_cores": cube_cores,
+            "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
             "built_products": design.built_products, "cube_us": primary["cube_us"], "balanced_cube_us": balanced,
             "vector_us": primary["vector_us"], "memory_us": primary["memory_us"],
@@ -372,7 +375,7 @@ def chunked_3m_cycles(blocks: tuple[tuple[int, int, int], ...], cube_cores: int,
                       end: str, hf32_rate: str = HF32_BET) -> float:
     """The busiest AI core's cycles for the chunked 3M's blocks (rows, cols, 3k), dealt round-robin: per block and
     K chunk, three products' Mmads (and their L1 -> L0A / L0B loads, 256 bytes per cycle each), the three L0C
-    accumulators handed to UB by Fixpipe (128 bytes per cycle, split between the two vector cores) and
+    accumulators handed to UB by Fixpipe (128 bytes per cycle, the rows split between the two vector cores) and
     THREE_M_CHUNK_OPS fp32 operations per element on the two vector cores. `end` (CHUNK_ENDS): `overlapped`, the
     largest of these per core plus the last chunk's Fixpipe and adds; `serial`, their sum (the loads under the
     Mmads). The panels' pre-adds and lo parts are not counted (as for THREE_M)."""

@@ -45,24 +45,25 @@ def real_products(backend, x: np.ndarray, y: np.ndarray, kc: int | None = None
     xs = np.pad(xs, ((0, 0), (0, 0), (0, pad))).reshape(3, r, chunks, kc).transpose(0, 2, 1, 3)
     ys = np.pad(ys, ((0, 0), (0, pad), (0, 0))).reshape(3, chunks, kc, c)
     batches = 3 * chunks
+    ldc = -(-r // 8) * 8  # 8-aligned: the Sgemm's fast path whatever r (alpha 1, beta 0: the same products)
     data = {"A": np.concatenate([m.ravel(order="F") for m in xs.reshape(batches, r, kc)]),
             "B": np.concatenate([m.ravel(order="F") for m in ys.reshape(batches, kc, c)]),
-            "C": np.zeros(batches * r * c, F32)}
+            "C": np.zeros(batches * ldc * c, F32)}
     ptrs = {}
     try:
         for name, flat in data.items():
             ptrs[name] = backend.alloc(flat.nbytes)
             backend.upload(ptrs[name], flat)
         status = sgemm_op.invoke(backend.lib, backend.handle, abi.OP_N, abi.OP_N, r, c, kc, 1.0, ptrs["A"], r, r * kc,
-                                 ptrs["B"], kc, kc * c, 0.0, ptrs["C"], r, r * c, batches)
+                                 ptrs["B"], kc, kc * c, 0.0, ptrs["C"], ldc, ldc * c, batches)
         if status != abi.Status.SUCCESS:
             raise RuntimeError(f"aclblasSgemmStridedBatched returned {abi.status_name(status)}: "
                                f"{backend.last_message()}")
-        out = backend.download(ptrs["C"], batches * r * c * 4).view(F32)
+        out = backend.download(ptrs["C"], batches * ldc * c * 4).view(F32)
     finally:
         for p in ptrs.values():
             backend.free(p)
-    p1, p2, p3 = out.reshape(3, chunks, c, r).transpose(0, 1, 3, 2)
+    p1, p2, p3 = out.reshape(3, chunks, c, ldc)[..., :r].transpose(0, 1, 3, 2)
     return p1, p2, p3
 
 
