@@ -280,15 +280,15 @@ def main(argv: list[str] | None = None) -> int:
     for row in CSYMM_ROWS:
         limit, scope = taskbook_limit(row)
         passed = [v for v in variants[row] if v.get("gate_passed") and v["scopes"][scope]["under_limit"]]
+        probed = [v for v in passed if probe.get(_probe_key(v), {}).get("passed")]
         a = rows[row].args
         reach[row] = {**cost_model.limit_budget(limit, variants[row], scope), "public_us": PUBLIC_US[row],
                       "hf32_bet": {cores: cost_model.csymm_hf32_bet(a.m, a.n, a.side == abi.SIDE_LEFT, cores)
                                    for cores in cost_model.CUBE_CORES},
                       "under_limit_and_gate_passed": [_label(v) for v in passed],
-                      "under_limit_gate_and_probe_passed": [_label(v) for v in passed
-                                                            if probe.get(_probe_key(v), {}).get("passed")],
+                      "under_limit_gate_and_probe_passed": [_label(v) for v in probed],
                       # of those, the ones whose hand-over (chunked 3M) is under the limit at its serial end too
-                      "under_limit_at_serial_end": [_label(v) for v in passed
+                      "under_limit_at_serial_end": [_label(v) for v in probed
                                                     if v.get("scopes_serial", v["scopes"])[scope]["under_limit"]]}
     if opts.json:
         print(json.dumps({**variants, "to_reach_limit": reach, "probe_1024_left_normal_5_1": probe,
