@@ -14,11 +14,13 @@ forced (fp32, split HF32, or fp32 with the cube in HF32 mode: one HF32 product);
 cube in HF32 mode, and with split HF32 emulated in the Mmad (hi*hi + hi*lo + lo*hi per operand pair, each product
 rounded into L0C as three accumulating Mmads would; Sgemm has no split kernel). No 3M kernel is built: the 3M
 variants' precision is the method composed on each Sgemm build's cube (harness/kernels/three_m.py: its three real
-products as one SgemmStridedBatched call, the pre-adds and the combination in fp32), judged by the row's gate. Also
-the cancellation probe (1024^2 LEFT NORMAL_5_1, real part against the float64 truth) per Csymm precision, and per
-precision for the 3M method (3m_<precision>) and for the vector path (vector_fp32).
+products as one SgemmStridedBatched call, the pre-adds and the combination in fp32), judged by the row's gate; the
+chunked 3M variants' the same, recombined per K chunk of cost_model.THREE_M_CHUNK_K (their `scopes_serial`: the
+serial end of the per-chunk hand-over against the limit). Also the cancellation probe (1024^2 LEFT NORMAL_5_1, real
+part against the float64 truth) per Csymm precision, and per precision for the 3M method (3m_<precision>), the
+chunked 3M (3m_chunked_<precision>) and the vector path (vector_fp32).
 
-    python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores (1024^2 rows on the emulated cube)
+    python benchmarks/kernel_cost.py --json          # ~5 min on 2 cores before the chunked 3M, more with it
     python benchmarks/kernel_cost.py --json --model  # the model only, no emulator (seconds)
 """
 from __future__ import annotations
@@ -147,6 +149,9 @@ def _csymm_extras(row: str, case, variant: dict) -> dict:
     a = case.args
     limit, scope = taskbook_limit(row)
     out = {"scopes": cost_model.scope_verdicts(variant, limit, scope)}
+    if "device_serial_us" in variant:
+        serial = {**variant, "device_floor_us": variant["device_serial_us"], "call_floor_us": variant["call_serial_us"]}
+        out["scopes_serial"] = cost_model.scope_verdicts(serial, limit, scope)
     if variant["built_products"] and variant["built"] and variant["precision"] != "hf32":
         cores, left = variant["cube_cores"], a.side == abi.SIDE_LEFT
         to_us = 1 / (cost_model.clock_ghz(cores) * 1e3)
@@ -184,15 +189,17 @@ def _measured(verdict: str, precision: dict | None, how: str) -> dict:
 
 def _measure_three_m(backend, rows: dict, variants: dict, precision: str) -> None:
     """The 3M variants of each Csymm row at `precision`: the row computed by the 3M method on the Sgemm kernel's
-    cube and judged by the row's gate."""
+    cube (recombined once, and per K chunk of THREE_M_CHUNK_K) and judged by the row's gate."""
     how = "emulated in the Mmad" if precision == "hf32x3" else "kernels"
-    for row in CSYMM_ROWS:
-        judgement = three_m.judge_row(backend, rows[row])
-        measured = _measured(judgement.verdict, judgement.metrics, f"3M composed: the three real products as one "
-                             f"SgemmStridedBatched call ({how}), pre-adds and combination in fp32")
-        for v in variants[row]:
-            if v["precision"] == precision and v["name"] == cost_model.THREE_M:
-                v.update(measured)
+    for name, kc in ((cost_model.THREE_M, None), (cost_model.THREE_M_CHUNKED, cost_model.THREE_M_CHUNK_K)):
+        for row in CSYMM_ROWS:
+            judgement = three_m.judge_row(backend, rows[row], kc)
+            measured = _measured(judgement.verdict, judgement.metrics, f"3M composed: the three real products "
+                                 f"{'per K chunk of ' + str(kc) + ' ' if kc else ''}as one SgemmStridedBatched call "
+                                 f"({how}), pre-adds and combination in fp32")
+            for v in variants[row]:
+                if v["precision"] == precision and v["name"] == name:
+                    v.update(measured)
 
 
 def _measure_vector(rows: dict, variants: dict) -> dict:
@@ -240,6 +247,8 @@ def measure(rows: dict, variants: dict) -> dict:
             else:  # the same cube arithmetic runs the 3M method's three real products (harness/kernels/three_m.py)
                 _measure_three_m(backend, rows, variants, precision)
                 probe[f"3m_{precision}"] = _probe(three_m.real_part_probe(backend, 1024, "NORMAL_5_1"))
+                probe[f"3m_chunked_{precision}"] = _probe(three_m.real_part_probe(
+                    backend, 1024, "NORMAL_5_1", kc=cost_model.THREE_M_CHUNK_K))
         finally:
             backend.close()
     probe["vector_fp32"] = _measure_vector(rows, variants)
@@ -254,6 +263,8 @@ def _probe_key(v: dict) -> str:
     """The cancellation probe that measured a variant's arithmetic (the built products, 3M, or the vector path)."""
     if v["name"] == cost_model.VECTOR_PATH:
         return "vector_fp32"
+    if v["name"] == cost_model.THREE_M_CHUNKED:
+        return f"3m_chunked_{v['precision']}"
     return f"3m_{v['precision']}" if v["name"] == cost_model.THREE_M else v["precision"]
 
 
@@ -269,13 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     for row in CSYMM_ROWS:
         limit, scope = taskbook_limit(row)
         passed = [v for v in variants[row] if v.get("gate_passed") and v["scopes"][scope]["under_limit"]]
+        probed = [v for v in passed if probe.get(_probe_key(v), {}).get("passed")]
         a = rows[row].args
         reach[row] = {**cost_model.limit_budget(limit, variants[row], scope), "public_us": PUBLIC_US[row],
                       "hf32_bet": {cores: cost_model.csymm_hf32_bet(a.m, a.n, a.side == abi.SIDE_LEFT, cores)
                                    for cores in cost_model.CUBE_CORES},
                       "under_limit_and_gate_passed": [_label(v) for v in passed],
-                      "under_limit_gate_and_probe_passed": [_label(v) for v in passed
-                                                            if probe.get(_probe_key(v), {}).get("passed")]}
+                      "under_limit_gate_and_probe_passed": [_label(v) for v in probed],
+                      # of those, the ones whose hand-over (chunked 3M) is under the limit at its serial end too
+                      "under_limit_at_serial_end": [_label(v) for v in probed
+                                                    if v.get("scopes_serial", v["scopes"])[scope]["under_limit"]]}
     if opts.json:
         print(json.dumps({**variants, "to_reach_limit": reach, "probe_1024_left_normal_5_1": probe,
                           "sources": cost_model.SOURCES}, indent=1))
@@ -284,11 +298,12 @@ def main(argv: list[str] | None = None) -> int:
         print(row + (f" (limit {reach[row]['limit_us']} us, public {reach[row]['public_us']} us)" if row in reach
                      else ""))
         for v in vs:
+            serial = f" (serial end {v['device_serial_us']:.1f})" if "device_serial_us" in v else ""
             measured = (f", gate {'PASS' if v['gate_passed'] else 'FAIL'} (matched {v['matched_ratio_min']:.4f})"
                         if "gate_passed" in v else "")
             print(f"  {v['name']:<52} {v['precision']:<6} {v['cube_cores']} cores {v['launches']:>3} launches "
                   f"cube {v['cube_us']:8.1f} GM {v['memory_us']:6.1f} launch {v['launch_us']:6.1f} "
-                  f"floor device {v['device_floor_us']:8.1f} call {v['call_floor_us']:8.1f} us{measured}")
+                  f"floor device {v['device_floor_us']:8.1f}{serial} call {v['call_floor_us']:8.1f} us{measured}")
     for precision, p in probe.items():
         print(f"probe {precision}: matched ratio {p['matched_ratio']:.5f}, max abs error {p['max_abs_error']:.4g}")
     return 0

@@ -39,6 +39,10 @@ SOURCES = {
                 "L0C -> Unified Buffer float NoQuant 128 bytes per cycle",
     "hf32_doc": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, 特性说明: "
                 "HF32 makes Mmad (f322f32) 'twice' the fp32 rate (2 x 16x16x1 = 512 MACs per cycle)",
+    "vector_950": "asc-devkit docs/zh/api/附录/C-API-Reg矢量计算接口理论性能汇总.md (Ascend 950PR/950DT): table 1 "
+                  "asc_add_scalar float 32 elements per cycle, table 2 asc_abs_sub and asc_axpy float 64; no add of "
+                  "two float vectors is listed, so the chunked 3M's per-chunk adds are bounded by 64 (fast end) and "
+                  "32 (slow end) elements per cycle and vector core",
     "hf32_format": "asc-devkit docs/zh/api/SIMD-API/基础API/矩阵计算（ISASI）/Mmad计算/关键特性说明/HF32.md, "
                    "figure 2: 950PR HF32 keeps 10 mantissa bits",
 }
@@ -115,6 +119,7 @@ class Design:
     built_products: bool
     split_gm_bytes: int = 0
     vector_cycles: float = 0.0  # the busiest vector core's SIMT work on a vector-only path (64 lanes per cycle)
+    chunk_k: int = 0  # > 0: a 3M design recombining per K chunk of this; its tiles are blocks (rows, cols, 3k)
 
 
 def cube_macs(design: Design) -> int:
@@ -129,14 +134,25 @@ def _scoped(design: Design, cube_cores: int, precision: str, hf32_rate: str) -> 
     vector = design.vector_cycles / (clock_ghz(cube_cores) * 1e3)
     memory = (design.unique_gm_bytes + (design.split_gm_bytes if precision == "hf32x3" else 0)) / HBM_BYTES_PER_US
     device = max(cube + vector, memory)
-    return {"cube_us": cube, "vector_us": vector, "memory_us": memory, "device_floor_us": device,
-            "call_floor_us": device + launch_us(design.launches)}
+    out = {"cube_us": cube, "vector_us": vector, "memory_us": memory, "device_floor_us": device,
+           "call_floor_us": device + launch_us(design.launches)}
+    if design.chunk_k:
+        to_us = 1 / (clock_ghz(cube_cores) * 1e3)
+        ends = {end: chunked_3m_cycles(design.cube_launches[0], cube_cores, precision, design.chunk_k, end,
+                                       hf32_rate) * to_us for end in CHUNK_ENDS}
+        out.update(device_floor_us=max(ends["overlapped"], memory), handover_us=ends["overlapped"] - cube,
+                   device_serial_us=max(ends["serial"], memory))
+        out.update(call_floor_us=out["device_floor_us"] + launch_us(design.launches),
+                   call_serial_us=out["device_serial_us"] + launch_us(design.launches))
+    return out
 
 
 def floor(design: Design, cube_cores: int, precision: str) -> dict:
     """The design's floors (us) and their parts at `cube_cores` and `precision`; launches on one stream run in order.
     device_floor_us: the kernels' work only (the task book's scope); call_floor_us (= floor_us): plus the documented
-    launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate."""
+    launch costs; both at table 2's HF32 rate, and per HF32 rate in by_hf32_rate. A chunked 3M design (chunk_k) adds
+    chunk_k, block, handover_us and the serial end (device_serial_us, call_serial_us); its device floor is the
+    overlapped end (chunked_3m_cycles)."""
     primary = _scoped(design, cube_cores, precision, HF32_BET)
     fmt, passes = PRECISIONS[precision]
     # the cube time of the same products on any tiling at all: every cube core busy to the end
@@ -144,7 +160,14 @@ def floor(design: Design, cube_cores: int, precision: str) -> dict:
     rates = ("mmad", "fp8_peak", "hbm", "launch") + (("vector",) if design.vector_cycles else ())
     if fmt == "hf32":
         rates += ("hf32_doc",)
-    return {"name": design.name, "precision": precision, "cube_cores": cube_cores, "clock_ghz": clock_ghz(cube_cores),
+    chunked = {}
+    if design.chunk_k:
+        rates += ("movement", "vector_950")
+        chunked = {"chunk_k": design.chunk_k, "block": design.cube_launches[0][0][:2],
+                   "handover_us": primary["handover_us"], "device_serial_us": primary["device_serial_us"],
+                   "call_serial_us": primary["call_serial_us"]}
+    return {**chunked, "name": design.name, "precision": precision, "cube_cores": cube_cores,
+            "clock_ghz": clock_ghz(cube_cores),
             "launches": design.launches, "cube_macs": cube_macs(design), "built": design.built,
             "built_products": design.built_products, "cube_us": primary["cube_us"], "balanced_cube_us": balanced,
             "vector_us": primary["vector_us"], "memory_us": primary["memory_us"],
@@ -335,6 +358,66 @@ THREE_M = "one launch, 3M (three real products)"
 VECTOR_PATH = "built: one vector-only launch, plain fp32 (small shapes)"
 
 
+#: The 3M design recombined per K chunk (harness/kernels/three_m.py `kc`), and the chunk its precision passed at.
+THREE_M_CHUNKED = "one launch, 3M recombined per K chunk (L0C -> UB, re/im summed on the vector cores)"
+THREE_M_CHUNK_K = 64
+#: fp32 vector operations per element of C and K chunk: re += P1 - P2 (2), im += (P3 - P1) - P2 (3).
+THREE_M_CHUNK_OPS = 5
+#: The two ends of the chunked 3M's hand-over: `overlapped` (Fixpipe and vector adds hidden under the cube, with
+#: double-buffered L0C, but for the last chunk's; adds at 64 elements per cycle) and `serial` (nothing overlaps the
+#: cube; adds at 32): vector add rates per end, SOURCES['vector_950'].
+CHUNK_ENDS = {"overlapped": 64, "serial": 32}
+#: Blocks the chunked 3M may deal (each block's three products stay on one AI core, which sums their chunks).
+THREE_M_BLOCKS = (128, 64, 32)
+
+
+def chunked_3m_cycles(blocks: tuple[tuple[int, int, int], ...], cube_cores: int, precision: str, chunk_k: int,
+                      end: str, hf32_rate: str = HF32_BET) -> float:
+    """The busiest AI core's cycles for the chunked 3M's blocks (rows, cols, 3k), dealt round-robin: per block and
+    K chunk, three products' Mmads (and their L1 -> L0A / L0B loads, 256 bytes per cycle each), the three L0C
+    accumulators handed to UB by Fixpipe (128 bytes per cycle, the rows split between the two vector cores) and
+    THREE_M_CHUNK_OPS fp32 operations per element on the two vector cores. `end` (CHUNK_ENDS): `overlapped`, the
+    largest of these per core plus the last chunk's Fixpipe and adds; `serial`, their sum (the loads under the
+    Mmads). The panels' pre-adds and lo parts are not counted (as for THREE_M)."""
+    fmt, terms = PRECISIONS[precision]
+    rate, lanes = macs_per_cycle(fmt, hf32_rate), CHUNK_ENDS[end]
+    busiest = 0.0
+    for core in range(min(cube_cores, len(blocks))):
+        mmad = load_a = load_b = fixpipe = vector = drain = 0.0
+        for rows, cols, k3 in blocks[core::cube_cores]:
+            k = k3 // 3
+            chunks = _ceil_div(k, chunk_k)
+            k_sum = (chunks - 1) * chunk_k + _up(k - (chunks - 1) * chunk_k, K0)
+            r16, c16 = _up(rows, FRACTAL), _up(cols, FRACTAL)
+            mmad += 3 * terms * r16 * c16 * k_sum / rate
+            load_a += 3 * terms * r16 * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
+            load_b += 3 * terms * c16 * k_sum * 4 / L0_LOAD_BYTES_PER_CYCLE
+            fix_chunk = 3 * r16 * c16 * 4 / FIXPIPE_BYTES_PER_CYCLE
+            add_chunk = THREE_M_CHUNK_OPS * rows * cols / (2 * lanes)
+            fixpipe += chunks * fix_chunk
+            vector += chunks * add_chunk
+            drain = fix_chunk + add_chunk
+        if end == "overlapped":
+            busy = max(mmad, load_a, load_b, fixpipe, vector) + drain
+        else:
+            busy = max(mmad, load_a, load_b) + fixpipe + vector
+        busiest = max(busiest, busy)
+    return busiest
+
+
+def three_m_blocks(m: int, n: int, left: bool, block: int) -> tuple[tuple[int, int, int], ...]:
+    """The chunked 3M's blocks of C (b x b, edges smaller), each (rows, cols, 3k): its three real products."""
+    k = m if left else n
+    return tuple((min(block, n - j), min(block, m - i), 3 * k) for j in range(0, n, block) for i in range(0, m, block))
+
+
+def three_m_chunked_block(m: int, n: int, left: bool, cube_cores: int, chunk_k: int = THREE_M_CHUNK_K) -> int:
+    """The block of THREE_M_BLOCKS whose overlapped end is least at split HF32 on table 2's rate (the precision
+    and rate the variant is for); the larger block on a tie."""
+    return min(THREE_M_BLOCKS, key=lambda b: (chunked_3m_cycles(three_m_blocks(m, n, left, b), cube_cores, "hf32x3",
+                                                                chunk_k, "overlapped"), -b))
+
+
 def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) -> list[Design]:
     """Built: one mixed launch on chip and no other stream task (csymm_kernel.cpp: the NaN scan, SyncAll, the
     AIVs' panels UB -> L1 and the cube's GEMM under cross-core flags, the beta epilogue L0C -> UB; no GM
@@ -345,7 +428,9 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
     tasks). 3M: three real products (Ar*Br, Ai*Bi,
     (Ar+Ai)*(Br+Bi)) instead of the embedded GEMM's four, in one launch; its imaginary part subtracts finished
     sums. Before: the kernels as four launches (prepare, gemm, gemm_nan, + epilogue when beta != 0) after the
-    memset. Vector: the built vector-only launch the host takes where csymm_path says "vector" (fp32 only)."""
+    memset. Vector: the built vector-only launch the host takes where csymm_path says "vector" (fp32 only). 3M
+    chunked: the three products of a block on one AI core, handed L0C -> UB per K chunk of THREE_M_CHUNK_K and
+    recombined there (chunked_3m_cycles), in one launch; not built."""
     tiles = (csymm_tiles(m, n, left, cube_cores),)
     gm_bytes = csymm_unique_gm_bytes(m, n, left, beta_zero)
     split_bytes = csymm_split_gm_bytes(m, n, left)
@@ -359,7 +444,10 @@ def csymm_designs(m: int, n: int, left: bool, beta_zero: bool, cube_cores: int) 
                     gm_bytes, False, True, split_bytes)
     vector = Design(VECTOR_PATH, 1, (), on_chip, True, False,
                     vector_cycles=csymm_vector_path_cycles(m, n, left, aiv_count(cube_cores)))
-    return [built, workspace, three_m, before, vector]
+    block = three_m_chunked_block(m, n, left, cube_cores)
+    chunked = Design(THREE_M_CHUNKED, 1, (three_m_blocks(m, n, left, block),), on_chip, False, False,
+                     chunk_k=THREE_M_CHUNK_K)
+    return [built, workspace, three_m, before, vector, chunked]
 
 
 # ---- SgemmStridedBatched ---------------------------------------------------------------------------------------

@@ -66,7 +66,7 @@ def test_floor_is_the_larger_of_cube_and_memory_plus_the_launches():
 @pytest.mark.parametrize("left", [True, False])
 def test_csymm_designs(left):
     m = n = 1024
-    built, workspace, three_m, before, vector = cm.csymm_designs(m, n, left, True, 36)
+    built, workspace, three_m, before, vector, chunked = cm.csymm_designs(m, n, left, True, 36)
     assert built.built and not workspace.built and not three_m.built and not before.built and vector.built
     # 3M has no kernel (its precision: harness/kernels/three_m.py); the vector path runs no cube products
     assert built.built_products and workspace.built_products and not three_m.built_products
@@ -79,8 +79,8 @@ def test_csymm_designs(left):
     assert workspace.launches == 2  # memset + mixed
     assert before.launches == 4 and cm.csymm_designs(m, n, left, False, 36)[3].launches == 5  # + epilogue
     assert cm.cube_macs(built) == cm.cube_macs(workspace) == 4 * m * n * m  # one real GEMM n x 2m x 2k
-    assert cm.cube_macs(three_m) == 3 * m * n * m
-    assert three_m.launches == 1
+    assert cm.cube_macs(three_m) == cm.cube_macs(chunked) == 3 * m * n * m
+    assert three_m.launches == chunked.launches == 1 and not chunked.built and not chunked.built_products
     # on chip: A's triangle and B read once, C written (and read when beta != 0), nothing through a workspace
     k = m if left else n
     assert built.unique_gm_bytes == 4 * k * (k + 1) + 16 * m * n
@@ -247,3 +247,40 @@ def test_the_path_choice_is_device_scope_and_launch_costs_do_not_enter_it(cores,
     # the HF32 rate does move it: at 2x the cube path is slower, so the vector path keeps more shapes
     slow = [cm.csymm_path(m, n, left, cores, aivs, "hf32_md_2x_fp32") for m, n, left in shapes]
     assert slow.count("vector") >= before.count("vector")
+
+
+def test_the_chunked_3m_pays_a_fixpipe_and_vector_adds_per_k_chunk():
+    # one 32 x 32 block, K = 256, on one core: per chunk three 32x32 fp32 accumulators L0C -> UB (12 KiB at 128 bytes
+    # per cycle: 96 cycles) and 5 fp32 operations per element on two vector cores (5 x 1024 / (2 x lanes))
+    block = ((32, 32, 3 * 256),)
+    mmad = 3 * 3 * 32 * 32 * 256 / 2048  # three products, split HF32's three passes, table 2's rate
+    fix, add = 3 * 32 * 32 * 4 / 128, 5 * 32 * 32 / (2 * 32)
+    for kc, chunks in ((256, 1), (64, 4), (32, 8)):
+        serial = cm.chunked_3m_cycles(block, 1, "hf32x3", kc, "serial")
+        assert serial == pytest.approx(max(mmad, 3 * 3 * 32 * 256 * 4 / 256) + chunks * (fix + add))
+        # overlapped: the hand-over hidden under the Mmads but for the last chunk's (vector adds at 64 a cycle)
+        assert cm.chunked_3m_cycles(block, 1, "hf32x3", kc, "overlapped") == pytest.approx(
+            mmad + fix + 5 * 32 * 32 / (2 * 64))
+    # negative control: a chunk count the hand-over ignored would give the same serial figure for every kc
+    assert cm.chunked_3m_cycles(block, 1, "hf32x3", 32, "serial") > cm.chunked_3m_cycles(block, 1, "hf32x3", 256,
+                                                                                           "serial")
+
+
+@pytest.mark.parametrize("cores", cm.CUBE_CORES)
+def test_the_chunked_3m_variant_states_both_ends_with_their_sources(cores):
+    chunked = cm.csymm_designs(1024, 1024, True, True, cores)[-1]
+    assert chunked.name == cm.THREE_M_CHUNKED and chunked.chunk_k == cm.THREE_M_CHUNK_K
+    f = cm.floor(chunked, cores, "hf32x3")
+    # the overlapped end is the device floor; the serial end is above it; both scopes add the one launch
+    assert f["cube_us"] < f["device_floor_us"] < f["device_serial_us"]
+    assert f["call_floor_us"] == pytest.approx(f["device_floor_us"] + 7.0) == f["floor_us"]
+    assert f["call_serial_us"] == pytest.approx(f["device_serial_us"] + 7.0)
+    assert f["block"] == (cm.three_m_chunked_block(1024, 1024, True, cores),) * 2
+    assert any("C-API-Reg" in s for s in f["rates_source"]) and any("table 8" in s for s in f["rates_source"])
+    assert "950PR" in cm.SOURCES["vector_950"] and cm.CHUNK_ENDS == {"overlapped": 64, "serial": 32}
+    # the block is the best of THREE_M_BLOCKS at its overlapped end, and both HF32 rates carry both ends
+    best = min(cm.chunked_3m_cycles(cm.three_m_blocks(1024, 1024, True, b), cores, "hf32x3", chunked.chunk_k,
+                                    "overlapped") for b in cm.THREE_M_BLOCKS)
+    assert f["device_floor_us"] == pytest.approx(best / (cm.clock_ghz(cores) * 1e3))
+    by = f["by_hf32_rate"]["hf32_md_2x_fp32"]
+    assert by["device_serial_us"] > by["device_floor_us"] > f["device_floor_us"]
