@@ -1,5 +1,9 @@
 """A history filled by tests: run metas, perf records with their samples, and the writer processes that the
 concurrency and SIGKILL tests start on SQLite and on PostgreSQL."""
+import multiprocessing as mp
+import os
+import signal
+
 from harness.model.record import new_record
 from harness.store.history import History
 
@@ -37,3 +41,21 @@ def endless_writer(path, conn):
         h.record("r1", perf_record(f"TC_PF_{i:05d}", line=i + 2, n=1000))
         conn.send(i)                 # only after record() returned: this row is finished
         i += 1
+
+
+def kill_writer_halfway(location, stall_s: float) -> list[int]:
+    """Start `endless_writer` on run r1 of `location` (forked), SIGKILL it after 30 finished rows and return the
+    index of every row it reported finished (each at most `stall_s` apart, else the writer stalled)."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe()
+    p = ctx.Process(target=endless_writer, args=(location, child))
+    p.start()
+    finished = []
+    while len(finished) < 30:
+        assert parent.poll(stall_s), "writer stalled"
+        finished.append(parent.recv())
+    os.kill(p.pid, signal.SIGKILL)
+    p.join()
+    while parent.poll():
+        finished.append(parent.recv())
+    return finished

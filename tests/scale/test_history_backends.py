@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,7 +14,7 @@ import pytest
 
 import postgres
 from harness.store.history import MIGRATIONS, History
-from history_records import endless_writer, meta, perf_record, writer
+from history_records import kill_writer_halfway, meta, perf_record, writer
 
 ctx = mp.get_context("fork")
 #: With `pytest -n 2 --dist loadgroup` (.ci/run) this module's tests share one PostgreSQL server.
@@ -79,17 +77,7 @@ def test_each_row_keeps_its_device(location):
 
 def test_writer_killed_halfway_keeps_every_finished_row(location):
     History(location).start_run(meta("r1"))
-    parent, child = ctx.Pipe()
-    p = ctx.Process(target=endless_writer, args=(location, child))
-    p.start()
-    finished = []
-    while len(finished) < 30:
-        assert parent.poll(60), "writer stalled"
-        finished.append(parent.recv())
-    os.kill(p.pid, signal.SIGKILL)
-    p.join()
-    while parent.poll():
-        finished.append(parent.recv())
+    finished = kill_writer_halfway(location, stall_s=60)
     _, records = History(location).load_run("r1")
     assert {r["case_name"] for r in records} >= {f"TC_PF_{i:05d}" for i in finished}
 

@@ -1,15 +1,13 @@
 """History: round trips, per-commit trends, two concurrent writer processes, and a writer killed halfway."""
 import multiprocessing as mp
-import os
 import re
-import signal
 import sqlite3
 
 import pytest
 
 from harness.store.history import History
 from harness.model.record import new_record
-from history_records import endless_writer, meta, perf_record, writer
+from history_records import kill_writer_halfway, meta, perf_record, writer
 
 ctx = mp.get_context("fork")
 
@@ -96,17 +94,7 @@ def test_two_concurrent_writer_processes(tmp_path):
 def test_writer_killed_halfway_keeps_every_finished_row(tmp_path):
     path = tmp_path / "h.sqlite"
     History(path).start_run(meta("r1"))
-    parent, child = ctx.Pipe()
-    p = ctx.Process(target=endless_writer, args=(path, child))
-    p.start()
-    finished = []
-    while len(finished) < 30:
-        assert parent.poll(30), "writer stalled"
-        finished.append(parent.recv())
-    os.kill(p.pid, signal.SIGKILL)
-    p.join()
-    while parent.poll():
-        finished.append(parent.recv())
+    finished = kill_writer_halfway(path, stall_s=30)
     h = History(path)
     assert h.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     _, records = h.load_run("r1")
