@@ -60,12 +60,23 @@ def region_problems(bufs: dict[str, Buffer], after: dict[str, np.ndarray],
             bad = np.flatnonzero(zone != guard_pattern(len(zone)))
             if bad.size:
                 reach = len(zone) - bad[0] if where == "before" else bad[-1] + 1  # the farthest changed byte
-                problems.append(f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to "
-                                f"{reach} bytes {where} it)")
+                problems.append(guard_problem(name, where, int(reach)))
                 break
         written = b.written if b.output else None
         bad = changed_outside(b.host, data.view(b.host.dtype), written)
         if bad.size:
-            what = "outside the written region (ld padding or batch gaps)" if b.output else "(input buffer)"
-            problems.append(f"{name}: {bad.size} element(s) changed {what}, first at storage index {bad[0]}")
+            problems.append(changed_problem(name, int(bad.size), int(bad[0]), b.output))
     return problems
+
+
+def guard_problem(name: str, where: str, reach: int) -> str:
+    """A guard zone `where` ("before"/"after") buffer `name` overwritten, up to `reach` bytes from it: one wording
+    for the judge's whole copies (region_problems) and its chunked reads (output_chunks)."""
+    return f"{name}: guard zone {where} the buffer overwritten (out-of-bounds write, up to {reach} bytes {where} it)"
+
+
+def changed_problem(name: str, count: int, first: int, output: bool) -> str:
+    """`count` elements of buffer `name` changed where the operator must not write, the first at storage index
+    `first`: outside an output's written region, or anywhere in an input."""
+    what = "outside the written region (ld padding or batch gaps)" if output else "(input buffer)"
+    return f"{name}: {count} element(s) changed {what}, first at storage index {first}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.run.buffers import changed_problem, guard_problem
 from harness.tables.layout import Buffer, guard_pattern
 
 
@@ -113,13 +114,10 @@ class OutputChunks:
             front = self.outputs[name][0]
             first_bad, last_bad = self.guards[name]
             if first_bad >= 0:
-                problems.append(f"{name}: guard zone before the buffer overwritten (out-of-bounds write, up to "
-                                f"{front - first_bad} bytes before it)")
+                problems.append(guard_problem(name, "before", front - first_bad))
             elif last_bad >= 0:
-                problems.append(f"{name}: guard zone after the buffer overwritten (out-of-bounds write, up to "
-                                f"{last_bad + 1} bytes after it)")
+                problems.append(guard_problem(name, "after", last_bad + 1))
             count, first = self.changed[name]
             if count:
-                problems.append(f"{name}: {count} element(s) changed outside the written region (ld padding or "
-                                f"batch gaps), first at storage index {first}")
+                problems.append(changed_problem(name, count, first, output=True))
         return problems
