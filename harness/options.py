@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from pathlib import Path
 from typing import Callable
 
 from harness.model import devices
-from harness.model.settings import (DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS, MAX_TIME_S, ROUNDS,
-                              TIMEOUT_S)
+from harness.model.settings import (BACKENDS, DEFAULT_MAX_TIME_S, DEFAULT_ROUNDS, DEFAULT_TIMEOUT_S, DEFAULTS,
+                                    MAX_TIME_S, ROUNDS, TIMEOUT_S)
 
 
 def number(kind: type, low: float, *, inclusive: bool = True) -> Callable[[str], float]:
@@ -41,6 +42,14 @@ def probability(text: str) -> float:
     if value >= 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be below 1")
     return value
+
+
+def shard_spec(text: str) -> tuple[int, int]:
+    """An argparse type for `--shard` (harness.run.shard): `i/N` with 1 <= i <= N."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise argparse.ArgumentTypeError(f"shard {text!r}: expected i/N with 1 <= i <= N (e.g. 2/4)")
+    return int(m[1]), int(m[2])
 
 
 def keyword_expression(text: str) -> str:
@@ -91,9 +100,7 @@ def add_baselines_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_backend_options(p: argparse.ArgumentParser) -> None:
-    from harness.backends import NAMES
-
-    p.add_argument("--backend", default=DEFAULTS["backend"], choices=NAMES,
+    p.add_argument("--backend", default=DEFAULTS["backend"], choices=BACKENDS,
                    help="where the operator runs: cpu (the C++ twin), ascend-cpu (the Ascend C kernels emulated), "
                         "npu (CANN + Ascend NPU), cuda (the cuBLAS peer)")
     p.add_argument("--device", type=devices.parse, default=DEFAULTS["device"],

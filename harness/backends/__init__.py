@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-NAMES = ("cpu", "npu", "cuda", "ascend-cpu")
+from harness.model.settings import BACKENDS
 
 
 class BackendUnavailable(Exception):
@@ -102,7 +102,7 @@ def check_inside(buffers: Mapping[int, tuple[Any, int]], addr: int, nbytes: int)
 
 def open_backend(name: str, **options: Any) -> Backend:
     """Open backend `name`; raises BackendUnavailable with a one-line reason when this machine lacks it."""
-    if name not in NAMES:
-        raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(NAMES)}")
+    if name not in BACKENDS:
+        raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
     module = importlib.import_module(f"harness.backends.{name.replace('-', '_')}")
     return module.open(**options)

@@ -22,9 +22,7 @@ from typing import Any
 from harness.model.exitcodes import Exit
 from harness.options import (add_history_option, add_select_option, add_timeout_option, default_tables,
                              non_negative_int, number, positive_float, positive_int, probability)
-from harness.perf.compare import MIN_EFFECT, PAIRED_MIN_EFFECT
-from harness.perf.timing import MIN_ROUNDS
-from harness.model.settings import from_options
+from harness.model.settings import MIN_EFFECT, MIN_ROUNDS, PAIRED_MIN_EFFECT, from_options
 
 #: `harness ab`'s rounds per row (harness.flows.ab): chosen with benchmarks/compare_calibration.py --ab-runs.
 AB_ROUNDS = 10

@@ -17,18 +17,18 @@ import sqlite3
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.tables.load import load_cases
 from harness.model import operators as ops
-from harness.backends import BackendUnavailable
 from harness.model.exitcodes import Exit
 from harness.options import (add_backend_options, add_history_option, add_select_option, add_timeout_option,
                              add_timing_options)
 from harness.model.settings import from_options
 from harness.store import operator_identity
-from harness.flows.session import Session, new_meta
 from harness.model.meta import new_settings
+
+if TYPE_CHECKING:
+    from harness.flows.session import Session
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -72,7 +72,9 @@ def baseline_row(case: Any, timing: dict, info: dict, method: str, date: str) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.backends import BackendUnavailable
     from harness.run import runner
+    from harness.tables.load import load_cases
 
     table = Path(args.csv)
     if not table.is_file():
@@ -99,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _recorded(args: argparse.Namespace, table: Path, cases: list, settings: Any, info: dict) -> int:
     """_measure inside a session of kind "baseline"; a history or report path that cannot be written is exit 3."""
+    from harness.flows.session import Session, new_meta
     from harness.perf import verdict as perf
     from harness.store.history import History
 

@@ -11,7 +11,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.generate import coverage
 from harness import generate
 from harness.model.exitcodes import Exit
 
@@ -46,6 +45,8 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _describe(args: argparse.Namespace) -> int:
+    from harness.generate import coverage
+
     code = Exit.OK
     for path in args.csv:
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 
-from harness.backends import acl_signatures, npu
 from harness.model.exitcodes import Exit
 
 
@@ -18,6 +17,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.backends import acl_signatures, npu
+
     headers = acl_signatures.include_dir()
     if headers is None:
         print(acl_signatures.SKIP_MESSAGE)

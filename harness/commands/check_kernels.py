@@ -8,22 +8,26 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.kernels import kernel_check
 from harness.model.exitcodes import Exit
 
+if TYPE_CHECKING:
+    from harness.kernels import kernel_check
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser("check-kernels", help="type-check the Ascend C kernels against asc-devkit headers",
                                    description=__doc__.splitlines()[0])
-    parser.add_argument("--work-dir", type=Path, default=kernel_check.DEFAULT_WORK_DIR,
+    parser.add_argument("--work-dir", type=Path,
                         help="where the generated stand-in and preprocessed files go (default: .asc-check/)")
     parser.add_argument("files", nargs="*", type=Path, help="check only these sources (default: all, and controls)")
     parser.set_defaults(func=run)
 
 
 def _selected(files: list[Path]) -> list[kernel_check.Source]:
+    from harness.kernels import kernel_check
+
     every = kernel_check.sources()
     if not files:
         return every
@@ -32,6 +36,8 @@ def _selected(files: list[Path]) -> list[kernel_check.Source]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.kernels import kernel_check
+
     roots = kernel_check.header_roots()
     if roots is None:
         print(f"{kernel_check.SKIP_MESSAGE} (set {kernel_check.ENV_DEVKIT} and {kernel_check.ENV_CPUDEBUG} to "
@@ -43,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return Exit.ENV
     t0 = time.monotonic()
     print(f"asc-devkit {roots.devkit} @ {kernel_check.devkit_commit(roots)}; cpudebug {roots.cpudebug}")
-    standin = kernel_check.generate_standin(roots, args.work_dir, log=print)
+    work_dir = args.work_dir or kernel_check.DEFAULT_WORK_DIR
+    standin = kernel_check.generate_standin(roots, work_dir, log=print)
     print(f"stand-in {standin.path} ({standin.symbols} symbols, {standin.rounds} rounds, "
           f"{standin.residual_errors} probe errors, {standin.seconds:.1f} s)")
     if standin.residual_errors:
@@ -51,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return Exit.FAIL
     findings = 0
     for source in sources:
-        result = kernel_check.check_source(source, roots, standin.path, args.work_dir)
+        result = kernel_check.check_source(source, roots, standin.path, work_dir)
         rel = source.path.relative_to(kernel_check.REPO) if source.path.is_relative_to(kernel_check.REPO) else source.path
         if source.expect_fail:
             verdict = "FAILS as expected" if result.ok else "NOT CAUGHT"

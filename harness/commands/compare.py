@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.model.exitcodes import Exit
 from harness.options import add_history_option
-from harness.perf.compare import MIN_EFFECT
+from harness.model.settings import MIN_EFFECT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -5,10 +5,7 @@ import argparse
 import sys
 
 from harness.options import add_operator_option
-from harness.tables import header
-from harness.tables.reader import ERROR, NOTE, TableError, read_table
 from harness.model.exitcodes import Exit
-from harness.tables.lint import lint_rows, unimplemented
 
 
 def add_parser(subparsers) -> None:
@@ -20,6 +17,10 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.tables import header
+    from harness.tables.lint import lint_rows, unimplemented
+    from harness.tables.reader import ERROR, NOTE, TableError, read_table
+
     errors = warnings = notes = files = 0
     missing = False
     for path in args.csv:

@@ -12,12 +12,9 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from tabulate import tabulate
-
 from harness.model.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, add_timeout_option, default_tables, positive_int
 from harness.model.settings import from_options
-from harness.flows.session import why
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.flows.session import why
+
     try:
         return _run(args)
     except (OSError, sqlite3.Error) as exc:
@@ -46,6 +45,8 @@ def _run(args: argparse.Namespace) -> int:
     from harness.backends.build import MUTANT_DESCRIPTIONS, MUTANTS, BuildError, build_twin
     from harness.tables.load import load_cases
     from harness.store.history import History
+    from tabulate import tabulate
+
     from harness.flows.mutants import MutantResult, Recording, caught_by, recorded_verdicts, sample
 
     names = args.mutant or sorted(MUTANTS, key=MUTANTS.get)

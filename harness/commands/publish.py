@@ -17,23 +17,20 @@ from pathlib import Path
 
 from harness.model.exitcodes import Exit
 from harness.options import add_history_option, add_select_option, default_tables, positive_float, probability
-from harness.model.settings import from_options
+from harness.model.settings import MIN_EFFECT, STEP_ALPHA, STEP_THRESHOLD, from_options
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from harness.perf.compare import MIN_EFFECT
-    from harness.reports.publish import ALPHA, THRESHOLD
-
     p = sub.add_parser("publish", help="static site of performance across commits; --find bisects a regression",
                        description=__doc__)
     p.add_argument("csv", nargs="*", help="--find only: case tables (default: every *_test.csv in cases/)")
     add_select_option(p)
     add_history_option(p)
     p.add_argument("--out", default="reports/site", help="the site's folder, replaced (default: reports/site)")
-    p.add_argument("--threshold", type=positive_float, default=THRESHOLD,
-                   help=f"smallest relative change a step may have (default {THRESHOLD})")
-    p.add_argument("--alpha", type=probability, default=ALPHA,
-                   help=f"false-discovery rate over the splits tested (default {ALPHA})")
+    p.add_argument("--threshold", type=positive_float, default=STEP_THRESHOLD,
+                   help=f"smallest relative change a step may have (default {STEP_THRESHOLD})")
+    p.add_argument("--alpha", type=probability, default=STEP_ALPHA,
+                   help=f"false-discovery rate over the splits tested (default {STEP_ALPHA})")
     p.add_argument("--min-effect", type=positive_float, default=MIN_EFFECT,
                    help=f"noise floor: a step's whole CI must lie beyond it (default {MIN_EFFECT})")
     p.add_argument("--find", metavar="GOOD..BAD", help="bisect this commit range with harness ab instead")

@@ -16,27 +16,24 @@ import sys
 from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.run import shard
-from harness.judge import golden_cache
 from harness.model import operators as ops
-from harness.perf import verdict as perf
-from harness.backends import BackendUnavailable
-from harness.tables.reader import TableError
 from harness.model.settings import DEFAULT_MEMORY_CAP
-from harness.model.case import Case
-from harness.tables.load import table_cases
-from harness.tables.reader import matches
 from harness.model.exitcodes import Exit
 from harness.options import (Grouped, add_backend_options, add_baselines_option, add_history_option,
                              add_select_option, add_table_options, add_timeout_option, add_timing_options,
-                             default_tables, non_negative_int, positive_float, positive_int)
-from harness.tables import preflight
+                             default_tables, non_negative_int, positive_float, positive_int, shard_spec)
 from harness.model.settings import from_options
-from harness.reports.progress import Progress
 from harness.store import operator_identity
-from harness.flows.session import Session, new_meta, why
 from harness.model.meta import new_settings
+
+if TYPE_CHECKING:
+    from harness.flows.session import Session
+    from harness.model.case import Case
+
+# What a run runs on (tables, judge, runner, reports: numpy, pandas, matplotlib) is imported by `run` when it runs,
+# not with the module: `harness --help` and every other command build this parser too.
 
 
 #: `harness run --help` by purpose: group title -> the option names (or the positional's name) it holds. A new
@@ -90,7 +87,7 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
                    help="run the rows on a Ray cluster: ray://host:port, host:port or auto (default: this host)")
     p.add_argument("--retries", type=non_negative_int, default=0,
                    help="with --cluster: re-run a row whose host died this many times on another host")
-    p.add_argument("--shard", type=shard.parse, metavar="I/N",
+    p.add_argument("--shard", type=shard_spec, metavar="I/N",
                    help="run only shard I of N (every N-th selected row); `harness merge` joins the shards' reports")
 
 
@@ -135,6 +132,10 @@ def warn_unmatched(cases: list[Case], extra: tuple[str, ...], out=None) -> None:
 def _preflight(args: argparse.Namespace, tables: list[str]) -> list | None:
     """The tables read with every header and lint finding said before the first row (harness.tables.preflight), or
     None, the reason on stderr, when the run cannot go ahead."""
+    from harness.flows.session import why
+    from harness.tables import preflight
+    from harness.tables.reader import TableError
+
     if problem := _tables_problem(tables) or operator_identity.options_problem(args.operator_rev,
                                                                                  args.operator_src):
         print(f"harness run: {problem}", file=sys.stderr)
@@ -149,8 +150,15 @@ def _preflight(args: argparse.Namespace, tables: list[str]) -> list | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.run import runner
+    from harness.backends import BackendUnavailable
+    from harness.flows.session import Session, new_meta, why
+    from harness.judge import golden_cache
+    from harness.perf import verdict as perf
+    from harness.reports.progress import Progress
+    from harness.run import runner, shard
     from harness.run.cluster import ClusterUnavailable
+    from harness.tables.load import table_cases
+    from harness.tables.reader import TableError, matches
 
     tables = args.csv or default_tables()
     if args.no_golden_cache:  # the run's judge processes inherit it
@@ -269,6 +277,7 @@ def _tables_problem(tables: list[str]) -> str:
 
 def _open_history(path: str):
     """The history database, opened and checked now, so a bad --history is one line before anything runs."""
+    from harness.flows.session import why
     from harness.store.history import History
 
     history = History(path)
@@ -280,6 +289,8 @@ def _open_history(path: str):
 
 
 def _report_dir(path: Path, option: str = "--report-dir") -> Path:
+    from harness.flows.session import why
+
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".probe.{os.getpid()}"

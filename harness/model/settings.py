@@ -31,6 +31,23 @@ DEFAULT_ROUNDS = 10
 #: twice as wide as 5 rounds' t(4)): the main job ran ~1,100 row-rounds instead of 1,300-1,600 with 5, a third of
 #: the cap each, the same samples for rows under 1 ms and more for the rest.
 ROUNDS = {"cpu": 3}
+#: Rounds `compare` needs on each side before the spread between rounds can stand for the spread between runs.
+MIN_ROUNDS = 3
+#: `compare`'s noise floor: REGRESSION needs the whole CI of the change above it (harness.perf.compare). Here with
+#: the other option defaults, so that the command lines that show it need not import the statistics.
+MIN_EFFECT = 0.02
+#: The noise floor for paired rounds (harness ab with rounds): the systematic difference one process's placement
+#: gives two builds of the same code is in the rounds' spread, not a floor. Chosen with
+#: benchmarks/compare_calibration.py --ab-runs 20 at load 2-14 (figures in the commit log): the same code built
+#: twice, 200 row comparisons, no REGRESSION at floors 0 to 1 %; the 5 % mutant (measured +3.9 %) caught on
+#: 46 / 44 / 40 of 50 rows at 0.25 / 0.5 / 1 %. Kept for round shifts from sample pairs (PAIR_TRIM): 0 of 200 at
+#: load 4-7.
+PAIRED_MIN_EFFECT = 0.0025
+#: `harness publish`'s steps (harness.reports.publish): the smallest relative change a step may have (asv's 5 %
+#: regressions_threshold) and the false-discovery rate over the splits tested.
+STEP_THRESHOLD, STEP_ALPHA = 0.05, 0.05
+#: The backends `--backend` names (harness.backends opens them).
+BACKENDS = ("cpu", "npu", "cuda", "ascend-cpu")
 #: The option values a shell that lacks an option runs with (argparse shows the same ones: harness.options).
 DEFAULTS: dict[str, Any] = {
     "backend": "cpu", "device": "0", "operator_lib": None, "workers": 1, "timeout": None, "no_poison": False,

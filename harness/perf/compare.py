@@ -50,16 +50,7 @@ from scipy import stats as sps
 from harness.model.meta import REFERENCE_KINDS, RunMeta
 from harness.perf.stats import hodges_lehmann
 from harness.store.stored import read_history, read_path
-from harness.perf.timing import MIN_ROUNDS
-
-MIN_EFFECT = 0.02
-#: The noise floor for paired rounds (harness ab with rounds): the systematic difference one process's placement
-#: gives two builds of the same code is in the rounds' spread, not a floor. Chosen with
-#: benchmarks/compare_calibration.py --ab-runs 20 at load 2-14 (figures in the commit log): the same code built
-#: twice, 200 row comparisons, no REGRESSION at floors 0 to 1 %; the 5 % mutant (measured +3.9 %) caught on
-#: 46 / 44 / 40 of 50 rows at 0.25 / 0.5 / 1 %. Kept for round shifts from sample pairs (PAIR_TRIM): 0 of 200 at
-#: load 4-7.
-PAIRED_MIN_EFFECT = 0.0025
+from harness.model.settings import MIN_EFFECT, MIN_ROUNDS, PAIRED_MIN_EFFECT
 #: The per-round figure separate runs are compared by (see the module docstring).
 ROUND_STAT = "p10_us"
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from harness.backends import CallTimer, ScopeUnavailable, Timer
-from harness.model.settings import TimingConfig
+from harness.model.settings import MIN_ROUNDS, TimingConfig
 
 
 def calls_per_sample(config: TimingConfig, scope: str) -> int:
@@ -300,8 +300,6 @@ def round_summary(timing: dict) -> dict:
     return {**summary, "p10_us": float(np.percentile(clean, 10))}
 
 
-#: Rounds `compare` needs on each side before the spread between rounds can stand for the spread between runs.
-MIN_ROUNDS = 3
 #: A row's rounds stop (past MIN_ROUNDS) once they have taken this many times its time cap, set-up included.
 ROUND_BUDGET = 2.5
 

@@ -26,12 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from harness.perf.compare import MIN_EFFECT, ROUND_STAT, shift_test
+from harness.perf.compare import ROUND_STAT, shift_test
 from harness.tables.reader import matches
 from harness.model.meta import REFERENCE_KINDS
-
-THRESHOLD = 0.05
-ALPHA = 0.05
+from harness.model.settings import MIN_EFFECT, STEP_ALPHA, STEP_THRESHOLD
 
 
 def hardware_label(meta: dict) -> str:
@@ -113,7 +111,7 @@ def _best_split(logs: np.ndarray) -> int:
     return min(range(1, logs.size), key=lambda k: sse(logs[:k]) + sse(logs[k:]))
 
 
-def split_tests(commits: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA,
+def split_tests(commits: pd.DataFrame, threshold: float = STEP_THRESHOLD, alpha: float = STEP_ALPHA,
                 min_effect: float = MIN_EFFECT) -> list[dict]:
     """Every split binary segmentation tried on one series, each with its change, CI and p; `holds` marks the
     splits it recursed on (q, and so the final say, comes from mark_steps over the whole site)."""
@@ -143,7 +141,7 @@ def split_tests(commits: pd.DataFrame, threshold: float = THRESHOLD, alpha: floa
     return tried
 
 
-def mark_steps(tests: list[list[dict]], alpha: float = ALPHA) -> list[list[dict]]:
+def mark_steps(tests: list[list[dict]], alpha: float = STEP_ALPHA) -> list[list[dict]]:
     """Per series, its steps: the splits that held and whose BH q over all the splits tested is below alpha."""
     flat = [t for series in tests for t in series]
     if not flat:
@@ -156,7 +154,7 @@ def mark_steps(tests: list[list[dict]], alpha: float = ALPHA) -> list[list[dict]
             for series in tests]
 
 
-def series_table(df: pd.DataFrame, threshold: float = THRESHOLD, alpha: float = ALPHA,
+def series_table(df: pd.DataFrame, threshold: float = STEP_THRESHOLD, alpha: float = STEP_ALPHA,
                  min_effect: float = MIN_EFFECT) -> list[dict]:
     """Every series with its commits and steps, in table then case order."""
     out = []

@@ -15,8 +15,8 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from harness.perf.compare import MIN_EFFECT
-from harness.reports.publish import ALPHA, THRESHOLD, commit_label, points, run_slug, series_table
+from harness.model.settings import MIN_EFFECT, STEP_ALPHA, STEP_THRESHOLD
+from harness.reports.publish import commit_label, points, run_slug, series_table
 from harness.reports.json_csv import write_atomic
 from harness.reports.plots import _encode, _figure
 
@@ -97,8 +97,8 @@ def _run_links(df: pd.DataFrame) -> dict[str, dict]:
     return views
 
 
-def build_site(history: Any, out: Path, select: str | None = None, threshold: float = THRESHOLD,
-               alpha: float = ALPHA, min_effect: float = MIN_EFFECT) -> dict:
+def build_site(history: Any, out: Path, select: str | None = None, threshold: float = STEP_THRESHOLD,
+               alpha: float = STEP_ALPHA, min_effect: float = MIN_EFFECT) -> dict:
     """Write the site into `out` (replaced); returns counts: runs, series, steps, and the steps themselves."""
     df = points(history, select)
     rule = (f"A commit's figure is the median over its runs of each run's per-round p10. A step is a split that "

@@ -3,22 +3,12 @@ takes every N-th row of the selected rows in table order, starting with the i-th
 once and spread precision and perf rows alike; `harness merge` puts their results back into one run."""
 from __future__ import annotations
 
-import argparse
-import re
 from pathlib import Path
 
 from harness.store import provenance
 from harness.model.case import Case
 from harness.model.meta import RESULTS
 from harness.store.stored import read_path
-
-
-def parse(text: str) -> tuple[int, int]:
-    """argparse type of `--shard`: `i/N` with 1 <= i <= N."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise argparse.ArgumentTypeError(f"shard {text!r}: expected i/N with 1 <= i <= N (e.g. 2/4)")
-    return int(m[1]), int(m[2])
 
 
 def select(cases: list[Case], shard: tuple[int, int]) -> list[Case]:

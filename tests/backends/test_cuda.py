@@ -416,7 +416,7 @@ def measured(monkeypatch, tmp_path):
 
     monkeypatch.setattr(runner, "check_backend", lambda settings: INFO)
     monkeypatch.setattr(runner, "run", run)
-    monkeypatch.setattr(baseline, "load_cases", lambda paths, select: cases)
+    monkeypatch.setattr("harness.tables.load.load_cases", lambda paths, select: cases)
     writer = SimpleNamespace(write_gpu_baseline=lambda path, rows: written.update(path=path, rows=rows))
     monkeypatch.setitem(sys.modules, "harness.perf.baselines", writer)
     monkeypatch.setattr(harness.perf, "baselines", writer, raising=False)
@@ -449,7 +449,7 @@ def test_baseline_leaves_out_failed_and_short_rows_and_exits_1(measured, table, 
 
 
 def test_baseline_with_no_perf_row_selected_exits_2(measured, table, monkeypatch):
-    monkeypatch.setattr(baseline, "load_cases", lambda paths, select: [perf_case("TC_L0_001", 8, 2)])
+    monkeypatch.setattr("harness.tables.load.load_cases", lambda paths, select: [perf_case("TC_L0_001", 8, 2)])
     args = parse([str(table)])
     assert args.func(args) == 2
     assert measured.written == {} and measured.timed == []

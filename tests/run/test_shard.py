@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.options import shard_spec
 from harness.run import shard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ def test_shards_cover_every_row_once():
     assert sorted(sum(parts, [])) == rows and parts[0] == [0, 3, 6, 9]
     for bad in ("0/2", "3/2", "1", "a/b"):
         with pytest.raises(argparse.ArgumentTypeError):
-            shard.parse(bad)
+            shard_spec(bad)
 
 
 def _harness(*argv: str) -> subprocess.CompletedProcess:
