@@ -124,14 +124,14 @@ class Session:
     def end(self, interrupted_by: int = 0, out: TextIO | None = None, junitxml: Path | None = None) -> int:
         """finish() (and the JUnit XML when asked), the closing lines printed, and the exit code (a write failure
         is fail()'s)."""
-        from harness import reports
+        from harness.reports.junit import write_junit
         from harness.reports.progress import closing_lines
 
         out = out or sys.stdout
         try:
             paths = self.finish(interrupted_by)
             if junitxml:
-                paths["junitxml"] = reports.write_junit(junitxml, self.meta, self.records)
+                paths["junitxml"] = write_junit(junitxml, self.meta, self.records)
         except (OSError, sqlite3.Error) as exc:
             return self.fail(exc)
         summary = summarize(self.records)

@@ -311,10 +311,13 @@ PALETTE_COLOURS = 128
 
 
 def _encode(fig: Figure, title: str) -> dict[str, str]:
+    """The figure drawn once on its Agg canvas and its pixels quantised straight from the canvas (the pixels
+    `savefig` would write, without its RGBA PNG being encoded and decoded again on the way)."""
     from PIL import Image
 
-    rgba = io.BytesIO()
-    fig.savefig(rgba, format="png", dpi=_DPI)
+    canvas = fig.canvas
+    canvas.draw()
+    rgba = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     buffer = io.BytesIO()
-    Image.open(rgba).convert("RGB").quantize(colors=PALETTE_COLOURS).save(buffer, format="PNG", optimize=True)
+    rgba.convert("RGB").quantize(colors=PALETTE_COLOURS).save(buffer, format="PNG", optimize=True)
     return {"title": title, "uri": "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")}

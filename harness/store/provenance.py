@@ -7,6 +7,7 @@ import hashlib
 import os
 import platform
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -31,11 +32,20 @@ def git_state(cwd: Path | None = None) -> dict[str, object]:
 def harness_git_state() -> dict[str, object]:
     """The commit of the checkout this harness package runs from (an editable install's repository), whatever the
     current directory is; "unknown" when the package is not in a git checkout."""
+    return dict(_harness_git_state())
+
+
+@lru_cache(maxsize=1)
+def _harness_git_state() -> dict[str, object]:
+    """Asked once per process (three git commands): a run's meta and its harness identity both record it, and the
+    checkout a process runs its code from does not change under it."""
     return git_state(Path(__file__).resolve().parent)
 
 
+@lru_cache(maxsize=1)
 def harness_version() -> str:
-    """The installed harness's version ("unknown (not installed)" for a checkout never installed)."""
+    """The installed harness's version ("unknown (not installed)" for a checkout never installed); once per
+    process (importlib.metadata scans every installed distribution)."""
     import importlib.metadata
 
     try:

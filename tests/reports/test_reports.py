@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from harness.model.abi import LOWER, OP_N, OP_T
-from harness.reports import exit_code, write_all, write_json, write_results_csv
+from harness.reports import write_all
+from harness.reports.json_csv import exit_code, write_json, write_results_csv
 from harness.reports.json_csv import COLUMNS, dtype, flatten, results_frame, shape
 from harness.reports.markdown import HEADINGS, render_markdown
 from harness.reports.plots import (MAX_GROUPS, PAGE_WIDTH_PX, ROWS_PER_GROUP, baseline_rows, figures, timing_groups,
