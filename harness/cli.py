@@ -111,16 +111,17 @@ class _VersionAction(argparse.Action):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; `command` names the one command whose options are needed: only its module is imported
-    (each command's module imports what it runs on, e.g. compare scipy.stats and publish its site, ~1 s of CPU that
-    a `harness run` need not pay). None, or a name that is not a command: every command (help, suggestions)."""
+    (`check-acl` is the module check_acl). Each command's module imports what it runs on inside its handler (numpy,
+    pandas, matplotlib, scipy: ~1-2 s of CPU), so building a parser costs none of it. None, or a name that is not
+    a command: every command (help, suggestions)."""
     doc = __doc__ or ""
     parser = Parser(prog="harness", description=doc.split("\n\nExit codes")[0],
                     epilog="Exit codes" + doc.split("\n\nExit codes")[1])
     parser.add_argument("--version", action=_VersionAction, help="the version, and the commit of a checkout")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser, metavar="COMMAND")
     names = [m.name for m in pkgutil.iter_modules(harness.commands.__path__)]
-    if command in names:
-        names = [command]
+    if command is not None and command.replace("-", "_") in names:
+        names = [command.replace("-", "_")]
     rank = {name: i for i, name in enumerate(ORDER)}
     for name in sorted(names, key=lambda n: (rank.get(n, len(ORDER)), n)):
         importlib.import_module(f"harness.commands.{name}").add_parser(sub)

@@ -250,6 +250,22 @@ def test_blas_info_names_the_blas():
     assert info["threads"] is None or info["threads"] >= 1
 
 
+def test_blas_info_is_the_same_without_importing_scipy_linalg():
+    """A run's meta records blas_info without importing scipy.linalg (~0.2 s of CPU per run): in a fresh
+    interpreter it leaves scipy.linalg unimported and says what it says once scipy.linalg.blas is loaded, the
+    library the goldens call included. Negative control: before the change, scipy.linalg was imported."""
+    import json
+    import subprocess
+    import sys
+
+    probe = ("import json, sys, golden\ninfo = golden.blas_info()\nloaded = 'scipy.linalg' in sys.modules\n"
+             "import scipy.linalg.blas\nprint(json.dumps([loaded, info, golden.blas_info()], default=str))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    loaded, alone, with_linalg = json.loads(done.stdout)
+    assert not loaded
+    assert alone == with_linalg and alone["blas_library"]
+
+
 @pytest.mark.parametrize("n", [1, 5, 127, 128, 129, 300])
 @pytest.mark.parametrize("uplo", [UPPER, LOWER])
 def test_the_tiled_mirror_is_the_one_pass_definition(n, uplo):

@@ -1,0 +1,48 @@
+"""What a `harness` process imports before it does any work: the suite starts the command line hundreds of times and
+every user call pays its start. Building a command's parser imports none of numpy, pandas, matplotlib or scipy
+(each command imports what it runs on inside its handler; `harness --help` only numpy and scipy's top, for
+`cases generate`'s operators and seed), and the modules a run holds from its start (the session, the progress
+display) leave the report writers' pandas and matplotlib to the end. Each check runs in a fresh interpreter."""
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import harness.commands
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("numpy", "pandas", "matplotlib", "scipy", "scipy.stats", "scipy.linalg", "tabulate")
+#: Every command but `cases`, whose parser lists the generators' operators and seed (harness.generate: numpy).
+COMMANDS = sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(harness.commands.__path__)
+                  if m.name != "cases")
+
+
+def heavy_after(code: str) -> list[str]:
+    """The HEAVY modules a fresh interpreter holds after running `code`."""
+    probe = f"{code}\nimport sys\nprint(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          check=True)
+    return done.stdout.split()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_commands_parser_imports_nothing_heavy(command):
+    assert heavy_after(f"from harness.cli import build_parser\nbuild_parser({command!r})") == []
+
+
+def test_every_commands_parser_imports_only_numpy_and_scipys_top():
+    assert heavy_after("from harness.cli import build_parser\nbuild_parser()") == ["numpy", "scipy"]
+
+
+def test_a_run_holds_no_report_writer_until_it_writes():
+    assert not {"pandas", "matplotlib"} & set(heavy_after("import harness.flows.session, harness.reports.progress"))
+
+
+def test_a_heavy_import_is_caught():
+    """Negative control: a module that imports the HTML writer at its top is seen holding pandas and matplotlib
+    (what a command importing harness.reports at module level did to every parser)."""
+    assert {"pandas", "matplotlib"} <= set(heavy_after("import harness.reports.html"))
