@@ -14,15 +14,16 @@ from __future__ import annotations
 import base64
 import io
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from harness.model.record import DISPUTED, FAILING, VERDICTS, Record
 from harness.reports.json_csv import baseline_entry, shape
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 MAX_FIGURES = 40
 #: Timing distributions: rows per figure, and the most figures they may take (more rows: more rows per figure).
@@ -151,8 +152,7 @@ def baseline_panel(rows: list[Record]) -> dict[str, str]:
     and each limit with its verdict, so a reader sees how far the CI sits from the line."""
     columns = min(PANEL_COLUMNS, len(rows))
     lines = math.ceil(len(rows) / columns)
-    fig = Figure(figsize=(PAGE_WIDTH_PX / _DPI * columns / PANEL_COLUMNS, 3.2 * lines), dpi=_DPI)
-    FigureCanvasAgg(fig)
+    fig = _canvas(PAGE_WIDTH_PX / _DPI * columns / PANEL_COLUMNS, 3.2 * lines)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.17 / lines, top=1 - 0.2 / lines, wspace=0.3, hspace=0.6)
     for i, record in enumerate(rows):
         _distribution(fig.add_subplot(lines, columns, i + 1), record)
@@ -296,10 +296,21 @@ def compare_chart(compare: pd.DataFrame) -> dict[str, str]:
     return _encode(fig, "与基准运行对比：相对变化及置信区间")
 
 
-def _figure(width: float, height: float, left: float = 0.1, bottom: float = 0.5) -> tuple[Figure, Any]:
-    """A figure with fixed margins in inches (constrained layout would double the draw time per figure)."""
+def _canvas(width: float, height: float) -> Figure:
+    """An empty figure on its Agg canvas. matplotlib is imported here, by the first figure drawn (~0.45 s of CPU):
+    the selection of what to plot (timed, flags, timing_groups), which the Markdown report uses too, needs none,
+    and neither does a report without a figure (a compare without perf rows)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(width, height), dpi=_DPI)
     FigureCanvasAgg(fig)
+    return fig
+
+
+def _figure(width: float, height: float, left: float = 0.1, bottom: float = 0.5) -> tuple[Figure, Any]:
+    """A figure with fixed margins in inches (constrained layout would double the draw time per figure)."""
+    fig = _canvas(width, height)
     fig.subplots_adjust(left=min(0.6, (left + 0.5) / width), right=1 - 0.15 / width, bottom=bottom / height,
                         top=1 - 0.3 / height)
     return fig, fig.add_subplot()

@@ -14,7 +14,7 @@ def _pixels(png: bytes) -> bytes:
     return Image.open(io.BytesIO(png)).convert("RGB").tobytes()
 
 
-def _histogram() -> plots.Figure:
+def _histogram():
     fig, ax = plots._figure(6.0, 2.6)
     values = np.random.default_rng(1).lognormal(-12, 1, 200)
     ax.hist(values, bins=np.logspace(np.log10(values.min()), np.log10(values.max()), 40), histtype="stepfilled",

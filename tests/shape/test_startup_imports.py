@@ -1,8 +1,8 @@
 """What a `harness` process imports before it does any work: the suite starts the command line hundreds of times and
 every user call pays its start. Building a command's parser imports none of numpy, pandas, matplotlib or scipy
 (each command imports what it runs on inside its handler; `harness --help` only numpy and scipy's top, for
-`cases generate`'s operators and seed), and the modules a run holds from its start (the session, the progress
-display) leave the report writers' pandas and matplotlib to the end. Each check runs in a fresh interpreter."""
+`cases generate`'s operators and seed), the modules a run holds from its start (the session, the progress
+display) leave the report writers' pandas and matplotlib to the end, and matplotlib waits for the first figure. Each check runs in a fresh interpreter."""
 from __future__ import annotations
 
 import pkgutil
@@ -42,7 +42,13 @@ def test_a_run_holds_no_report_writer_until_it_writes():
     assert not {"pandas", "matplotlib"} & set(heavy_after("import harness.flows.session, harness.reports.progress"))
 
 
+def test_matplotlib_waits_for_the_first_figure():
+    """The report writers import matplotlib only to draw (a compare without perf rows draws nothing)."""
+    assert "matplotlib" not in heavy_after("import harness.reports.html, harness.reports.compare_report")
+    assert "matplotlib" in heavy_after("from harness.reports import plots\nplots._figure(1.0, 1.0)")
+
+
 def test_a_heavy_import_is_caught():
-    """Negative control: a module that imports the HTML writer at its top is seen holding pandas and matplotlib
-    (what a command importing harness.reports at module level did to every parser)."""
-    assert {"pandas", "matplotlib"} <= set(heavy_after("import harness.reports.html"))
+    """Negative control: a module that imports the comparison at its top is seen holding pandas and scipy.stats
+    (what the compare and ab commands' modules did to every parser)."""
+    assert {"pandas", "scipy.stats"} <= set(heavy_after("import harness.perf.compare"))
