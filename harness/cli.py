@@ -128,6 +128,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _is_table_error(exc: Exception) -> bool:
+    """Whether exc is a harness.tables.reader.TableError, without importing the reader (numpy, ~0.1 s of CPU) in
+    the commands that never read a table: such an error exists only once its module is imported."""
+    reader = sys.modules.get("harness.tables.reader")
+    return reader is not None and isinstance(exc, reader.TableError)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv[0] if argv else None)
@@ -135,13 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return Exit.OK
     args = parser.parse_args(argv)
-    from harness.tables.reader import TableError
-
     try:
         return int(args.func(args))
-    except TableError as exc:  # a file that cannot be a case table, named with its line, for every command
-        print(str(exc), file=sys.stderr)
-        return Exit.ENV
     except sqlite3.Error as exc:  # --history naming a directory, a file that is no database, a locked one
         print(f"harness {args.command}: history database {getattr(args, 'history', '')}: {exc}", file=sys.stderr)
         return Exit.ENV
@@ -149,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(f"harness {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
         return interrupted(signum)
+    except Exception as exc:
+        if not _is_table_error(exc):
+            raise
+        print(str(exc), file=sys.stderr)  # a file that cannot be a case table, named with its line, for every command
+        return Exit.ENV
 
 
 if __name__ == "__main__":

@@ -18,13 +18,14 @@ import re
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable
 
 from harness.store import operator_identity
 from harness.model import codec
 from harness.model.record import DISPUTED, FAILING
+
+if TYPE_CHECKING:  # the frames' readers import pandas (~0.25 s of CPU) when they run: `harness runs` needs none
+    import pandas as pd
 
 DEFAULT_PATH = Path("reports") / "history.sqlite"
 _POSTGRES = ("postgresql://", "postgres://")
@@ -294,6 +295,8 @@ class History:
     # -- reading ---------------------------------------------------------------------------------------------
 
     def _query(self, sql: str, params: tuple = ()) -> pd.DataFrame:
+        import pandas as pd
+
         def query() -> pd.DataFrame:
             cursor = self.db.execute(sql, params)
             return pd.DataFrame(cursor.fetchall(), columns=[d[0] for d in cursor.description])
@@ -301,6 +304,8 @@ class History:
 
     def runs(self) -> pd.DataFrame:
         """One row per run, oldest first, with its summary counts as columns and how many rows it recorded."""
+        import pandas as pd
+
         df = self._query(
             "SELECT r.run_id, r.commit_sha AS \"commit\", r.dirty, r.branch, r.backend, r.device, r.host, r.started,"
             " r.finished, r.summary, (SELECT COUNT(*) FROM results s WHERE s.run_id = r.run_id) AS records"
@@ -443,6 +448,8 @@ def _precision_figure(value: Any) -> float | None:
 
 def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
     """One case per operator and table, each over the commits in order, its change against its own previous."""
+    import pandas as pd
+
     rows = []
     prev: dict[tuple[str, str], float] = {}
     for _, r in latest.sort_values(["op", "table_name"], kind="stable").iterrows():
@@ -470,6 +477,8 @@ def _case_trend(latest: pd.DataFrame) -> pd.DataFrame:
 
 
 def _commit_totals(latest: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     def totals(g: pd.DataFrame) -> pd.Series:
         perf = g["median_us"][(g["is_perf"] == 1) & (g["median_us"] > 0)]
         return pd.Series({

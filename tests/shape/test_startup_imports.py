@@ -2,7 +2,8 @@
 every user call pays its start. Building a command's parser imports none of numpy, pandas, matplotlib or scipy
 (each command imports what it runs on inside its handler; `harness --help` only numpy and scipy's top, for
 `cases generate`'s operators and seed), the modules a run holds from its start (the session, the progress
-display) leave the report writers' pandas and matplotlib to the end, and matplotlib waits for the first figure. Each check runs in a fresh interpreter."""
+display) leave the report writers' pandas and matplotlib to the end, matplotlib waits for the first figure, and
+`harness runs` lists the history without pandas. Each check runs in a fresh interpreter."""
 from __future__ import annotations
 
 import pkgutil
@@ -46,6 +47,13 @@ def test_matplotlib_waits_for_the_first_figure():
     """The report writers import matplotlib only to draw (a compare without perf rows draws nothing)."""
     assert "matplotlib" not in heavy_after("import harness.reports.html, harness.reports.compare_report")
     assert "matplotlib" in heavy_after("from harness.reports import plots\nplots._figure(1.0, 1.0)")
+
+
+def test_harness_runs_lists_the_history_without_pandas(tmp_path):
+    history = str(tmp_path / "h.sqlite")
+    code = (f"from harness.store.history import History\nHistory({history!r}).start_run({{'run_id': 'r1'}})\n"
+            f"from harness.cli import main\nassert main(['runs', '--history', {history!r}]) == 0")
+    assert "pandas" not in heavy_after(code)
 
 
 def test_a_heavy_import_is_caught():
