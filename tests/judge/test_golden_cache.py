@@ -41,6 +41,29 @@ def judged(case: Case) -> row_judge.RowJudge:
     return judge
 
 
+def test_the_code_version_is_read_back_by_the_next_process(cache_dir, monkeypatch):
+    """The golden code's version is kept under the digest of every source's bytes: the next process reads it (the
+    same value) instead of following the imports again."""
+    golden_cache.code_version.cache_clear()
+    computed = golden_cache.code_version("csymm")
+    [memo] = (cache_dir.parent / "code-versions").iterdir()
+    golden_cache.code_version.cache_clear()  # as a fresh process
+    monkeypatch.setattr(golden_cache, "_code_version", lambda op, versions: pytest.fail("followed the imports"))
+    assert golden_cache.code_version("csymm") == computed == memo.read_text()
+    golden_cache.code_version.cache_clear()
+
+
+def test_a_damaged_code_version_is_computed_again(cache_dir):
+    """Negative control: a memo that is not a sha256 is not trusted; the version is computed and written anew."""
+    golden_cache.code_version.cache_clear()
+    computed = golden_cache.code_version("csymm")
+    [memo] = (cache_dir.parent / "code-versions").iterdir()
+    memo.write_text("not a digest")
+    golden_cache.code_version.cache_clear()
+    assert golden_cache.code_version("csymm") == computed == memo.read_text()
+    golden_cache.code_version.cache_clear()
+
+
 def test_the_second_judge_of_a_row_reads_the_golden_the_first_computed(cache_dir):
     for case in [*first_cases(2), *first_cases(1, perf=True)]:  # a perf row's golden is a sample: cached too
         first, second = judged(case), judged(case)
