@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -321,11 +323,63 @@ def _figure(width: float, height: float, left: float = 0.1, bottom: float = 0.5)
 PALETTE_COLOURS = 128
 
 
+#: A log axis's tick labels as matplotlib writes them ($\mathdefault{10^{-6}}$, $\mathdefault{2\times10^{-6}}$).
+_MATHTEXT_LABEL = re.compile(r"\$\\mathdefault\{(.*)\}\$")
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def plain_label(text: str) -> str:
+    """A log tick's mathtext label as the same number in plain text: 10⁻⁶, 2×10⁻⁶, −10³ (other text unchanged)."""
+    if not (match := _MATHTEXT_LABEL.fullmatch(text)):
+        return text
+    body = re.sub(r"\^\{(-?\d+)\}", lambda e: e[1].translate(_SUPERSCRIPT), match[1].replace("\\times", "×"))
+    return "−" + body[1:] if body.startswith("-") else body
+
+
+@lru_cache(maxsize=1)
+def _plain_formatter() -> type:
+    """A Formatter that labels the ticks its inner log formatter labels, with plain_label's text (a class made
+    on first use: matplotlib is imported by the first figure)."""
+    from matplotlib.ticker import Formatter
+
+    class PlainLogLabels(Formatter):
+        def __init__(self, inner: Formatter):
+            self.inner = inner
+
+        def set_axis(self, axis: Any) -> None:
+            super().set_axis(axis)
+            self.inner.set_axis(axis)
+
+        def set_locs(self, locs: Any) -> None:
+            super().set_locs(locs)
+            self.inner.set_locs(locs)
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return plain_label(self.inner(x, pos))
+
+    return PlainLogLabels
+
+
+def _plain_log_labels(fig: Figure) -> None:
+    """Log axes labelled in plain text instead of mathtext: the same ticks and numbers, without parsing each label
+    as TeX (a quarter of a log-scale figure's drawing, more for the first figure of a process)."""
+    from matplotlib.ticker import LogFormatterMathtext
+
+    plain = _plain_formatter()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
+                axis.set_major_formatter(plain(axis.get_major_formatter()))
+            if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
+                axis.set_minor_formatter(plain(axis.get_minor_formatter()))
+
+
 def _encode(fig: Figure, title: str) -> dict[str, str]:
     """The figure drawn once on its Agg canvas and its pixels quantised straight from the canvas (the pixels
     `savefig` would write, without its RGBA PNG being encoded and decoded again on the way)."""
     from PIL import Image
 
+    _plain_log_labels(fig)
     canvas = fig.canvas
     canvas.draw()
     rgba = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)

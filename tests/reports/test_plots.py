@@ -1,4 +1,5 @@
-"""harness.reports.plots: figures are quantised straight from the Agg canvas, the pixels savefig would have written."""
+"""harness.reports.plots: figures are quantised straight from the Agg canvas, the pixels savefig would have written,
+and log axes carry their numbers as plain text (10⁻⁶), not as mathtext to parse."""
 from __future__ import annotations
 
 import base64
@@ -27,6 +28,7 @@ def _histogram():
 
 def test_an_encoded_figure_has_the_pixels_savefig_writes():
     fig = _histogram()
+    plots._plain_log_labels(fig)  # what _encode does to the figure before drawing it
     saved = io.BytesIO()
     fig.savefig(saved, format="png", dpi=plots._DPI)
     quantised = io.BytesIO()
@@ -42,3 +44,23 @@ def test_a_different_figure_has_different_pixels():
     fig.axes[0].axvline(1e-5, color="k")
     assert _pixels(base64.b64decode(plots._encode(fig, "t")["uri"].split(",", 1)[1])) != \
         _pixels(base64.b64decode(plain.split(",", 1)[1]))
+
+
+def _tick_labels(fig) -> list[str]:
+    fig.canvas.draw()
+    return [t.get_text() for t in fig.axes[0].xaxis.get_ticklabels(which="both") if t.get_text()]
+
+
+def test_log_axes_are_labelled_in_plain_text_with_the_same_numbers():
+    mathtext = _tick_labels(_histogram())
+    fig = _histogram()
+    plots._plain_log_labels(fig)
+    plain = _tick_labels(fig)
+    assert mathtext and all(t.startswith("$") for t in mathtext)  # negative control: matplotlib's own labels
+    assert plain == [plots.plain_label(t) for t in mathtext] and not any("$" in t for t in plain)
+
+
+def test_a_mathtext_label_becomes_the_same_number():
+    assert [plots.plain_label(t) for t in (r"$\mathdefault{10^{-6}}$", r"$\mathdefault{2\times10^{-6}}$",
+                                           r"$\mathdefault{-10^{3}}$", r"$\mathdefault{10^{0}}$", "12 us")] == \
+        ["10⁻⁶", "2×10⁻⁶", "−10³", "10⁰", "12 us"]
