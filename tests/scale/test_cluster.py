@@ -71,6 +71,7 @@ def test_cluster_run_equals_a_single_host_run_row_for_row(cluster, tmp_path):
     assert len(single["cases"]) == 8 and _verdicts(spread) == _verdicts(single)
     assert [c["line"] for c in spread["cases"]] == [c["line"] for c in single["cases"]]
     assert len({c["host"] for c in spread["cases"]}) == 2, "the rows did not spread over both hosts"
+    assert not [c["host_nice"] for c in spread["cases"] if "host_nice" in c], "a row ran at Ray's low priority"
     assert {c["device"] for c in spread["cases"]} <= {0, 1}
     assert all("host" not in c for c in single["cases"])
     runs = json.loads(_harness("runs", "--history", str(tmp_path / "h.sqlite"), "--json").stdout)
@@ -157,6 +158,13 @@ def _mapping(lib: Path) -> list[int]:
     return found
 
 
+def _nice(pid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, pid)
+    except OSError:
+        return None  # gone while looked at
+
+
 def _describe(pid: int) -> str:
     try:
         status = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -183,6 +191,8 @@ def test_ctrl_c_on_a_cluster_run_cancels_its_rows_and_reports_what_finished(clus
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.2)
     assert len(_finished(out)) == 6 and len(_mapping(hostile_proc_lib)) >= 2, "the spinning row never started"
+    # Ray runs its workers at nice 15; the row (and what it forked) runs at harness run's priority (cluster.py)
+    assert {_nice(pid) for pid in _mapping(hostile_proc_lib)} <= {os.getpriority(os.PRIO_PROCESS, 0), None}
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stdout + stderr
