@@ -69,6 +69,7 @@ class RowJudge:
         self.stage = "job"            # the protocol: job -> called -> (timed, if told to time) -> end
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
         self._after: OutputChunks | None = None  # the checked call's outputs as begin_called read them
+        self._moved = False  # the checked call's buffers changed after it returned (begin_called)
         self._outputs: list[tuple] = []  # (name, front guard, data bytes, dtype, Unwritten) per output
         self._read_back: tuple = ()   # begin_called's digests and input problems, for end_called
         self._uploaded: dict[str, str] = {}  # each input's digest as it must stay (guards and data)
@@ -271,7 +272,8 @@ class RowJudge:
         calls, on its own cores). A row end_called then fails keeps its verdict, and its timing is dropped."""
         self._advance("job", "called")
         p = self._called = fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict,
-                                             "scalars": dict, "pointers": dict, "message": str, "fpenv": list})
+                                             "scalars": dict, "pointers": dict, "message": str, "fpenv": list,
+                                             "digest": (str, type(None))})
         memory = fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
         fp_changes = strings(p["fpenv"], "fpenv")
         case, rec, spec = self.case, self.rec, ops.get(self.case.op)
@@ -290,6 +292,9 @@ class RowJudge:
         self._allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
         self._after, digests, whole, changed = self._read(judge_inputs=True)
         self._read_back = (digests, whole, self._input_problems(changed))
+        # where the sandbox's buffers are the shared memory, it digests them as the call returns: bytes a thread
+        # wrote after that (before or while the judge read them) are not what the call left
+        self._moved = p["digest"] is not None and p["digest"] != whole
         go = self.job.timing is not None and status == abi.Status.SUCCESS == case.expected_status \
             and not fp_changes and rec["memory"]["verdict"] != "FAIL"
         self.stage = "timing" if go else "called"
@@ -316,6 +321,10 @@ class RowJudge:
             rec.update(verdict=judgement.verdict, reason=judgement.reason)
         if self.golden is not None and self.golden.index is not None and rec["precision"] is not None:
             rec["precision"]["sampled"] = f"{self.golden.index.size} of {after.written} elements"
+        if self._moved:
+            moved = "the buffers changed after the call returned (a thread left running?): the sandbox's digest " \
+                    "of them as the call returned does not match the bytes the judge read"
+            rec.update(verdict="FAIL", reason=f"{rec['reason']}; {moved}" if rec["verdict"] != "PASS" else moved)
         self.checked = digests
         self.check_s = time.perf_counter() - self.started
         go = self.job.timing is not None and rec["verdict"] == "PASS" and status == abi.Status.SUCCESS
@@ -399,12 +408,12 @@ class RowJudge:
         start = time.perf_counter()
         after, _, claimed, changed = self._read(judge_inputs=True, accumulated=not p["whole"])
         problems = self._region_problems(after, changed)
-        if claimed != p["digest"]:
-            problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if not problems and p["whole"] and self.golden is not None:
             judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"the output is wrong: {judgement.reason}")
+        if claimed != p["digest"]:  # said after what the bytes the judge read were: both are the call's doing
+            problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if problems:
             self.call_failures.append((p["phase"][:20], p["call"], p["calls"], "; ".join(problems)))
         self.differs_s += time.perf_counter() - start
@@ -571,7 +580,8 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
         return answer.get(kind, judge.on_timed)(payload)
 
     try:
-        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)))
+        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)),
+                              judge.fd)
         return judge.on_end({**end, "leftovers": []})
     except Exception as exc:  # noqa: BLE001 - in one process, a harness bug costs the row
         return judge.ended_early("ERROR", _harness_error(exc))
@@ -586,7 +596,7 @@ def prepare_call(case: Case, backend: Any) -> Any:
     judge = RowJudge(case, BackendInfo.of(backend), golden=False)
     if judge.done is not None:
         raise ValueError(f"{case.name}: {judge.done['reason']}")
-    prepared = sandbox.Prepared(judge.job, backend, judge.view)
+    prepared = sandbox.Prepared(judge.job, backend, judge.view, judge.fd)
     os.close(judge.fd)  # the mapping outlives its descriptor; it goes with the last view of it
     judge.fd = -1
     return prepared
