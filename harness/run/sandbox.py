@@ -38,6 +38,10 @@ SETTLE_MAX_S = 0.5
 #: pointers into this much inaccessible memory each (any access is a SIGSEGV: CRASH).
 UNTOUCHABLE_BYTES = 1 << 16
 DIGEST_BYTES = 16
+#: The checked call's buffers, read by the judge where the sandbox's buffers are the shared memory, are not those the
+#: sandbox digested as the call returned ("called"'s digest): a thread wrote them after the call returned.
+MOVED = ("the buffers changed after the call returned (a thread left running?): the sandbox's digest of them as "
+         "the call returned does not match the bytes the judge read")
 #: The sandbox's messages the judge answers before the sandbox goes on: "called" (whether to time the row),
 #: "differs" (whether the bytes a call left passed) and "sampling" (the judge's clock has opened).
 ANSWERED = ("called", "differs", "sampling")
