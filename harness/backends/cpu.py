@@ -2,7 +2,7 @@
 
 By default it builds (or takes from the cache) the CPU twin; `--operator-lib PATH` loads any other library that
 exports the ABI instead. "Device" buffers are page-aligned host mappings between inaccessible guard pages
-(`fence.py`), so the operator gets plain host pointers and an access far out of bounds is a SIGSEGV whose note names
+(`fence.py`), in a worker the pages of the row's shared memory themselves (`map_shared`: no copy), so the operator gets plain host pointers and an access far out of bounds is a SIGSEGV whose note names
 the buffer; there is nothing to synchronise, and time is the host's monotonic clock.
 """
 from __future__ import annotations
@@ -55,6 +55,8 @@ class CpuBackend:
     #: buffers sit between guard pages: the engine keeps its byte guard zones small and page-rounds them
     fenced = True
     guard_granule = fence.PAGE
+    #: buffers can be the row's shared memory itself (`map_shared`): nothing is uploaded or downloaded
+    maps_shared_memory = True
 
     def __init__(self, lib_path: Path, is_twin: bool, cores: int | None, shown: tuple[str, str] | None = None):
         self.library = lib_path
@@ -91,7 +93,14 @@ class CpuBackend:
         }
 
     def alloc(self, nbytes: int, name: str = "", span: tuple[int, int] | None = None) -> int:
-        addr = fence.alloc(nbytes, name, span)
+        return self._track(fence.alloc(nbytes, name, span), name, nbytes)
+
+    def map_shared(self, fd: int, offset: int, nbytes: int, name: str, span: tuple[int, int]) -> int:
+        """A buffer whose bytes are those of the shared memory `fd` at `offset` (between guard pages, like
+        `alloc`'s): the operator reads and writes the judge's bytes in place."""
+        return self._track(fence.map_shared(fd, offset, nbytes, name, span), name, nbytes)
+
+    def _track(self, addr: int, name: str, nbytes: int) -> int:
         self._buffers[addr] = (name, nbytes)
         self._allocated += nbytes
         self._peak_allocated = max(self._peak_allocated, self._allocated)

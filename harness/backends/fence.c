@@ -3,7 +3,8 @@
  *
  * fence_alloc maps   [PROT_NONE fence | read-write pages | PROT_NONE fence]   and returns the read-write start, so
  * an out-of-bounds access past the byte guard zones the harness checks lands on an inaccessible page: SIGSEGV, not
- * silent corruption. The handler (SA_SIGINFO) looks the fault address up in the table of fences, writes one line
+ * silent corruption. fence_map does the same with a file's pages in the middle (the row's shared memory, so the
+ * operator writes the judge's bytes themselves, and there is no second copy of a row's buffers). The handler (SA_SIGINFO) looks the fault address up in the table of fences, writes one line
  * ("out-of-bounds write 800 bytes before C (guard page)") to <prefix><pid>, where the parent reads it, then
  * restores the default action and returns, so the access faults again and the worker dies of SIGSEGV as before.
  * The fences are shared mappings of one memfd sealed against writing (F_SEAL_WRITE), never anonymous memory: the
@@ -295,17 +296,25 @@ static int seal_fence(char *at, size_t len)
 }
 
 /* data_len read-write bytes (a multiple of the page size) between two PROT_NONE fences of fence_len bytes each
-   (also a page multiple); name labels it in fault notes, whose distances count from the span_len bytes at
-   span_offset inside it. Returns the read-write start, or NULL. */
-void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t span_offset, size_t span_len)
+   (also a page multiple): anonymous memory when fd < 0, else the pages of file fd from file_offset (a page
+   multiple), mapped shared, so the buffer IS that file's bytes (the row's shared memory: no copy of it), and
+   populated, so the pages are resident in this process before the call as an uploaded copy's were (a call that
+   only faults them in has not grown the worker: the leak check compares the resident bytes around it). name
+   labels it in fault notes, whose distances count from the span_len bytes at span_offset inside it. Returns the
+   read-write start, or NULL. */
+static void *place(int fd, off_t file_offset, size_t data_len, size_t fence_len, const char *name,
+                   size_t span_offset, size_t span_len)
 {
     int slot = free_slot();
     if (slot < 0) return NULL;
     size_t total = data_len + 2 * fence_len;
     char *map = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (map == MAP_FAILED) return NULL;
-    if ((data_len && mprotect(map + fence_len, data_len, PROT_READ | PROT_WRITE) != 0)
-        || (fence_len && (seal_fence(map, fence_len) != 0 || seal_fence(map + fence_len + data_len, fence_len) != 0))) {
+    char *data = map + fence_len;
+    int placed = !data_len || (fd < 0 ? mprotect(data, data_len, PROT_READ | PROT_WRITE) == 0
+                                      : mmap(data, data_len, PROT_READ | PROT_WRITE,
+                                             MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, file_offset) != MAP_FAILED);
+    if (!placed || (fence_len && (seal_fence(map, fence_len) != 0 || seal_fence(data + data_len, fence_len) != 0))) {
         munmap(map, total);
         return NULL;
     }
@@ -314,14 +323,27 @@ void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t sp
     f.map_lo = (uintptr_t)map;
     f.map_hi = (uintptr_t)map + total;
     f.map_len = total;
-    f.data_lo = (uintptr_t)map + fence_len;
+    f.data_lo = (uintptr_t)data;
     f.data_hi = f.data_lo + data_len;
     f.span_lo = f.data_lo + span_offset;
     f.span_hi = f.span_lo + span_len;
     size_t n = strlen(name);
     memcpy(f.name, name, n < NAME_LEN - 1 ? n : NAME_LEN - 1);
     fences[slot] = f;
-    return map + fence_len;
+    return data;
+}
+
+void *fence_alloc(size_t data_len, size_t fence_len, const char *name, size_t span_offset, size_t span_len)
+{
+    return place(-1, 0, data_len, fence_len, name, span_offset, span_len);
+}
+
+/* fence_alloc on the pages of fd from file_offset (see place). */
+void *fence_map(int fd, size_t file_offset, size_t data_len, size_t fence_len, const char *name, size_t span_offset,
+                size_t span_len)
+{
+    if (fd < 0) return NULL;
+    return place(fd, (off_t)file_offset, data_len, fence_len, name, span_offset, span_len);
 }
 
 static fence_t *find(void *data)
@@ -339,7 +361,10 @@ int fence_free(void *data)
     fence_t *f = find(data);
     if (!f) return -1;
     size_t len = f->data_hi - f->data_lo;
-    if (len) {
+    /* fresh PROT_NONE pages over the data: the pages go back to the system and a buffer mapped from a file lets
+       go of it (a quarantined mapping must not keep a finished row's shared memory alive) */
+    if (len && mmap((void *)f->data_lo, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                    0) == MAP_FAILED) {
         mprotect((void *)f->data_lo, len, PROT_NONE);
         madvise((void *)f->data_lo, len, MADV_DONTNEED);
     }

@@ -141,6 +141,8 @@ def library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(target))
     lib.fence_install.argtypes, lib.fence_install.restype = [c_char_p], c_int
     lib.fence_alloc.argtypes, lib.fence_alloc.restype = [c_size_t, c_size_t, c_char_p, c_size_t, c_size_t], c_void_p
+    lib.fence_map.argtypes = [c_int, c_size_t, c_size_t, c_size_t, c_char_p, c_size_t, c_size_t]
+    lib.fence_map.restype = c_void_p
     lib.fence_free.argtypes, lib.fence_free.restype = [c_void_p], c_int
     lib.fence_release_freed.argtypes, lib.fence_release_freed.restype = [], None
     return lib
@@ -162,6 +164,19 @@ def alloc(nbytes: int, name: str, span: tuple[int, int] | None = None) -> int:
     addr = library().fence_alloc(data, fence_bytes(data), name.encode(errors="replace"), offset, length)
     if not addr:
         raise MemoryError(f"cannot map {data} bytes with guard pages for {name or 'a buffer'}")
+    return addr
+
+
+def map_shared(fd: int, offset: int, nbytes: int, name: str, span: tuple[int, int]) -> int:
+    """`alloc` whose pages are those of file `fd` from `offset` (a page multiple), mapped shared: writes through
+    the returned address are the file's bytes, and no private copy of them exists."""
+    install()
+    if offset % PAGE:
+        raise ValueError(f"{name}: offset {offset} in the shared memory is not page-aligned")
+    data = round_pages(max(nbytes, 1))
+    addr = library().fence_map(fd, offset, data, fence_bytes(data), name.encode(errors="replace"), *span)
+    if not addr:
+        raise MemoryError(f"cannot map {data} bytes of shared memory with guard pages for {name or 'a buffer'}")
     return addr
 
 

@@ -30,7 +30,7 @@ from harness.run.credibility import Account, credibility
 from harness.run.goldens import KEPT_GOLDENS_BYTES, Golden, golden_bytes, golden_of
 from harness.run.messages import Malformed, checked_timing, fields, strings
 from harness.run.output_chunks import OutputChunks, Unwritten
-from harness.run.sandbox import BackendInfo
+from harness.run.sandbox import MOVED, BackendInfo, RowJob, Slot, digest, sample_digest, timed_parts
 from harness.tables.layout import Buffer, guard_pattern, guard_zones
 
 #: The judge reads the shared memory, and measures the cost of copying it (credibility), this many bytes at a time: a
@@ -70,7 +70,7 @@ class RowJudge:
         self.untimed = False          # told to time before the checked call failed its checks: timing dropped
         self._after: OutputChunks | None = None  # the checked call's outputs as begin_called read them
         self._outputs: list[tuple] = []  # (name, front guard, data bytes, dtype, Unwritten) per output
-        self._read_back: tuple = ()   # begin_called's digests and input problems, for end_called
+        self._read_back: tuple = ()   # begin_called's digests and problems seen reading, for end_called
         self._uploaded: dict[str, str] = {}  # each input's digest as it must stay (guards and data)
         self._let_go: list[str] = []  # buffers whose host data the judge let go once uploaded (_inputs plans them)
         self._replan = (use_poison, memory_cap)
@@ -93,8 +93,6 @@ class RowJudge:
 
     # -- planning -------------------------------------------------------------------------------------------------
     def _prepare(self, use_poison: bool, memory_cap: int) -> None:
-        from harness.run.sandbox import RowJob
-
         case, info, rec = self.case, self.info, self.rec
         if case.skip:
             return self._finish("SKIP", case.skip)
@@ -151,8 +149,6 @@ class RowJudge:
 
     def _layout(self, untouchable: bool) -> tuple:
         """Each buffer's bytes (guards, data, guards) at a page-aligned offset of one shared memory file."""
-        from harness.run.sandbox import Slot, digest
-
         self.zones: dict[str, tuple[int, int]] = {}
         slots, offset = [], 0
         if untouchable:  # a NULLPTR fill stays NULL (the row may expect exactly that rejection)
@@ -206,8 +202,6 @@ class RowJudge:
         buffer's digest (sandbox.digest); the digest of all of them in order, as sandbox.sample_digest of
         timed_parts(slots, accumulated); where `judge_inputs`, the inputs whose bytes are not those uploaded), every
         byte judged and digested from the same copy of it: the judge never holds a copy of the whole row."""
-        from harness.run.sandbox import digest
-
         outputs = OutputChunks(self._outputs, self.golden.index if self.golden else None, self.golden is not None) \
             if judge_inputs else None
         digests, changed, whole = [], [], xxhash.xxh3_128()  # each buffer's digest, inputs not as uploaded
@@ -271,7 +265,8 @@ class RowJudge:
         calls, on its own cores). A row end_called then fails keeps its verdict, and its timing is dropped."""
         self._advance("job", "called")
         p = self._called = fields(payload, {"status": int, "growth": (int, type(None)), "memory": dict,
-                                             "scalars": dict, "pointers": dict, "message": str, "fpenv": list})
+                                             "scalars": dict, "pointers": dict, "message": str, "fpenv": list,
+                                             "digest": (str, type(None))})
         memory = fields(p["memory"], {"workspace_bytes": (int, type(None)), "peak_bytes": (int, type(None))})
         fp_changes = strings(p["fpenv"], "fpenv")
         case, rec, spec = self.case, self.rec, ops.get(self.case.op)
@@ -289,7 +284,8 @@ class RowJudge:
         # the workspace the backend reports (an emulator's lives in the worker's host memory) is not a leak
         self._allowed = max(expected_ws or 0, memory["workspace_bytes"] or 0)
         self._after, digests, whole, changed = self._read(judge_inputs=True)
-        self._read_back = (digests, whole, self._input_problems(changed))
+        moved = [] if p["digest"] in (None, whole) else [MOVED]  # where the judge reads the buffers themselves
+        self._read_back = (digests, whole, self._input_problems(changed) + moved)
         go = self.job.timing is not None and status == abi.Status.SUCCESS == case.expected_status \
             and not fp_changes and rec["memory"]["verdict"] != "FAIL"
         self.stage = "timing" if go else "called"
@@ -328,8 +324,6 @@ class RowJudge:
     def _costs(self) -> tuple[float, float]:
         """(digest, copy) seconds of all the row's bytes, as a sample costs the sandbox: its digest of every buffer
         whole (read in place: only the time counts), and a copy into fresh memory, a chunk at a time."""
-        from harness.run.sandbox import sample_digest, timed_parts
-
         start = time.perf_counter()
         sample_digest(timed_parts(self.slots, False, lambda s: memoryview(self.view)[s.offset:s.offset + s.size]))
         hashed = time.perf_counter()
@@ -360,8 +354,6 @@ class RowJudge:
 
     def _point_tables(self, pointers: dict) -> None:
         """Pointer-array buffers hold the sandbox's device addresses: what they must still hold afterwards."""
-        from harness.run.sandbox import digest
-
         for name, b in self.bufs.items():
             if b.points_to is None:
                 continue
@@ -399,12 +391,12 @@ class RowJudge:
         start = time.perf_counter()
         after, _, claimed, changed = self._read(judge_inputs=True, accumulated=not p["whole"])
         problems = self._region_problems(after, changed)
-        if claimed != p["digest"]:
-            problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if not problems and p["whole"] and self.golden is not None:
             judgement = self.golden.judge_elements(after.judged)
             if not judgement.passed:
                 problems.append(f"the output is wrong: {judgement.reason}")
+        if claimed != p["digest"]:  # said after what the bytes the judge read were: both are the call's doing
+            problems.append("the sandbox's digest of it does not match the bytes it put in the shared memory")
         if problems:
             self.call_failures.append((p["phase"][:20], p["call"], p["calls"], "; ".join(problems)))
         self.differs_s += time.perf_counter() - start
@@ -571,7 +563,8 @@ def run_case(case: Case, backend: Any, *, use_poison: bool = True, memory_cap: i
         return answer.get(kind, judge.on_timed)(payload)
 
     try:
-        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)))
+        end = sandbox.execute(judge.job, backend, judge.view, lambda k, p: exchange(k, _json_round_trip(p)),
+                              judge.fd)
         return judge.on_end({**end, "leftovers": []})
     except Exception as exc:  # noqa: BLE001 - in one process, a harness bug costs the row
         return judge.ended_early("ERROR", _harness_error(exc))
@@ -586,7 +579,7 @@ def prepare_call(case: Case, backend: Any) -> Any:
     judge = RowJudge(case, BackendInfo.of(backend), golden=False)
     if judge.done is not None:
         raise ValueError(f"{case.name}: {judge.done['reason']}")
-    prepared = sandbox.Prepared(judge.job, backend, judge.view)
+    prepared = sandbox.Prepared(judge.job, backend, judge.view, judge.fd)
     os.close(judge.fd)  # the mapping outlives its descriptor; it goes with the last view of it
     judge.fd = -1
     return prepared

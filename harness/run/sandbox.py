@@ -1,9 +1,10 @@
 """The operator's side of a row: all that runs in the process that loads the operator library.
 
 The judge (harness/run/row_judge.py, in a process that never loads operator code) plans the row's buffers and writes them,
-guards included, into shared memory it created (a `RowJob` says where each buffer lies). The sandbox copies them
-into backend memory (guard-page mappings on `cpu`, device memory elsewhere), calls the operator, copies every
-buffer back into the shared memory and answers with a small fixed message of measurements (status, memory, the
+guards included, into shared memory it created (a `RowJob` says where each buffer lies, each at a page-aligned
+offset). On `cpu` the sandbox maps each buffer's pages of that shared memory between guard pages, so the operator
+works on the judge's bytes in place; elsewhere it copies them into device memory and, after the call, back into
+the shared memory. It calls the operator and answers with a small fixed message of measurements (status, memory, the
 const scalars' bytes, the floating-point environment). It never judges: whatever the operator does to this process,
 the golden, the checks and the verdict are computed elsewhere from the judge's own copies.
 
@@ -37,6 +38,10 @@ SETTLE_MAX_S = 0.5
 #: pointers into this much inaccessible memory each (any access is a SIGSEGV: CRASH).
 UNTOUCHABLE_BYTES = 1 << 16
 DIGEST_BYTES = 16
+#: The checked call's buffers, read by the judge where the sandbox's buffers are the shared memory, are not those the
+#: sandbox digested as the call returned ("called"'s digest): a thread wrote them after the call returned.
+MOVED = ("the buffers changed after the call returned (a thread left running?): the sandbox's digest of them as "
+         "the call returned does not match the bytes the judge read")
 #: The sandbox's messages the judge answers before the sandbox goes on: "called" (whether to time the row),
 #: "differs" (whether the bytes a call left passed) and "sampling" (the judge's clock has opened).
 ANSWERED = ("called", "differs", "sampling")
@@ -127,10 +132,14 @@ def timed_parts(slots: tuple[Slot, ...], accumulated: bool, raw: Callable[[Slot]
 
 
 class Prepared:
-    """The row's buffers in backend memory (state: their addresses); `call()` runs the operator once on them."""
+    """The row's buffers in backend memory (state: their addresses); `call()` runs the operator once on them.
+    Given the shared memory's descriptor `fd`, a backend that `maps_shared_memory` (cpu) gets the shared memory's
+    own pages as its buffers: nothing is copied in or out, and the worker holds no second copy of the row."""
 
-    def __init__(self, job: RowJob, backend: Any, view: memoryview):
+    def __init__(self, job: RowJob, backend: Any, view: memoryview, fd: int | None = None):
         self.job, self.backend, self.view = job, backend, memoryview(view)
+        self.shared = fd is not None and fd >= 0 and bool(getattr(backend, "maps_shared_memory", False))
+        self._fd = fd
         self.addrs: dict[str, int] = {}
         self._untouchable = (0, 0)
         self.pristine: dict[str, bytes] = {}
@@ -157,10 +166,15 @@ class Prepared:
                 table = np.array([0 if t is None or by_name[t].null else self.addrs[t] + by_name[t].front
                                   for t in s.points_to], dtype=np.uint64)
                 self.raw(s)[s.front:s.front + s.nbytes] = table.view(np.uint8).tobytes()
+            if self.shared:
+                self.addrs[s.name] = backend.map_shared(self._fd, s.offset, s.size, s.name, (s.front, s.nbytes))
+                continue
             self.addrs[s.name] = backend.alloc(s.size, s.name, (s.front, s.nbytes))
             backend.upload(self.addrs[s.name], np.frombuffer(self.view, np.uint8, s.size, s.offset))
         self.ptrs = {s.name: 0 if s.null else self.addrs[s.name] + s.front for s in job.slots}
-        self.pristine = {s.name: bytes(self.raw(s)) for s in job.slots if s.output and job.accumulates}
+        # C as uploaded, for the timed loop to put back (a private copy of it: only where the row is to be timed)
+        self.pristine = {s.name: bytes(self.raw(s)) for s in job.slots
+                         if s.output and job.accumulates and job.timing is not None}
 
     def raw(self, slot: Slot) -> memoryview:
         return self.view[slot.offset:slot.offset + slot.size]
@@ -170,14 +184,18 @@ class Prepared:
         return ops.call(self.spec, self.backend, self.job.case.args, self.ptrs, handle, self.scalars)
 
     def device_bytes(self, slot: Slot) -> memoryview:
-        """A buffer's bytes as the operator left them: read in place on the cpu backend, downloaded elsewhere."""
+        """A buffer's bytes as the operator left them: read in place in host memory (a backend that
+        `maps_shared_memory` has its buffers there), downloaded elsewhere."""
         addr = self.addrs[slot.name]
-        if getattr(self.backend, "name", "") == "cpu":
+        if getattr(self.backend, "maps_shared_memory", False):
             return memoryview((ctypes.c_char * slot.size).from_address(addr)).cast("B")
         return memoryview(self.backend.download(addr, slot.size))
 
     def download(self) -> None:
-        """Every buffer back into the shared memory, where the judge copies it."""
+        """Every buffer back into the shared memory, where the judge copies it (nothing to do where the buffers
+        are the shared memory)."""
+        if self.shared:
+            return
         for s in self.job.slots:
             if s.name in self.addrs:
                 self.raw(s)[:] = self.device_bytes(s)
@@ -216,11 +234,13 @@ def _inaccessible(size: int) -> int:
     return int(addr)
 
 
-def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str, dict], Any]) -> dict:
+def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str, dict], Any],
+            fd: int | None = None) -> dict:
     """Run one row: the first call ("called"), then, if the judge says so, the timed loop ("timed"). Returns the
-    end-of-row measurements (late-write digests, threads still running, peak memory) for the "end" message."""
+    end-of-row measurements (late-write digests, threads still running, peak memory) for the "end" message.
+    `fd`: the descriptor of the shared memory `view` maps (see Prepared)."""
     start_peak = footprint.reset_peak()
-    prepared = Prepared(job, backend, view)
+    prepared = Prepared(job, backend, view, fd)
     try:
         backend.reset_peaks()
         threads_before = footprint.threads()
@@ -242,6 +262,8 @@ def execute(job: RowJob, backend: Any, view: memoryview, exchange: Callable[[str
             "pointers": {k: int(v) for k, v in prepared.ptrs.items()},
             "message": str(message)[:500],
             "fpenv": changed_env,
+            # the buffers as the call left them, where they are the shared memory the judge reads later
+            "digest": prepared.timed_digest() if prepared.shared and not job.untouchable else None,
         })
         if go and job.timing is not None and not job.untouchable:
             _timed(job, backend, prepared, exchange, warmed_s=called, checked=int(status))

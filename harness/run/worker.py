@@ -495,7 +495,7 @@ def _run_job(conn: Connection, backend: Any, job: Any) -> dict:
 
     try:
         with mmap.mmap(fd, job.size) as view:
-            return sandbox.execute(job, backend, view, exchange)
+            return sandbox.execute(job, backend, view, exchange, fd)
     except Exception as exc:  # noqa: BLE001 - a harness bug on this side ends the row as ERROR, with its reason
         import traceback
 

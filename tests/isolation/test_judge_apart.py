@@ -286,7 +286,7 @@ def test_the_judge_refuses_messages_out_of_order_or_mistyped(tmp_path):
         judge.close()
         judge = RowJudge(case, BackendInfo.of(backend))
         good = {"status": 0, "growth": 0, "memory": {"workspace_bytes": None, "peak_bytes": None}, "scalars": {},
-                "pointers": {}, "message": "", "fpenv": []}
+                "pointers": {}, "message": "", "fpenv": [], "digest": None}
         with pytest.raises(Malformed, match="field 'status' is str"):
             judge.on_called({**good, "status": "0"})
         judge.close()

@@ -5,7 +5,7 @@ The row: sgemm_strided_batched, 4 batches of a 4096 x 4096 A (256 MiB) times a 4
 row's bytes and its sampled golden reads all of A, while the operator's work stays small (1 GFLOP a call). The judge
 (the `harness run` process: a lone perf row has no precision judge beside it) plans the row's host data, computes
 its golden and writes the shared memory, letting each buffer's host data go once written there: at that step it holds
-the row twice. From the checked call on (the worker holds its own copy of the buffers then) it holds the shared
+the row twice. From the checked call on (the worker works on the shared memory's pages then) it holds the shared
 memory and chunks of it: a judge that also kept the golden's view of A (as it did before its inputs were let go) or a
 copy of every buffer holds the row twice or three times.
 """

@@ -81,7 +81,8 @@ def test_a_perf_row_timed_while_its_checked_call_is_judged_keeps_the_failure_and
         wrong_c(crashed)
         assert crashed.begin_called({"status": 0, "growth": None, "memory": {"workspace_bytes": None,
                                                                              "peak_bytes": None},
-                                     "scalars": crashed.scalar_bytes, "pointers": {}, "message": "", "fpenv": []})
+                                     "scalars": crashed.scalar_bytes, "pointers": {}, "message": "", "fpenv": [],
+                                     "digest": None})
         assert crashed.end_called() is False
         rec = crashed.ended_early("CRASH", "the operator killed its worker process (SIGSEGV)")
         assert rec["verdict"] == "FAIL" and rec["reason"].startswith("mixed_tolerance")
