@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from harness.judge import diagnosis
 from harness.model import operators as ops
+from harness.tables import fill
 from harness.tables.reader import CellReader, Row
 
 #: Rows above this many FLOPs are measured on a block of their output (see sample_args).
@@ -68,15 +69,18 @@ def needs_check(row: dict[str, str]) -> bool:
 
 def decidable(op: str, module: ModuleType, row: dict[str, str]) -> dict[str, str]:
     """The row itself when its ratio is < 1, else its first variant whose ratio is; raises when none is (the
-    generator then emits a row no correct float32 operator is sure to pass: a bug to fix there)."""
+    generator then emits a row no correct float32 operator is sure to pass: a bug to fix there). The variants keep
+    the row's seed, so their fills draw the same streams: drawn once for the row (`fill.reused_draws`), freed when
+    it is decided."""
     if not needs_check(row):
         return row
     tried: Iterator[dict[str, str]] = module.variants(row)
     best = (float("inf"), "")
-    for candidate in [row, *tried]:
-        r = ratio(op, candidate, module.sample_args)
-        if r < 1.0:
-            return candidate
-        best = min(best, (r, candidate["description"]))
+    with fill.reused_draws():
+        for candidate in [row, *tried]:
+            r = ratio(op, candidate, module.sample_args)
+            if r < 1.0:
+                return candidate
+            best = min(best, (r, candidate["description"]))
     raise ValueError(f"{op} {row['case_name']} ({row['description']}): no variant is officially decidable "
                      f"(best forward-error-bound/tolerance ratio {best[0]:.3g})")
