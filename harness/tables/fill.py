@@ -299,7 +299,7 @@ def reused_draws(max_bytes: int = REUSED_DRAWS_BYTES) -> Iterator[None]:
     the kept stream, as it is of the generator's. Only the generator enters this (harness.generate.conditioning):
     elsewhere a fill holds no memory after it returns."""
     previous = getattr(_per_thread, "draws", None)
-    _per_thread.draws = {"max_bytes": max_bytes, "streams": {}}
+    _per_thread.draws = {"free_bytes": max_bytes, "streams": {}}
     try:
         yield
     finally:
@@ -322,11 +322,13 @@ def _draws(kind: str, seed: int, count: int, draw: Callable[[int, int], np.ndarr
     kept = streams.get((kind, seed))
     if kept is not None and kept.size >= count:
         return kept[:count]
-    streams.pop((kind, seed), None)
+    if kept is not None:
+        cache["free_bytes"] += streams.pop((kind, seed)).nbytes
     values = draw(seed, count)
-    if sum(v.nbytes for v in streams.values()) + values.nbytes <= cache["max_bytes"]:
+    if values.nbytes <= cache["free_bytes"]:
         values.flags.writeable = False
         streams[(kind, seed)] = values
+        cache["free_bytes"] -= values.nbytes
     return values
 
 

@@ -407,8 +407,9 @@ def test_reused_draws_keep_seeds_and_kinds_apart():
 
 
 def test_kept_streams_are_read_only_and_bounded(monkeypatch):
-    """A kept stream cannot be written by a caller (that would change every later fill of its seed), and a stream
-    over the byte bound is not kept at all: drawn again on each fill."""
+    """A kept stream cannot be written by a caller (that would change every later fill of its seed), a stream
+    over the byte bound is not kept at all (drawn again on each fill), and a stream drawn again longer gives back
+    the bytes of the shorter one."""
     with fill.reused_draws():
         raw = mt19937_uint32(3, 10)
         with pytest.raises(ValueError, match="read-only"):
@@ -416,9 +417,10 @@ def test_kept_streams_are_read_only_and_bounded(monkeypatch):
     draws = []
     monkeypatch.setattr(fill, "_standard_normal", lambda seed, count: draws.append(count) or np.zeros(count))
     with fill.reused_draws(max_bytes=8 * 100):
-        make_array("NORMAL_0_1", 100, 1), make_array("NORMAL_0_1", 100, 1)  # fits: drawn once
-        make_array("NORMAL_0_1", 101, 2), make_array("NORMAL_0_1", 101, 2)  # over the bound: drawn twice
-    assert draws == [100, 101, 101]
+        make_array("NORMAL_0_1", 60, 1), make_array("NORMAL_0_1", 60, 1)  # fits: drawn once
+        make_array("NORMAL_0_1", 41, 2), make_array("NORMAL_0_1", 41, 2)  # over what is left: drawn twice
+        make_array("NORMAL_0_1", 100, 1), make_array("NORMAL_0_1", 100, 1)  # replaces the 60: fits, drawn once
+    assert draws == [60, 41, 41, 100]
 
 
 def test_fills_outside_reused_draws_keep_nothing():
