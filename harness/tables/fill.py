@@ -276,12 +276,14 @@ def mt19937_uint32(seed: int, count: int) -> np.ndarray:
 
 
 def _raw_uint32(seed: int, count: int) -> np.ndarray:
+    """mt19937_uint32's stream for an effective seed (as the C++ seeds it)."""
     rng = _generator()
     rng.seed(seed)
     return rng.randint(0, 2 ** 32, size=count, dtype=np.uint32)
 
 
 def _standard_normal(seed: int, count: int) -> np.ndarray:
+    """NORMAL's float64 stream for an effective seed."""
     return np.random.RandomState(seed).standard_normal(count)  # RandomState: a stream numpy freezes
 
 
