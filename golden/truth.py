@@ -14,25 +14,28 @@ from harness.model.abi import OP_N, SIDE_LEFT, UPPER
 _TILE = 128
 
 
-def symmetric_from_triangle(a: np.ndarray, uplo: int) -> np.ndarray:
-    """The full symmetric matrix (C order) that the `uplo` triangle of a describes; the other triangle is never read.
-    Copied tile by tile: mirroring a whole column-major matrix at once reads it with a stride of its leading
-    dimension, which at power-of-two orders misses the cache on every element (4x slower at 2048)."""
+def symmetric_from_triangle(a: np.ndarray, uplo: int, dtype: type | None = None) -> np.ndarray:
+    """The full symmetric matrix (C order) that the `uplo` triangle of a describes, in `dtype` (default a's); the
+    other triangle is never read. A symmetric matrix has the same bytes in C and Fortran order, so it is built in
+    Fortran order: one converting copy of the column-major `a` along its columns, then the mirrored triangle tile by
+    tile (a whole-matrix transpose reads with a stride of the leading dimension, which at power-of-two orders misses
+    the cache on every element), and handed out as its C-ordered transpose."""
     n = a.shape[0]
-    out = np.empty((n, n), dtype=a.dtype)
+    full = np.empty((n, n), dtype=a.dtype if dtype is None else dtype, order="F")
+    full[...] = a
     upper = uplo == UPPER
     for s in range(0, n, _TILE):
         e = min(n, s + _TILE)
-        for t in range(0, n, _TILE):
+        i, j = np.ogrid[s:e, s:e]
+        diagonal = full[s:e, s:e]
+        diagonal[...] = np.where(i <= j if upper else i >= j, diagonal, diagonal.T)
+        for t in range(e, n, _TILE):  # the tiles beside the diagonal one, in the mirrored triangle
             u = min(n, t + _TILE)
-            if s == t:
-                i, j = np.ogrid[s:e, t:u]
-                out[s:e, t:u] = np.where(i <= j if upper else i >= j, a[s:e, t:u], a[t:u, s:e].T)
-            elif (s < t) == upper:  # a tile of the triangle that is read
-                out[s:e, t:u] = a[s:e, t:u]
-            else:  # a tile of the mirrored triangle
-                out[s:e, t:u] = a[t:u, s:e].T
-    return out
+            if upper:
+                full[t:u, s:e] = full[s:e, t:u].T
+            else:
+                full[s:e, t:u] = full[t:u, s:e].T
+    return full.T
 
 
 def _symm(dtype: type, side: int, uplo: int, m: int, n: int, alpha, A: np.ndarray, lda: int, B: np.ndarray,
@@ -48,7 +51,7 @@ def _symm(dtype: type, side: int, uplo: int, m: int, n: int, alpha, A: np.ndarra
     c = symm_target(out, m, n, ldc, alpha, beta)
     if c is None:
         return out
-    a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda).astype(dtype), uplo)
+    a = symmetric_from_triangle(matrix_view(np.asarray(A).ravel(), ka, ka, lda), uplo, dtype)
     b = matrix_view(np.asarray(B).ravel(), m, n, ldb).astype(dtype)
     product = a @ b if side == SIDE_LEFT else b @ a
     c[...] = alpha * product if beta == 0 else alpha * product + beta * c

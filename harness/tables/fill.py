@@ -11,11 +11,13 @@ then a `std::stof` float or `mantissaE[N]exponent` = mantissa * powf(10, exponen
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -265,16 +267,71 @@ def effective_seed(seed: int) -> int:
 
 
 def mt19937_uint32(seed: int, count: int) -> np.ndarray:
-    """The first `count` raw outputs of `std::mt19937(effective_seed(seed))`.
+    """The first `count` raw outputs of `std::mt19937(effective_seed(seed))` (read-only where `reused_draws` kept
+    them).
 
     The legacy RandomState seeds with init_genrand like libstdc++, and a full-range uint32 randint is one draw each.
     """
+    return _draws("uint32", seed, count, _raw_uint32)
+
+
+def _raw_uint32(seed: int, count: int) -> np.ndarray:
+    """mt19937_uint32's stream for an effective seed (as the C++ seeds it)."""
     rng = _generator()
-    rng.seed(effective_seed(seed))
+    rng.seed(seed)
     return rng.randint(0, 2 ** 32, size=count, dtype=np.uint32)
 
 
+def _standard_normal(seed: int, count: int) -> np.ndarray:
+    """NORMAL's float64 stream for an effective seed."""
+    return np.random.RandomState(seed).standard_normal(count)  # RandomState: a stream numpy freezes
+
+
 _per_thread = threading.local()
+#: What `reused_draws` may keep at once: the two normal streams of a 4096 x 4096 complex A (268 MB) and its two
+#: uniform ones (134 MB), the largest matrix a generated row fills.
+REUSED_DRAWS_BYTES = 512 << 20
+
+
+@contextlib.contextmanager
+def reused_draws(max_bytes: int = REUSED_DRAWS_BYTES) -> Iterator[None]:
+    """Keep each seed's raw stream (mt19937 words, standard normal draws) in this thread while the block runs, up
+    to `max_bytes`, and serve later fills of the same seed from it: a table generator tries a row's variants one
+    after the other, and they differ in their fill's parameters, not in their seeds. A shorter fill is a prefix of
+    the kept stream, as it is of the generator's. Only the generator enters this (harness.generate.conditioning):
+    elsewhere a fill holds no memory after it returns."""
+    previous = getattr(_per_thread, "draws", None)
+    _per_thread.draws = {"free_bytes": max_bytes, "streams": {}}
+    try:
+        yield
+    finally:
+        _per_thread.draws = previous
+
+
+def draws_reused() -> bool:
+    """Whether this thread's fills are served from `reused_draws` right now."""
+    return getattr(_per_thread, "draws", None) is not None
+
+
+def _draws(kind: str, seed: int, count: int, draw: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """`draw(effective_seed(seed), count)`, through `reused_draws` where it is active (kept streams are
+    read-only: a caller that wrote into one would change every later fill of that seed)."""
+    seed = effective_seed(seed)
+    cache = getattr(_per_thread, "draws", None)
+    if cache is None:
+        return draw(seed, count)
+    streams = cache["streams"]
+    kept = streams.get((kind, seed))
+    if kept is not None and kept.size >= count:
+        return kept[:count]
+    if kept is not None:
+        cache["free_bytes"] += streams.pop((kind, seed)).nbytes
+    values = draw(seed, count)
+    if values.nbytes <= cache["free_bytes"]:
+        values.flags.writeable = False
+        streams[(kind, seed)] = values
+        cache["free_bytes"] -= values.nbytes
+    return values
 
 
 def _generator() -> np.random.RandomState:
@@ -311,8 +368,8 @@ def _random_bounds(spec: FillSpec) -> tuple[float, float]:
 def _normal(spec: FillSpec, count: int, seed: int) -> np.ndarray:
     """NORMAL_<mean>_<sigma> (extension): `RandomState(effective_seed).standard_normal(count)` in float64, then
     `mean + sigma * z` in float64 with mean and sigma as parsed (float32 values), rounded once to float32."""
-    z = np.random.RandomState(effective_seed(seed)).standard_normal(count)  # RandomState: a stream numpy freezes
-    z *= spec.val2
+    z = _draws("normal", seed, count, _standard_normal)
+    z = np.multiply(z, spec.val2, out=z if z.flags.writeable else None)  # a kept stream is copied, not changed
     z += spec.val1
     return z.astype(np.float32)
 

@@ -74,7 +74,7 @@ def triangle_mask(total: int, order: int, ld: int, upper: bool) -> np.ndarray:
         return mask
     if ld >= order:  # columns apart: column j's triangle is one run of storage (a row of `np.tri` each)
         columns = np.zeros((order, ld), dtype=bool)
-        columns[:, :order] = np.tri(order, dtype=bool) if upper else np.tri(order, dtype=bool).T
+        columns[:, :order] = np.tri(order, dtype=bool) if upper else ~np.tri(order, k=-1, dtype=bool)  # no transpose
         kept = min(total, columns.size)
         mask[:kept] = columns.ravel()[:kept]
         return mask

@@ -9,6 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from harness.tables import fill
 from harness.tables.fill import (FLT_MAX, FillError, effective_seed, make_array, make_complex_matrix, make_matrix,
                           mt19937_uint32, parse_fill, stof_prefix, uniform_float)
 
@@ -359,3 +360,82 @@ def test_bit_comparison_catches_a_rounding_slip(cpp):
     naive = (raw / 2.0 ** 32 * 20.0 - 10.0).astype(np.float32)
     assert not np.array_equal(bits(naive), ref)
     np.testing.assert_array_equal(bits(make_array("RANDOM_10", 4000, 3)), ref)
+
+
+# --- reused_draws: the table generator's per-row stream cache ------------------------------------------------------
+
+REUSED_FILLS = [("NORMAL_4.0_0.1", 6, 5, 7), ("NORMAL_N0.3_2", 6, 5, 7), ("RANDOM_1_1", 6, 5, 7),
+                ("RANDOM_0.05_0.05", 6, 5, 6), ("RANDOM_UPPER_3", 6, 6, 6), ("NORMAL_1_0.5", 9, 9, 9),
+                ("NORMAL_1_0.5", 3, 2, 3), ("RANDOM_2_2", 2, 2, 2), ("RANDOM_2_2", 9, 9, 10)]
+
+
+def _fills(seeds: tuple[int, ...]) -> list[np.ndarray]:
+    """Real and complex fills of several specs, shorter and longer ones of one seed, in the order a generator's
+    variants ask for them."""
+    out = []
+    for seed in seeds:
+        for spec, m, n, ld in REUSED_FILLS:
+            out += [make_matrix(spec, m, n, ld, seed), make_complex_matrix(spec, m, n, ld, seed),
+                    make_array(spec, m * n, seed)]
+    return out
+
+
+def test_reused_draws_give_the_uncached_fills_bit_for_bit(monkeypatch):
+    """Under `reused_draws` every fill is the one made without it, whether its stream was drawn for it, served as a
+    prefix of a longer one or drawn again longer; and the streams are really reused (fewer draws)."""
+    plain = _fills((5, 0, 42, 7))  # 0 and 42 are one effective seed
+    calls = []
+    for name in ("_standard_normal", "_raw_uint32"):
+        real = getattr(fill, name)
+        monkeypatch.setattr(fill, name, lambda seed, count, real=real: calls.append(count) or real(seed, count))
+    with fill.reused_draws():
+        reused = _fills((5, 0, 42, 7))
+    assert len(calls) < len(plain) / 3  # reused: most fills drew nothing
+    assert len(reused) == len(plain)
+    for got, want in zip(reused, plain):
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def test_reused_draws_keep_seeds_and_kinds_apart():
+    """Negative control for the check above: a stream served to another seed, or a uniform fill served the normal
+    stream of its seed, would give equal arrays here; the cache keeps each (kind, seed) apart."""
+    with fill.reused_draws():
+        normal = [make_array("NORMAL_0_1", 50, seed) for seed in (5, 6, 5)]
+        uniform = make_array("RANDOM_1_1", 50, 5)
+    assert normal[0].tobytes() == normal[2].tobytes() and normal[0].tobytes() != normal[1].tobytes()
+    assert not np.array_equal(uniform, normal[0]) and np.array_equal(uniform, make_array("RANDOM_1_1", 50, 5))
+
+
+def test_kept_streams_are_read_only_and_bounded(monkeypatch):
+    """A kept stream cannot be written by a caller (that would change every later fill of its seed), a stream
+    over the byte bound is not kept at all (drawn again on each fill), and a stream drawn again longer gives back
+    the bytes of the shorter one."""
+    with fill.reused_draws():
+        raw = mt19937_uint32(3, 10)
+        with pytest.raises(ValueError, match="read-only"):
+            raw[0] = 1
+    draws = []
+    monkeypatch.setattr(fill, "_standard_normal", lambda seed, count: draws.append(count) or np.zeros(count))
+    with fill.reused_draws(max_bytes=8 * 100):
+        make_array("NORMAL_0_1", 60, 1), make_array("NORMAL_0_1", 60, 1)  # fits: drawn once
+        make_array("NORMAL_0_1", 41, 2), make_array("NORMAL_0_1", 41, 2)  # over what is left: drawn twice
+        make_array("NORMAL_0_1", 100, 1), make_array("NORMAL_0_1", 100, 1)  # replaces the 60: fits, drawn once
+    assert draws == [60, 41, 41, 100]
+
+
+def test_fills_outside_reused_draws_keep_nothing():
+    """The runner's fills (no `reused_draws` around them) are fresh writable arrays, and the cache ends with its
+    block, on an exception too, and belongs to the thread that entered it."""
+    import threading
+
+    assert not fill.draws_reused()
+    with pytest.raises(RuntimeError), fill.reused_draws():
+        assert fill.draws_reused()
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(fill.draws_reused()))
+        worker.start(), worker.join()
+        assert seen == [False]
+        raise RuntimeError
+    assert not fill.draws_reused()
+    first, second = mt19937_uint32(3, 10), mt19937_uint32(3, 10)
+    assert first.flags.writeable and not np.shares_memory(first, second)
