@@ -56,7 +56,12 @@ def ratio(op: str, row: dict[str, str], sample: Callable | None = None) -> float
 
 
 def single_threaded() -> threadpool_limits:
-    """BLAS on one thread while a table is generated: its products are small, a thread pool only adds overhead."""
+    """BLAS on one thread while a table is generated: its products are small, a thread pool only adds overhead
+    (its threads spin for cores: csymm part 2/16 took 5.1 s of CPU in 2.9 s with two, 3.1 s in 3.1 s with one).
+    scipy's BLAS is loaded first: threadpoolctl limits the libraries loaded when the block starts, and the goldens
+    load scipy's with their first product."""
+    from scipy.linalg import blas  # noqa: F401 - loaded now, so that the limit covers it
+
     return threadpool_limits(limits=1, user_api="blas")
 
 

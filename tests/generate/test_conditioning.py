@@ -3,7 +3,12 @@ with the row (a row decided at its first try keeps nothing); the runner, which n
 through it."""
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -60,3 +65,29 @@ def test_only_the_generator_enters_reused_draws():
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "harness").rglob("*.py")
              if re.search(r"\breused_draws\(", p.read_text())}
     assert users == {"harness/tables/fill.py", "harness/generate/conditioning.py"}
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every BLAS runs one thread anyway")
+def test_every_blas_the_generator_computes_with_runs_one_thread():
+    """In a fresh interpreter (scipy's BLAS not yet loaded), a golden computed inside single_threaded() runs on
+    libraries all limited to one thread. Negative control: threadpoolctl's limit alone (what single_threaded was)
+    leaves scipy's BLAS, loaded by that first golden, at its default thread count."""
+    probe = textwrap.dedent("""
+        import json, sys
+        from threadpoolctl import threadpool_info, threadpool_limits
+        from harness.generate import conditioning
+        from harness.ops.csymm import generate
+        from harness.generate.cells import DEFAULT_SEED
+        block = conditioning.single_threaded() if sys.argv[1] == "ours" else threadpool_limits(1, user_api="blas")
+        with block:
+            generate.generate(DEFAULT_SEED, part=(0, 100))
+            print(json.dumps({i["filepath"]: i["num_threads"] for i in threadpool_info()}))
+    """)
+    seen = {}
+    for kind in ("ours", "limit_alone"):
+        done = subprocess.run([sys.executable, "-c", probe, kind], capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        seen[kind] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert any("scipy.libs" in path for path in seen["ours"]) and set(seen["ours"].values()) == {1}
+    assert max(seen["limit_alone"].values()) > 1
