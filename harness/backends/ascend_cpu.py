@@ -231,6 +231,11 @@ class AscendCpuBackend(CpuBackend):
         self.lib.aclblasAscendCpuMapBuffer(addr, nbytes)
         return addr
 
+    def map_shared(self, fd: int, offset: int, nbytes: int, name: str, span: tuple[int, int]) -> int:
+        addr = super().map_shared(fd, offset, nbytes, name, span)
+        self.lib.aclblasAscendCpuMapBuffer(addr, nbytes)
+        return addr
+
     def free(self, addr: int) -> None:
         self.lib.aclblasAscendCpuUnmapBuffer(addr)
         super().free(addr)
