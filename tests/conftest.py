@@ -19,6 +19,17 @@ from pathlib import Path
 
 import pytest
 
+#: Under xdist each worker has a core of its own, and BLAS threads on top of that oversubscribe the cores, where
+#: OpenBLAS's threads spin waiting for one (the fast suite at -n 2: 102 s of user CPU with the default threads, 87 s
+#: with one). The harness processes the tests start inherit the variable; the worker's own BLAS libraries are limited
+#: below (some are loaded before this file is).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from scipy.linalg import blas as _blas  # noqa: F401 - loaded now, so that the limit covers scipy's BLAS too
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
 from harness.model.abi import Status
 from harness.backends import aclblas_lib
 from harness.backends.build import build_twin

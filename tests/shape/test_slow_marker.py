@@ -3,6 +3,7 @@
 and slow tests are scheduled first."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -52,3 +53,13 @@ def test_slow_or_a_named_path_runs_them_first(project):
     for args in (["-p", "no:xdist", "t/test_x.py"], ["-p", "no:xdist", "t/e2e"]):
         out, ran = pytest_in(project, *args)
         assert ran == (["long", "quick"] if args[-1].endswith(".py") else ["e2e"]), (args, out)
+
+
+@pytest.mark.skipif(not os.environ.get("PYTEST_XDIST_WORKER"), reason="the limit is set for xdist workers only")
+def test_an_xdist_worker_runs_blas_on_one_thread():
+    """tests/conftest.py: one BLAS thread per xdist worker and for the processes it starts (without the limit, the
+    OpenBLAS libraries run one thread per core: 2 here)."""
+    from threadpoolctl import threadpool_info
+
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == "1"
+    assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
