@@ -41,8 +41,8 @@ def role(pid: int, root: int, root_cmd: bytes) -> str:
         return "gone"
     if pid == root:
         return "harness"
-    if b"harness.run.worker" in cmd:
-        return "worker"
+    if b"harness.run.worker" in cmd or b"harness.run.zygote" in cmd:
+        return "worker"  # a zygote's workers are forked from it and keep its command line
     if cmd.startswith(b"bwrap") or b"/bwrap\0" in cmd:
         return "bwrap"
     if cmd == root_cmd:
