@@ -18,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
-import platform
-import sys
 import threading
 from collections.abc import Callable
 from functools import lru_cache
@@ -27,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
 
 from harness.model import operators as ops
 from harness.tables import cache as table_cache
@@ -67,9 +64,9 @@ def code_version(op: str) -> str:
     and the versions its numbers depend on. Following the imports parses each source (~0.07 s of CPU in every
     process that judges); the value is a function of the versions and the bytes of every harness and golden source,
     so it is kept under that digest (a few ms to compute) and read back by the next process."""
-    versions = f"python {sys.version_info[:2]} numpy {np.__version__} scipy {scipy.__version__} {platform.machine()}"
+    versions = table_cache.versions()
     sources = hashlib.sha256(f"{op}\n{versions}\n".encode())
-    for path in sorted(p for package in table_cache._PACKAGES for p in (table_cache.ROOT / package).rglob("*.py")):
+    for path in sorted(p for package in table_cache.PACKAGES for p in (table_cache.ROOT / package).rglob("*.py")):
         sources.update(f"{path.relative_to(table_cache.ROOT)}\n".encode() + path.read_bytes())
     memo = table_cache.root() / "code-versions" / sources.hexdigest()
     try:
@@ -78,13 +75,7 @@ def code_version(op: str) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     value = _code_version(op, versions)
-    tmp = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(value, encoding="ascii")
-        os.replace(tmp, memo)
-    except OSError:  # a full or read-only disk: the next process follows the imports again
-        tmp.unlink(missing_ok=True)
+    table_cache.write_entry(memo, value)  # not written (a full disk): the next process follows the imports again
     return value
 
 

@@ -30,7 +30,8 @@ from harness.model import operators as ops
 
 #: The directory holding the harness and golden packages: the sources an import is followed into.
 ROOT = Path(__file__).resolve().parents[2]
-_PACKAGES = ("harness", "golden")
+#: ... and the packages in it: an import of one of them is followed, and their sources key what is cached.
+PACKAGES = ("harness", "golden")
 
 
 def root() -> Path:
@@ -79,7 +80,7 @@ def _imported(path: Path) -> Iterator[Path]:
         else:
             continue
         for name in names:
-            if name.split(".")[0] in _PACKAGES:
+            if name.split(".")[0] in PACKAGES:
                 parts = name.split(".")
                 for depth in range(1, len(parts) + 1):
                     stem = ROOT.joinpath(*parts[:depth])
@@ -88,11 +89,15 @@ def _imported(path: Path) -> Iterator[Path]:
                             yield candidate
 
 
+def versions() -> str:
+    """The versions computed numbers depend on besides the sources: part of every cache key."""
+    return f"python {sys.version_info[:2]} numpy {np.__version__} scipy {scipy.__version__} {platform.machine()}"
+
+
 @lru_cache(maxsize=None)
 def digest(op: str) -> str:
     """sha256 over the generator's sources (path and bytes) and the versions its numbers depend on."""
-    versions = f"python {sys.version_info[:2]} numpy {np.__version__} scipy {scipy.__version__} {platform.machine()}"
-    h = hashlib.sha256(f"{versions}\n".encode())
+    h = hashlib.sha256(f"{versions()}\n".encode())
     for path in sources(op):
         h.update(f"{path.relative_to(ROOT)}\n".encode())
         h.update(path.read_bytes())
@@ -152,10 +157,15 @@ def _load(entry: Path) -> list[dict[str, str]] | None:
 
 
 def _write(entry: Path, made: list[dict[str, str]]) -> None:
+    write_entry(entry, json.dumps(made))
+
+
+def write_entry(entry: Path, text: str) -> None:
     """Atomically (a reader never sees half an entry); a full or read-only disk leaves the cache without it."""
     tmp = entry.with_name(f".{entry.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(json.dumps(made), encoding="utf-8")
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, entry)
     except OSError:
         tmp.unlink(missing_ok=True)
