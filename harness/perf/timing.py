@@ -304,16 +304,23 @@ def round_summary(timing: dict) -> dict:
 ROUND_BUDGET = 2.5
 
 
-def more_rounds(done: int, spent_s: float, config: TimingConfig) -> bool:
+def calls_fill_round(timing: dict, config: TimingConfig) -> bool:
+    """Whether a round's calls alone used up its share of the cap: its samples ran into the time cap short of the
+    round's minimum. Decided on the samples, not on the round's wall time: a tiny row's set-up (worker start,
+    golden, a busy judge) can exceed the cap under load, and must not cost the row the rounds `compare` needs."""
+    return timing.get("stop_reason") == "time_cap" and timing.get("n", 0) < config.per_round().min_samples
+
+
+def more_rounds(done: int, spent_s: float, config: TimingConfig, slow_calls: bool) -> bool:
     """Whether a row that has run `done` rounds in `spent_s` seconds (whole rows: fill, checks, warm-up, samples)
-    gets another round: up to MIN_ROUNDS when its first round cost no more than the cap (decided once, so a row
-    never ends with two rounds, whose t(1) interval says nothing), then while within ROUND_BUDGET x its cap. A
-    row whose every call takes seconds keeps its one round (its samples miss the target anyway, and three rounds
-    would triple the run); `compare` then says its evidence is within-run."""
+    gets another round: up to MIN_ROUNDS unless its first round's calls filled the round (`slow_calls`,
+    calls_fill_round: decided once, so a row never ends with two rounds, whose t(1) interval says nothing), then
+    while within ROUND_BUDGET x its cap. A row whose calls take that long keeps its one round (its samples miss
+    the target anyway, and three rounds would triple the run); `compare` then says its evidence is within-run."""
     if done >= config.rounds:
         return False
     if done < MIN_ROUNDS:
-        return done > 1 or spent_s <= config.max_time_s
+        return done > 1 or not slow_calls
     return spent_s < ROUND_BUDGET * config.max_time_s
 
 

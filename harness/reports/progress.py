@@ -203,7 +203,7 @@ class Progress:
         from harness.perf.timing import more_rounds
 
         done = 1
-        while more_rounds(done, done * round_s, self.timing):
+        while more_rounds(done, done * round_s, self.timing, round_s > self.timing.max_time_s):
             done += 1
         return done
 

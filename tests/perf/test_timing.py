@@ -213,15 +213,27 @@ def test_merge_rounds_takes_the_ci_between_rounds():
 def test_more_rounds_until_min_rounds_then_within_budget():
     from harness.perf.timing import more_rounds
     cfg = TimingConfig(max_time_s=0.4, rounds=20)
-    assert more_rounds(1, 0.4, cfg) and more_rounds(2, 0.8, cfg)   # rounds within the cap: at least 3 of them
-    assert not more_rounds(1, 15.0, cfg)               # a row whose round takes 15 s keeps its one round
-    assert more_rounds(2, 1.5, cfg)                    # committed after a first round within the cap: never 2
-    assert more_rounds(2, 0.1, TimingConfig(max_time_s=0.4, rounds=3)) and not more_rounds(3, 0.1, TimingConfig(
-        max_time_s=0.4, rounds=3))
-    assert not more_rounds(3, 1.1, cfg)                # past 3 rounds, no more once over 2.5 x its 0.4 s cap
-    assert more_rounds(3, 0.9, cfg) and more_rounds(19, 0.9, cfg)
-    assert not more_rounds(20, 0.1, cfg)
-    assert not more_rounds(1, 0.0, TimingConfig(rounds=1))
+    assert more_rounds(1, 0.4, cfg, False) and more_rounds(2, 0.8, cfg, False)  # at least 3 rounds
+    assert more_rounds(1, 1.5, cfg, False)             # a slow set-up (a loaded machine) does not cost the rounds
+    assert not more_rounds(1, 15.0, cfg, True)         # a row whose calls filled its first round keeps it alone
+    assert more_rounds(2, 1.5, cfg, False)             # committed after the first round: never 2
+    assert more_rounds(2, 0.1, TimingConfig(max_time_s=0.4, rounds=3), False) and not more_rounds(
+        3, 0.1, TimingConfig(max_time_s=0.4, rounds=3), False)
+    assert not more_rounds(3, 1.1, cfg, False)         # past 3 rounds, no more once over 2.5 x its 0.4 s cap
+    assert more_rounds(3, 0.9, cfg, False) and more_rounds(19, 0.9, cfg, False)
+    assert not more_rounds(20, 0.1, cfg, False)
+    assert not more_rounds(1, 0.0, TimingConfig(rounds=1), False)
+
+
+def test_calls_fill_round_reads_the_samples_not_the_wall_time():
+    """A round's calls fill it when its samples met the cap short of the round's minimum (50 over 3 rounds: 17);
+    a cheap row that stopped on its sample count or CI target never does, however long its set-up took."""
+    from harness.perf.timing import calls_fill_round
+    cfg = TimingConfig(max_time_s=0.4, min_samples=50, rounds=3)
+    assert calls_fill_round({"stop_reason": "time_cap", "n": 16}, cfg)
+    assert not calls_fill_round({"stop_reason": "time_cap", "n": 17}, cfg)
+    assert not calls_fill_round({"stop_reason": "max_samples", "n": 334}, cfg)
+    assert not calls_fill_round({"stop_reason": "ci_target", "n": 3}, cfg)
 
 
 class FakeBackend:

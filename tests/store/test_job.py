@@ -153,9 +153,9 @@ def test_a_row_decided_after_its_round_goes_out_at_once_and_frees_its_golden(mon
     monkeypatch.setattr(row_judge, "KEPT_GOLDENS_BYTES", max(sizes))
     asked, more = [], timing.more_rounds  # the first row's round is asked about first, in either runner
 
-    def more_rounds(done, spent, config):
+    def more_rounds(done, spent, config, slow_calls):
         asked.append(done)
-        return len(asked) > 1 and more(done, 0.0, config)
+        return len(asked) > 1 and more(done, 0.0, config, False)
 
     monkeypatch.setattr(timing, "more_rounds", more_rounds)
     order: list[str] = []
