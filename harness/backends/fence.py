@@ -110,6 +110,8 @@ def _alive_since(pid: int, written: float) -> bool:
         started = boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError, StopIteration):
         return True  # cannot tell: it may be the owner
+    if fields[0] in ("Z", "X"):  # dead, not yet reaped (a warden of a killed run, reparented): writes no more
+        return False
     return started <= written + 1.0  # btime has a resolution of 1 s
 
 

@@ -213,18 +213,24 @@ def test_sweep_removes_the_notes_of_dead_owners_only(tmp_path):
 
     dead = subprocess.Popen(["true"])
     dead.wait()
+    unreaped = subprocess.Popen(["true"])  # exited, not waited for: a zombie, as a killed run's warden can be
+    _wait_for_exits({f"harness-fault-{os.getuid()}-w{unreaped.pid}"})
     stem = Path(tempfile.gettempdir()) / f"harness-fault-{os.getuid()}-"
     mine, theirs, note = Path(f"{stem}w{os.getpid()}"), Path(f"{stem}w{dead.pid}"), Path(f"{stem}{dead.pid}")
-    for d in (mine, theirs):
+    zombie = Path(f"{stem}w{unreaped.pid}")
+    for d in (mine, theirs, zombie):
         d.mkdir(exist_ok=True)
         (d / "1").write_text("note")
     note.write_text("note")
     try:
         removed = fence.sweep()
         assert str(theirs) in removed and str(note) in removed and not theirs.exists() and not note.exists()
+        assert str(zombie) in removed, "a dead warden not yet reaped still counted as alive"
         assert mine.exists()  # its owner (this process) is alive
     finally:
         fence.forget(os.getpid())
+        fence.forget(unreaped.pid)
+        unreaped.wait()
 
 
 def _run(tmp_path: Path, lib: Path, rows: list[str], *args: str, limit_s: float = 240, **env: str) -> tuple:
@@ -365,6 +371,20 @@ def _wait_for_fault_dirs(proc: subprocess.Popen) -> set[str]:
     return set()
 
 
+def _wait_for_exits(dirs: set[str]) -> None:
+    """Until the wardens named by these directories have exited (dead or unreaped), at most 30 s."""
+    deadline = time.monotonic() + 30
+    for name in dirs:
+        stat = Path(f"/proc/{name.rsplit('-w', 1)[1]}/stat")
+        while time.monotonic() < deadline:
+            try:
+                if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    break
+            except (OSError, IndexError):
+                break
+            time.sleep(0.05)
+
+
 def test_fault_directories_of_a_killed_run_are_removed_by_the_next_start(tmp_path, channels_lib, toy_lib):
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_hang", 304, 2)])
     proc = harness(["run", str(table), "--operator-lib", str(channels_lib), "--timeout", "600", "--report-dir",
@@ -374,7 +394,7 @@ def test_fault_directories_of_a_killed_run_are_removed_by_the_next_start(tmp_pat
     finally:
         proc.kill()
         proc.communicate()
-    time.sleep(0.5)  # the wardens die with the harness (parent-death signal)
+    _wait_for_exits(left)  # the wardens die with the harness (parent-death signal), at load ~5 later than 0.5 s
     assert left and all((Path(tempfile.gettempdir()) / d).exists() for d in left)
     (tmp_path / "next").mkdir()
     code, output, _, _ = _run(tmp_path / "next", toy_lib, [csymm_row("TC_L0_good", 4, 3)], "--timeout", "20")
