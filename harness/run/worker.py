@@ -456,10 +456,10 @@ def _pin(cpus: tuple[int, ...]) -> None:
 
 def _preload(service: Any, settings: Any) -> None:
     """What every row of the usual service imports, imported with the interpreter, before "started": otherwise a
-    fresh worker's first row pays ~2 s for it (numpy via the sandbox; scipy.stats via harness.perf.stats for the
-    perf phase's workers, each of which times one row: a spare takes their start-up off the timed core where they
-    have cores of their own, harness.run.spares.Spares). Other workers (the probe, precision rows) never import
-    scipy, so they do not pay ~1.5 s for it."""
+    fresh worker's first row pays for it (numpy via the sandbox; the timing and statistics code for the perf
+    phase's workers, each of which times one row: a spare takes their start-up off the timed core where they have
+    cores of their own, harness.run.spares.Spares). Other workers (the probe, precision rows) do not import the
+    timing code."""
     if not isinstance(service, Rows):
         return
     from harness.run import sandbox  # noqa: F401

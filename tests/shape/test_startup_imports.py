@@ -60,3 +60,10 @@ def test_a_heavy_import_is_caught():
     """Negative control: a module that imports the comparison at its top is seen holding pandas and scipy.stats
     (what the compare and ab commands' modules did to every parser)."""
     assert {"pandas", "scipy.stats"} <= set(heavy_after("import harness.perf.compare"))
+
+
+def test_the_zygote_and_a_timed_workers_code_import_no_scipy():
+    """Every run's zygote, and a perf phase's judge, import the timing statistics: scipy.special alone cost each
+    ~0.28 s of CPU (the t quantile and the normal distribution are harness.perf.stats' own now)."""
+    assert "scipy" not in heavy_after("import harness.run.zygote, harness.perf.stats, harness.perf.timing")
+    assert "scipy" in heavy_after("import harness.run.zygote\nfrom scipy import special")  # the probe sees it
