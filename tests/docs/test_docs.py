@@ -29,7 +29,7 @@ RUN_PAGES = ("README.md", "docs/getting-started.md", "docs/adding-an-operator.md
 NPU_MARK = "<!-- requires CANN + NPU -->"
 #: The README's first block, word for word: the two set-up commands (contract).
 SETUP = ("pip install -e . && harness run",
-         "pip install -e '.[cluster,test]' && python3 -m pytest -n 2 --dist loadgroup -q")
+         "pip install -e '.[cluster,test]' && python3 -m pytest -n 3 --dist loadgroup -q")
 #: A command that ran works as written when it exits 0, 1 or 2 (a verdict about the operator or the evidence:
 #: `compare` of one row is often INCONCLUSIVE, exit 2). 3 is the usage error a stale page produces (a renamed
 #: option, a missing file); a traceback is a crash whatever the code.
