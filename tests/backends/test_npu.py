@@ -137,15 +137,16 @@ TASKBOOK_ROWS = "TC_PF_0001 or TC_PF_0002 or TC_PF_0003"
 def run_taskbook_rows(tmp_path, lib, *extra):
     """The three task-book rows through --backend npu on the fake runtime; (exit code, report.json).
 
-    At least 4 samples per round (12 over 3 rounds) within 2 s per round: a FAIL needs the CI's low end above the
-    limit, and with 2 samples of a loaded machine's 1024x1024 row (t(1) = 12.7) that end can reach zero."""
+    One round of at least 4 samples within 2 s: a FAIL needs the CI's low end above the limit, and with 2 samples of
+    a loaded machine's 1024x1024 row (t(1) = 12.7) that end can reach zero. (The verdicts, not the rounds, are
+    under test here: every call of those rows is a 1024x1024 csymm on the twin, and 3 rounds tripled them.)"""
     import json
 
     from harness import cli
     out = tmp_path / "reports"
     code = cli.main(["run", "cases/csymm_test.csv", "--backend", "npu", "--operator-lib", lib, "-k", TASKBOOK_ROWS,
-                     "--report-dir", str(out), "--history", str(tmp_path / "h.sqlite"), "--rounds", "3",
-                     "--warmup", "1", "--min-samples", "12", "--max-time", "6", *extra])
+                     "--report-dir", str(out), "--history", str(tmp_path / "h.sqlite"), "--rounds", "1",
+                     "--warmup", "1", "--min-samples", "4", "--max-time", "2", *extra])
     report = json.loads(next(out.glob("*/report.json")).read_text())
     return code, report
 
@@ -154,18 +155,18 @@ def taskbook_verdicts(report):
     return {c["case_name"]: [b["verdict"] for b in c["baseline"] if b["kind"] == "taskbook"] for c in report["cases"]}
 
 
-@pytest.mark.slow  # 84 s of a bare pytest -n 2 at load ~20
+@pytest.mark.slow  # 1024x1024 rows on the twin: the three tests 17 s idle
 def test_too_slow_on_ascend_950pr_fails_each_taskbook_row(fake_cann, slow_ops, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, report = run_taskbook_rows(tmp_path, slow_ops)
     assert report["hardware"] == {"name": "Ascend 950PR", "detected": "Ascend 950PR", "override": None}
     assert report["backend_info"]["soc_name"] == "Ascend950PR_9599"
     assert taskbook_verdicts(report) == {f"TC_PF_000{i}": ["FAIL"] for i in (1, 2, 3)}
-    assert all(len(c["timing"]["rounds"]) in (1, 3) for c in report["cases"])   # one round when it exceeds the cap
+    assert all(c["timing"]["n"] >= 4 for c in report["cases"])
     assert code == 1
 
 
-@pytest.mark.slow  # 58 s of a bare pytest -n 2 at load ~20
+@pytest.mark.slow  # as above
 def test_other_soc_is_no_ref_and_exits_2_with_one_line(fake_cann, slow_ops, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")
@@ -177,7 +178,7 @@ def test_other_soc_is_no_ref_and_exits_2_with_one_line(fake_cann, slow_ops, tmp_
     assert len(lines) == 1 and "Ascend 910B" in lines[0]
 
 
-@pytest.mark.slow  # 102 s of a bare pytest -n 2 at load ~20
+@pytest.mark.slow  # as above
 def test_hardware_override_is_judged_and_both_names_reported(fake_cann, slow_ops, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("FAKE_ACL_SOC", "Ascend910B3")
