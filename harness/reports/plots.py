@@ -204,12 +204,22 @@ def failures_chart(frame: pd.DataFrame) -> dict[str, str] | None:
     return _encode(fig, f"未通过用例按用例族（{len(failing)}）")
 
 
+#: An error distribution is drawn across at least this many precision rows: over fewer it shows nothing the rows
+#: table does not, and a run of a few rows (most of the suite's, and a user's `-k` of one case) would import and run
+#: matplotlib for it (~0.6 s of CPU).
+HISTOGRAM_MIN_ROWS = 10
+
+
 def error_histogram(frame: pd.DataFrame, metric: str) -> dict[str, str] | None:
     """Histogram of a precision metric across rows (per component for complex outputs), log scale. Exact zeros
-    and non-finite values cannot sit on a log axis, so they are counted in the legend instead."""
+    and non-finite values cannot sit on a log axis, so they are counted in the legend instead. None below
+    HISTOGRAM_MIN_ROWS rows with a value."""
     real_part = frame[f"{metric}_real"].map(lambda v: v is None)
     series = {"value": frame.loc[real_part, metric], "real": frame[f"{metric}_real"],
               "imag": frame[f"{metric}_imag"]}
+    measured = frame[[metric, f"{metric}_real", f"{metric}_imag"]].map(lambda v: v is not None and v is not pd.NA)
+    if int(measured.any(axis=1).sum()) < HISTOGRAM_MIN_ROWS:
+        return None
     fig, ax = _figure(6.0, 2.6)
     plotted = False
     for name, column in series.items():

@@ -18,7 +18,7 @@ from matplotlib import image as mpimg
 from browser import NO_GLYPH, Browser, chromium
 from commands import run_command
 from perf_records import history_with_runs
-from report_records import MAIN_META, META, big_run, main_job, run_records
+from report_records import MAIN_META, META, big_run, main_job, precision_row, run_records
 
 from harness.commands import compare as compare_command
 from harness.reports import write_all
@@ -41,7 +41,8 @@ def browser():
 
 
 def test_report_html_in_a_real_browser(browser, tmp_path):
-    paths = write_all(tmp_path, META, run_records())
+    more = [precision_row(f"TC_L0_{i:04d}") for i in range(10, 17)]  # 10 precision rows: error histograms drawn
+    paths = write_all(tmp_path, META, run_records() + more)
     look = browser.look(paths["html"])
     assert look.problems == []
     assert look.images == 4                # 2 precision histograms, baseline panel, timing group

@@ -141,7 +141,8 @@ def test_exit_code_for_insufficient_evidence() -> None:
 def test_write_all_html_is_self_contained_with_plots(tmp_path: Path) -> None:
     compare = pd.DataFrame({"case_name": ["TC_PF_0001", "TC_PF_0002"], "verdict": ["REGRESSION", "SAME"],
                             "change": [0.08, 0.001], "ci_lo": [0.06, -0.01], "ci_hi": [0.1, 0.012]})
-    paths = write_all(tmp_path, META, run_records(), compare)
+    more = [precision_row(f"TC_L0_{i:04d}") for i in range(10, 17)]  # 10 precision rows: error histograms drawn
+    paths = write_all(tmp_path, META, run_records() + more, compare)
     assert {p.name for p in paths.values()} == {"report.json", "results.csv", "report.md", "report.html"}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths.values())  # no temp files
     html = paths["html"].read_text(encoding="utf-8")
@@ -205,6 +206,19 @@ def test_plots_only_where_they_carry_a_signal(tmp_path: Path) -> None:
     panel = figures(perf, results_frame(perf))["性能数据"][0]
     assert panel["title"].startswith("任务书标杆对比") and panel["title"].endswith("TC_PF_0008 TC_PF_0009 TC_PF_0010")
     assert len(pd.read_csv(write_results_csv(tmp_path / "results.csv", records))) == 360
+
+
+def test_error_distributions_are_drawn_across_ten_rows_or_more() -> None:
+    """Below HISTOGRAM_MIN_ROWS precision rows the error histograms say nothing the rows table does not, and a run of
+    a few rows imports no matplotlib for them."""
+    from harness.reports.plots import HISTOGRAM_MIN_ROWS
+
+    def histograms(n: int) -> list[str]:
+        rows = [precision_row(f"TC_L0_{i:04d}") for i in range(n)] + [skip_row("TC_L0_9999")]
+        return [f["title"] for f in figures(rows, results_frame(rows))["精度说明"]]
+
+    assert HISTOGRAM_MIN_ROWS == 10 and histograms(9) == []
+    assert histograms(10) == ["max_abs_error 分布（对数坐标）", "mere 分布（对数坐标）"]
 
 
 def test_timed_rows_without_a_flop_count_get_no_time_vs_flops_chart() -> None:
