@@ -161,12 +161,17 @@ def baseline_panel(rows: list[Record]) -> dict[str, str]:
     return _encode(fig, "任务书标杆对比：耗时分布、均值 95% 置信区间与限值 " + " ".join(r["case_name"] for r in rows))
 
 
+#: The mean-time-vs-FLOPs chart is drawn across at least this many timed rows.
+CURVE_MIN_ROWS = 5
+
+
 def time_vs_flops(records: list[Record]) -> dict[str, str] | None:
     """Every timed row as one point, mean time against its FLOP count (log-log), one colour per operator: where a
-    row leaves its operator's curve is what a reader looks for; the numbers are in results.csv. None when no timed
-    row has both (an ab or baseline run's records may carry no FLOP count)."""
+    row leaves its operator's curve is what a reader looks for; the numbers are in results.csv. None below
+    CURVE_MIN_ROWS timed rows with both (an ab or baseline run's records may carry no FLOP count): a few points
+    draw no curve, and the run would import and run matplotlib for them."""
     rows = [r for r in timed(records) if (r.get("flops") or 0) > 0 and (r["timing"].get("mean_us") or 0) > 0]
-    if not rows:
+    if len(rows) < CURVE_MIN_ROWS:
         return None
     fig, ax = _figure(PAGE_WIDTH_PX / _DPI * 0.6, 3.6)
     palette = ("#1565c0", "#2e7d32", "#e65100", "#6a1b9a", "#00838f", "#ad1457")

@@ -45,7 +45,7 @@ def test_report_html_in_a_real_browser(browser, tmp_path):
     paths = write_all(tmp_path, META, run_records() + more)
     look = browser.look(paths["html"])
     assert look.problems == []
-    assert look.images == 4                # 2 precision histograms, baseline panel, timing group
+    assert look.images == 3                # 2 precision histograms, baseline panel
     assert look.screenshot[:8] == b"\x89PNG\r\n\x1a\n" and inked(look.screenshot) > 0.02
 
 

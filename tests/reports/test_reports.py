@@ -150,9 +150,9 @@ def test_write_all_html_is_self_contained_with_plots(tmp_path: Path) -> None:
     assert re.findall(r"<script[^>]*>", html) == ['<script type="application/json" id="row-data">', "<script>"]
     sources = re.findall(r'src="([^"]*)"', html)
     assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
-    # 2 error histograms + compare chart + the baseline panel + one group of timing plots; nothing failed, so no
-    # failures chart (and no verdict bar chart repeating the counts table)
-    assert len(sources) == 5
+    # 2 error histograms + compare chart + the baseline panel; one timed row draws no time-vs-FLOPs curve, nothing
+    # failed, so no failures chart (and no verdict bar chart repeating the counts table)
+    assert len(sources) == 4
     assert "未通过用例按用例族" not in html and "Verdicts" not in html
     for heading in HEADINGS:
         assert f">{heading}</h2>" in html
@@ -222,11 +222,15 @@ def test_error_distributions_are_drawn_across_ten_rows_or_more() -> None:
 
 
 def test_timed_rows_without_a_flop_count_get_no_time_vs_flops_chart() -> None:
-    rows = [perf_row("TC_PF_0001")]
-    rows[0]["flops"], rows[0]["baseline"] = 0.0, []  # as an ab side records it
+    rows = [perf_row(f"TC_PF_000{i}", seed=i) for i in range(5)]
+    for row in rows:
+        row["flops"], row["baseline"] = 0.0, []  # as an ab side records it
     assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == []
-    rows[0]["flops"] = 1e9  # the control: with a FLOP count the row is a point of the chart
-    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == ["耗时与计算量（1 个计时用例，每点一行）"]
+    for row in rows:
+        row["flops"] = 1e9  # the control: with a FLOP count each row is a point of the chart
+    assert [f["title"] for f in figures(rows, results_frame(rows))["性能数据"]] == ["耗时与计算量（5 个计时用例，每点一行）"]
+    # fewer than CURVE_MIN_ROWS points draw no curve: no chart
+    assert [f["title"] for f in figures(rows[:4], results_frame(rows[:4]))["性能数据"]] == []
 
 
 def png_size(uri: str) -> tuple[int, int]:
