@@ -219,12 +219,12 @@ def error_histogram(frame: pd.DataFrame, metric: str) -> dict[str, str] | None:
     """Histogram of a precision metric across rows (per component for complex outputs), log scale. Exact zeros
     and non-finite values cannot sit on a log axis, so they are counted in the legend instead. None below
     HISTOGRAM_MIN_ROWS rows with a value."""
+    # the plain column holds a complex row's worse component (json_csv.worst): a value wherever the row has one
+    if int(frame[metric].map(lambda v: v is not None and v is not pd.NA).sum()) < HISTOGRAM_MIN_ROWS:
+        return None
     real_part = frame[f"{metric}_real"].map(lambda v: v is None)
     series = {"value": frame.loc[real_part, metric], "real": frame[f"{metric}_real"],
               "imag": frame[f"{metric}_imag"]}
-    measured = frame[[metric, f"{metric}_real", f"{metric}_imag"]].map(lambda v: v is not None and v is not pd.NA)
-    if int(measured.any(axis=1).sum()) < HISTOGRAM_MIN_ROWS:
-        return None
     fig, ax = _figure(6.0, 2.6)
     plotted = False
     for name, column in series.items():

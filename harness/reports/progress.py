@@ -202,7 +202,8 @@ class Progress:
             return 1
         from harness.perf.timing import more_rounds
 
-        done = 1
+        done = 1  # a predicted round past the row's whole cap stands for calls that fill a round (calls_fill_round
+        # reads that from the first round's samples, which a prediction does not have)
         while more_rounds(done, done * round_s, self.timing, round_s > self.timing.max_time_s):
             done += 1
         return done

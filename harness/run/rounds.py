@@ -26,11 +26,12 @@ def run_perf(perf: list[Case], settings: Settings, devices: list[int], on_record
     """Perf rows in up to `timing.rounds` rounds, each round a fresh worker process (like pyperf), rounds in table
     order so slow machine drift spreads over every row. A row stops early once it has spent its time budget
     (harness.perf.timing.more_rounds: three rounds, one when its first round's calls filled that round). Its record
-    goes out after its last round, rounds merged and judged once (harness.perf.verdict.merge_round_records); a row that fails, crashes or is not timed leaves at once. Each row keeps
-    one device for all its rounds (rows dealt over the devices in table order), and each device runs one row at a
-    time: rows never share a device, and the precision phase has ended before, or runs `beside` on other cores
-    than `cpus`, which the timed workers are pinned to. Each row's golden is computed once and kept for its later
-    rounds (the judge plans every round's buffers from the row's seed: the same inputs)."""
+    goes out after its last round, rounds merged and judged once (harness.perf.verdict.merge_round_records); a row
+    that fails, crashes or is not timed leaves at once. Each row keeps one device for all its rounds (rows dealt
+    over the devices in table order), and each device runs one row at a time: rows never share a device, and the
+    precision phase has ended before, or runs `beside` on other cores than `cpus`, which the timed workers are
+    pinned to. Each row's golden is computed once and kept for its later rounds (the judge plans every round's
+    buffers from the row's seed: the same inputs)."""
     from harness.perf.verdict import merge_round_records, round_decides
     from harness.perf.timing import calls_fill_round, more_rounds
 

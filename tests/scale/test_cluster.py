@@ -105,34 +105,15 @@ def _finished(out: Path) -> dict:
     return {(r["case_name"], Path(r["table"]).name): r for r in lines}
 
 
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(stat.parent.name))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def _kill_host(cluster, node) -> None:
     """A host's death: every process under its raylet (the Ray workers running rows, and the rows' own workers) is
     killed at once, then the node is removed. Killing the raylet alone left a Ray worker whose row was nearly done to
     hand its result to the driver, and no row was lost (a loaded CI replica)."""
     from ray._private import ray_constants
 
-    raylet = node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid
-    for pid in _descendants(raylet):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    from harness.run import proctree
+
+    proctree.kill_descendants(node.all_processes[ray_constants.PROCESS_TYPE_RAYLET][0].process.pid)
     cluster.remove_node(node, allow_graceful=False)
 
 
