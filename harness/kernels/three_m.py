@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from golden.cblas import matrix_view
-from golden.truth import symmetric_from_triangle
 from harness.model import abi
 from harness.judge import diagnosis
 from harness.judge import verify
@@ -94,6 +93,34 @@ def combine(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray, compensated: bool = 
     """re = P1 - P2, im = (P3 - P1) - P2 in fp32 per K chunk (the products' leading axis; one chunk: the finished
     sums subtracted), summed over the chunks (`_sum_chunks`)."""
     return _complex(_sum_chunks(p1 - p2, compensated), _sum_chunks((p3 - p1) - p2, compensated))
+
+
+#: Tile edge of symmetric_from_triangle: a 128 x 128 complex128 tile and its mirror stay in cache.
+_TILE = 128
+
+
+def symmetric_from_triangle(a: np.ndarray, uplo: int) -> np.ndarray:
+    """The full symmetric matrix (C order) that the `uplo` triangle of a describes; the other triangle is never
+    read. A symmetric matrix has the same bytes in C and Fortran order, so it is built in Fortran order: one copy
+    of the column-major `a` along its columns, then the mirrored triangle tile by
+    tile (a whole-matrix transpose reads with a stride of the leading dimension, which at power-of-two orders misses
+    the cache on every element), and handed out as its C-ordered transpose."""
+    n = a.shape[0]
+    full = np.empty((n, n), dtype=a.dtype, order="F")
+    full[...] = a
+    upper = uplo == abi.UPPER
+    for s in range(0, n, _TILE):
+        e = min(n, s + _TILE)
+        i, j = np.ogrid[s:e, s:e]
+        diagonal = full[s:e, s:e]
+        diagonal[...] = np.where(i <= j if upper else i >= j, diagonal, diagonal.T)
+        for t in range(e, n, _TILE):  # the tiles beside the diagonal one, in the mirrored triangle
+            u = min(n, t + _TILE)
+            if upper:
+                full[t:u, s:e] = full[s:e, t:u].T
+            else:
+                full[s:e, t:u] = full[t:u, s:e].T
+    return full.T
 
 
 def _alpha_a(a: np.ndarray, uplo: int, alpha: complex) -> np.ndarray:

@@ -266,24 +266,6 @@ def test_blas_info_is_the_same_without_importing_scipy_linalg():
     assert alone == with_linalg and alone["blas_library"]
 
 
-@pytest.mark.parametrize("n", [1, 5, 127, 128, 129, 300])
-@pytest.mark.parametrize("uplo", [UPPER, LOWER])
-def test_the_tiled_mirror_is_the_one_pass_definition(n, uplo):
-    """golden.truth.symmetric_from_triangle copies tile by tile (speed): bit for bit the whole-matrix where(),
-    NaN and signed zeros included, in C order, from a column-major view like the truth's."""
-    from golden.truth import symmetric_from_triangle
-
-    rng = np.random.default_rng(n)
-    a = np.asfortranarray(rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n)))
-    a[::7, ::5] = complex(np.nan, -0.0)
-    i, j = np.ogrid[:n, :n]
-    expected = np.where(i <= j if uplo == UPPER else i >= j, a, a.T)
-    got = symmetric_from_triangle(a, uplo)
-    assert got.flags.c_contiguous and got.tobytes() == expected.tobytes()
-    if n > 1:  # the triangle read matters
-        assert got.tobytes() != np.where(i <= j if uplo != UPPER else i >= j, a, a.T).tobytes()
-
-
 @pytest.mark.parametrize("order, ld, total", [(0, 1, 0), (1, 1, 1), (5, 5, 25), (5, 8, 37), (9, 12, 100),
                                               (6, 4, 30), (6, 0, 10), (6, -2, 10), (130, 131, 130 * 131)])
 @pytest.mark.parametrize("upper", [True, False])
