@@ -345,11 +345,11 @@ def test_a_hung_create_is_one_line_and_exit_3_within_the_limit(tmp_path, hostile
     assert time.monotonic() - start < 5 + 30  # the limit, and the interpreter's start-up grace at most
 
 
-def _fault_dirs(harness_pid: int | None = None) -> set[str]:
-    """The fault-note directories of this uid; with `harness_pid`, only those of that harness's wardens (other
-    runs on the machine make and remove theirs meanwhile)."""
+def _fault_dirs(harness_pid: int | None = None, tmp: Path | None = None) -> set[str]:
+    """The fault-note directories of this uid in `tmp` (default: the temporary directory); with `harness_pid`,
+    only those of that harness's wardens (other runs on the machine make and remove theirs meanwhile)."""
     found = set()
-    for p in Path(tempfile.gettempdir()).glob(f"harness-fault-{os.getuid()}-w*"):
+    for p in Path(tmp or tempfile.gettempdir()).glob(f"harness-fault-{os.getuid()}-w*"):
         try:
             ppid = int(Path(f"/proc/{p.name.rsplit('-w', 1)[1]}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
@@ -359,13 +359,14 @@ def _fault_dirs(harness_pid: int | None = None) -> set[str]:
     return found
 
 
-def _wait_for_fault_dirs(proc: subprocess.Popen) -> set[str]:
-    """The fault-note directories of the run `proc` once its row's worker is up (bounded)."""
+def _wait_for_fault_dirs(proc: subprocess.Popen, tmp: Path | None = None) -> set[str]:
+    """The fault-note directories (in `tmp`, as _fault_dirs) of the run `proc` once its row's worker is up
+    (bounded)."""
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        if _fault_dirs(proc.pid):
+        if _fault_dirs(proc.pid, tmp):
             time.sleep(1.0)  # the probe's directory comes and goes; the row's worker's stays (its row hangs)
-            if seen := _fault_dirs(proc.pid):
+            if seen := _fault_dirs(proc.pid, tmp):
                 return seen
         time.sleep(0.1)
     return set()
@@ -386,20 +387,25 @@ def _wait_for_exits(dirs: set[str]) -> None:
 
 
 def test_fault_directories_of_a_killed_run_are_removed_by_the_next_start(tmp_path, channels_lib, toy_lib):
+    # both runs in a temporary directory of their own: any harness run the other xdist workers start meanwhile
+    # sweeps the shared one, and may remove the killed run's directories before this test looks at them
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     table = write_csymm_table(tmp_path / "csymm_test.csv", [csymm_row("TC_L0_hang", 304, 2)])
     proc = harness(["run", str(table), "--operator-lib", str(channels_lib), "--timeout", "600", "--report-dir",
-                    "r", "--history", "h.sqlite"], tmp_path)
+                    "r", "--history", "h.sqlite"], tmp_path, TMPDIR=str(tmp))
     try:
-        left = _wait_for_fault_dirs(proc)
+        left = _wait_for_fault_dirs(proc, tmp)
     finally:
         proc.kill()
         proc.communicate()
     _wait_for_exits(left)  # the wardens die with the harness (parent-death signal), at load ~5 later than 0.5 s
-    assert left and all((Path(tempfile.gettempdir()) / d).exists() for d in left)
+    assert left and all((tmp / d).exists() for d in left)
     (tmp_path / "next").mkdir()
-    code, output, _, _ = _run(tmp_path / "next", toy_lib, [csymm_row("TC_L0_good", 4, 3)], "--timeout", "20")
+    code, output, _, _ = _run(tmp_path / "next", toy_lib, [csymm_row("TC_L0_good", 4, 3)], "--timeout", "20",
+                              TMPDIR=str(tmp))
     assert code == 0, output[-2000:]
-    assert not (left & _fault_dirs()), f"left behind: {left & _fault_dirs()}"
+    assert not (left & _fault_dirs(tmp=tmp)), f"left behind: {left & _fault_dirs(tmp=tmp)}"
 
 
 def test_a_run_stopped_by_sigterm_leaves_no_fault_directory(tmp_path, channels_lib):
