@@ -24,7 +24,7 @@ from harness.run.credibility import Account
 from harness.run.row_judge import RowJudge
 from harness.run.messages import Malformed, backend_info
 from harness.run.library import library_of
-from harness.run.process import KEEP, LIVE, fork, oom_note, pidfd_open, python_path
+from harness.run.process import KEEP, LIVE, fork, oom_note, pidfd_open, worker_env
 from harness.run.sandbox import BackendInfo
 from harness.model.settings import Settings
 from harness.store import job
@@ -78,7 +78,7 @@ class Worker:
         zygote = zygotes.for_settings(settings) if self.library is not None else None
         launch = worker.Launch(conn=child.fileno(), lifeline=life_r, capture=capture_w,
                                keep=(self.library.fd,) if self.library is not None else (),
-                               env=(("PYTHONPATH", python_path()),),
+                               env=worker_env(),
                                bwrap=bwrap.choose(settings)[0] if self.library is not None and not zygote else "",
                                zygote=zygote.control.fileno() if zygote else -1, notes=zygote.notes if zygote else "")
         parent = os.getpid()

@@ -372,8 +372,22 @@ def _become_worker(launch: Launch, notes: str = "") -> NoReturn:
 
 
 # -- the worker ----------------------------------------------------------------------------------------------------
+#: Names (comma-separated) of the variables the harness set for this interpreter's start only
+#: (harness.run.process.worker_env), dropped before any operator library is loaded.
+START_ONLY_VARIABLE = "HARNESS_START_ONLY"
+
+
+def drop_start_env() -> None:
+    """Remove the variables the harness set for the interpreter's start (its imports are done): the operator's
+    environment is the user's."""
+    for name in os.environ.pop(START_ONLY_VARIABLE, "").split(","):
+        if name:
+            os.environ.pop(name, None)
+
+
 def enter(conn: Connection, lifeline: int, parent: int, keep: tuple[int, ...] = ()) -> None:
     """First thing in a fresh worker: cut it loose from the harness's files and tie its life to the harness."""
+    drop_start_env()
     faulthandler.disable()  # a crashing operator is reported as CRASH by the parent, not dumped here
     proctree.set_parent_death_signal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: _die_with_tree())

@@ -34,6 +34,7 @@ _HIGH_FD = 1000
 def main(argv: list[str]) -> NoReturn:
     control, lifeline = socket.socket(fileno=int(argv[0])), int(argv[1])
     try:
+        worker.drop_start_env()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         proctree.set_parent_death_signal(signal.SIGKILL)
         proctree.set_subreaper(True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.backends import fence
 from harness.run import bwrap, proctree, worker
-from harness.run.process import KEEP, fork, python_path, subreaper
+from harness.run.process import KEEP, fork, subreaper, worker_env
 
 #: Set to 1 to start every worker as a fresh interpreter (no zygote).
 OFF_VARIABLE = "HARNESS_NO_ZYGOTE"
@@ -26,7 +26,7 @@ class Zygote:
         life_r, self.lifeline = os.pipe()
         quiet = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
         launch = worker.Launch(conn=theirs.fileno(), lifeline=life_r, capture=quiet,
-                               env=(("PYTHONPATH", python_path()),), bwrap=binary, module="harness.run.zygote")
+                               env=worker_env(), bwrap=binary, module="harness.run.zygote")
         parent = os.getpid()
         self.pid = fork()
         if self.pid == 0:

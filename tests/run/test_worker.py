@@ -45,3 +45,39 @@ def test_a_timed_worker_does_not_import_scipy_stats():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_a_worker_starts_with_one_openblas_thread_and_its_library_sees_the_users_environment(monkeypatch):
+    """harness.run.process.worker_env: numpy's OpenBLAS is imported with one thread (its threads spin at start-up,
+    and a worker computes no product), and the variable is gone, from os.environ and the C library's environment,
+    once the worker enters; a value the user set is theirs, passed on and kept."""
+    import subprocess
+    import sys
+
+    from harness.run.process import worker_env
+
+    code = ("import ctypes, json, os; from harness.run import worker; from threadpoolctl import threadpool_info; "
+            "threads = [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']; "
+            "before = os.environ.get('OPENBLAS_NUM_THREADS'); "
+            "getattr(worker, os.environ.get('TEST_ENTER', 'drop_start_env'))(); "
+            "libc = ctypes.CDLL(None); libc.getenv.restype = ctypes.c_char_p; "
+            "print(json.dumps([threads, before, os.environ.get('OPENBLAS_NUM_THREADS'), "
+            "libc.getenv(b'OPENBLAS_NUM_THREADS') and 1, worker.START_ONLY_VARIABLE in os.environ]))")
+
+    def start(enter: str = "drop_start_env") -> list:
+        env = {**os.environ, **dict(worker_env()), "TEST_ENTER": enter}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    threads, before, after, in_libc, marker = start()
+    assert threads and set(threads) == {1} and before == "1"
+    assert after is None and in_libc is None and marker is False
+    # negative control: an interpreter that never drops them keeps both
+    _, _, after, in_libc, marker = start(enter="own_pid")
+    assert after == "1" and in_libc == 1 and marker is True
+    mine = str(min(2, os.cpu_count() or 1))  # the user's own setting (OpenBLAS takes at most the cores it sees)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", mine)
+    threads, before, after, _, _ = start()
+    assert set(threads) == {int(mine)} and before == after == mine
