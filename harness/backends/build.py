@@ -3,8 +3,10 @@
 
 The cache key is the sha256 of everything that decides the library's bytes: the sources and headers, the build-time
 defines (`TWIN_MUTANT`, `TWIN_SLOWDOWN_PCT`), the compiler version and flags, and the host CPU (the twin is built
-with -march=native for the machine that runs it). Two processes may build at once: each compiles into its own
-temporary directory and renames the result into place atomically, so a reader never sees a half-written library.
+with -march=native for the machine that runs it). Two processes that need the same library or object at once (xdist
+workers, the harness runs of one test, Ray hosts sharing the checkout) do not both compile it: the first takes a lock
+file beside it and the others wait, then take what it published. Each build compiles into its own temporary directory
+and renames the result into place atomically, so a reader never sees a half-written library.
 
 The ascend-cpu library compiles the real kernel and host sources unchanged except for two mechanical steps that the
 Ascend compiler does itself: `kernel<<<blocks, l2, stream>>>(args)` becomes a call of the emulator's launcher, and
@@ -14,6 +16,8 @@ not found is an error, so a control cannot silently stop testing anything.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import os
@@ -22,7 +26,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -113,17 +117,47 @@ def _first_errors(stderr: str, limit: int = 8) -> str:
     return "\n".join(errors[:limit])
 
 
+def _lock(path: Path, wait: bool = True) -> int | None:
+    """An exclusive lock on the file `path` (created): its descriptor, which _unlock releases (and the kernel, if the
+    process dies); None without `wait` when another process holds it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _unlock(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    fd = _lock(path)
+    try:
+        yield
+    finally:
+        _unlock(fd)
+
+
 def _finish(cache_dir: Path, target: Path, compile_into) -> Path:
     """Run `compile_into(tmp_dir) -> built library path` in a private temporary directory under `cache_dir` and
-    rename the result to `target` atomically."""
+    rename the result to `target` atomically; under `target`'s lock, so a process that needs it meanwhile waits for
+    it instead of compiling it again."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
-    try:
-        out = compile_into(tmp)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(out, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with _locked(target.with_name(".lock")):
+        if target.exists():  # built by the process this one waited for
+            return target
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
+        try:
+            out = compile_into(tmp)
+            os.replace(out, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return target
 
 
@@ -152,34 +186,49 @@ def object_key(cmd: list[str]) -> str | None:
 
 def _compile_objects(jobs: list[tuple[list[str], Path]], what: str, cache_dir: Path | None = None) -> None:
     """Compile each (command without `-o`, object path), two at a time (the CI machines have two cores), taking
-    objects already in the object cache; first failure wins."""
+    objects already in the object cache; first failure wins. An object another process is compiling right now (its
+    lock is held) is waited for, then taken from the cache: this process first finishes its own compiles, so a
+    process only ever waits holding no lock (no two can wait for each other)."""
     cache_dir = Path(cache_dir) if cache_dir is not None else OBJECT_CACHE_DIR
     cache_dir.mkdir(parents=True, exist_ok=True)
-    running: list[tuple[subprocess.Popen, Path, Path | None]] = []
+    running: list[tuple[subprocess.Popen, Path, Path | None, int | None]] = []
 
     def finish_one() -> None:
-        proc, obj, cached = running.pop(0)
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            for other, _, _ in running:
-                other.kill()
-            raise BuildError(f"building {what} failed ({CXX} exit {proc.returncode}):\n"
-                             f"{_first_errors(err)}")
-        if cached is not None:  # published whole or not at all: concurrent builders may race for the same key
-            tmp = cached.with_name(f".{cached.name}.{os.getpid()}.{id(proc)}")
-            shutil.copyfile(obj, tmp)
-            os.replace(tmp, cached)
+        proc, obj, cached, lock = running.pop(0)
+        try:
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                for other, _, _, other_lock in running:
+                    other.kill()
+                    _unlock(other_lock)
+                raise BuildError(f"building {what} failed ({CXX} exit {proc.returncode}):\n"
+                                 f"{_first_errors(err)}")
+            if cached is not None:  # published whole or not at all
+                tmp = cached.with_name(f".{cached.name}.{os.getpid()}.{id(proc)}")
+                shutil.copyfile(obj, tmp)
+                os.replace(tmp, cached)
+        finally:
+            _unlock(lock)
 
     for cmd, obj in jobs:
         key = object_key(cmd)
         cached = cache_dir / f"{key}.o" if key else None
+        lock = None
+        if cached is not None and not cached.exists():
+            lock = _lock(cached.with_suffix(".lock"), wait=False)
+            if lock is None:  # another process compiles it now: wait for it, holding none of ours
+                while running:
+                    finish_one()
+                with _locked(cached.with_suffix(".lock")):
+                    pass
         if cached is not None and cached.exists():
+            _unlock(lock)
             shutil.copyfile(cached, obj)
             continue
         while len(running) >= 2:
             finish_one()
         running.append((subprocess.Popen([*cmd, "-o", str(obj)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                         text=True), obj, cached))
+                                         text=True), obj, cached, lock))
     while running:
         finish_one()
 

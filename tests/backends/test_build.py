@@ -58,6 +58,25 @@ def test_concurrent_builders_agree(tmp_path):
     assert leftovers == []
 
 
+def test_concurrent_builders_compile_and_link_once(tmp_path, monkeypatch):
+    """Four builders of one twin at once (threads: each lock is its own open file, as another process's is): the
+    first compiles and links, the others wait for it and take what it published. A compiler that takes half a
+    second makes them meet; before the locks each compiled and linked its own copy."""
+    log = tmp_path / "cxx.log"
+    wrapper = tmp_path / "slow-cxx"
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" -E "*) ;; *) echo "$*" >> {log}; sleep 0.5 ;; esac\n'
+                       f'exec {shutil.which("g++")} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(build, "CXX", str(wrapper))
+    ops = tiny_operators(tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        paths = list(pool.map(lambda _: build_twin(source_dir=ops, cache_dir=tmp_path / "cache",
+                                                   object_cache_dir=tmp_path / "objects"), range(4)))
+    assert len(set(paths)) == 1 and ctypes.CDLL(str(paths[0])).twin_probe() == 42
+    calls = [line for line in log.read_text().splitlines() if "--version" not in line]
+    assert [" -c " in f" {c} " for c in calls] == [True, False], calls  # one compile, one link
+
+
 def test_compile_error_is_one_clear_message(tmp_path):
     ops = tiny_operators(tmp_path, 'extern "C" int twin_probe() { return undeclared_name; }\n')
     with pytest.raises(BuildError) as err:
