@@ -54,7 +54,7 @@ def shard_spec(text: str) -> tuple[int, int]:
 
 def keyword_expression(text: str) -> str:
     """An argparse type for -k: a pytest keyword expression that compiles (and nothing else: it is not Python)."""
-    from harness.tables.reader import SelectError, compile_select
+    from harness.tables.keywords import SelectError, compile_select
 
     try:
         compile_select(text)

@@ -158,7 +158,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.run import runner, shard
     from harness.run.cluster import ClusterUnavailable
     from harness.tables.load import table_cases
-    from harness.tables.reader import TableError, matches
+    from harness.tables.keywords import matches
+    from harness.tables.reader import TableError
 
     tables = args.csv or default_tables()
     if args.no_golden_cache:  # the run's judge processes inherit it

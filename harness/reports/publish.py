@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from harness.perf.compare import ROUND_STAT, shift_test
-from harness.tables.reader import matches
+from harness.tables.keywords import matches
 from harness.model.meta import REFERENCE_KINDS
 from harness.model.settings import MIN_EFFECT, STEP_ALPHA, STEP_THRESHOLD
 

@@ -8,7 +8,8 @@ from typing import Any
 from harness.model import operators as ops
 from harness.model.case import Case
 from harness.tables import header
-from harness.tables.reader import CellReader, Table, base_fields, matches, read_table
+from harness.tables.keywords import matches
+from harness.tables.reader import CellReader, Table, base_fields, read_table
 
 
 def load_table(path: str | Path) -> list[Case]:

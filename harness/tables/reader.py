@@ -16,7 +16,6 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -90,47 +89,9 @@ class TableError(Exception):
     `harness` prints, `file:line:column: error: reason` (exit 3)."""
 
 
-class SelectError(ValueError):
-    """A `-k` expression that does not compile."""
-
-
 #: path -> sha256 of the bytes this process last parsed from it: what a run's provenance records (a table
 #: rewritten or deleted after it was read must not be recorded in its new form, nor fail the report).
 PARSED_SHA256: dict[str, str] = {}
-#: How deep -k's parentheses may nest.
-MAX_SELECT_DEPTH = 100
-
-
-@lru_cache(maxsize=64)
-def compile_select(expr: str) -> Any:
-    """The compiled `-k` expression, compiled once per expression for the option's check and every row's match.
-
-    pytest offers no public API for its keyword expressions, so this is the one place that imports its private
-    `_pytest.mark.expression`: `-k` then means what it means to pytest, and a change there breaks one function.
-    Raises SelectError unless `expr` is such an expression (identifiers, and/or/not, parentheses), at most
-    MAX_SELECT_DEPTH parentheses deep (pytest's parser recurses once per level)."""
-    from _pytest.mark.expression import Expression
-
-    depth = deepest = 0
-    for char in expr:
-        depth += (char == "(") - (char == ")")
-        deepest = max(deepest, depth)
-    if deepest > MAX_SELECT_DEPTH:
-        raise SelectError(f"-k: parentheses nested {deepest} deep, more than the {MAX_SELECT_DEPTH} allowed")
-    try:
-        return Expression.compile(expr)
-    except RecursionError:
-        raise SelectError("-k: the expression is nested too deeply") from None
-    except (SyntaxError, ValueError) as exc:  # pytest raises its ParseError, or SyntaxError since pytest 8
-        raise SelectError(f"-k {expr!r}: {getattr(exc, 'msg', None) or exc}") from None
-
-
-def matches(expr: str | None, name: str) -> bool:
-    """pytest `-k` semantics: substring (case-insensitive) identifiers combined with and/or/not."""
-    if not expr:
-        return True
-    lowered = name.lower()
-    return compile_select(expr).evaluate(lambda ident, **_: ident.lower() in lowered)
 
 
 def read_bytes(path: str) -> bytes:

@@ -251,36 +251,3 @@ def test_base_fields_and_seed():
     for text, seed, warned in [("", 0, False), ("-1", 0, True), ("4294967296", 0, True), ("12", 12, False)]:
         r, diags = reader_for({"random_seed": text})
         assert seed_of(r) == seed and bool(diags) == warned
-
-
-def test_a_select_expression_is_compiled_once_for_the_option_and_every_row(monkeypatch):
-    """`-k` is checked by the option and then matched against every row: pytest compiles it once for both."""
-    from _pytest.mark.expression import Expression
-
-    from harness.options import keyword_expression
-    from harness.tables import reader
-
-    compiled = []
-    real = Expression.compile.__func__
-    monkeypatch.setattr(Expression, "compile", classmethod(lambda cls, expr: compiled.append(expr) or real(cls, expr)))
-    reader.compile_select.cache_clear()
-    expr = "TC_L0 and not 0003"
-    assert keyword_expression(expr) == expr
-    names = ("TC_L0_0001", "TC_L0_0003", "tc_l0_0004", "TC_PF_0001")
-    assert [reader.matches(expr, name) for name in names] == [True, False, True, False]
-    assert compiled == [expr]
-
-
-def test_only_the_selection_imports_pytests_private_expression_module():
-    """pytest has no public API for `-k` expressions: its private module is imported in one place only."""
-    import ast
-
-    root = Path(__file__).resolve().parents[2]
-    importers = set()
-    for path in (root / "harness").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
-                [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if any(name.startswith("_pytest") for name in names):
-                importers.add(path.relative_to(root).as_posix())
-    assert importers == {"harness/tables/reader.py"}
