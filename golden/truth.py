@@ -1,6 +1,7 @@
 """The float64/complex128 truth: the same operations as `golden.cblas`, from the same float32 inputs, in double
-precision (numpy; the SYMM products through scipy's double-precision BLAS, which reads the stored triangle). The criteria use it to decide whether the fp32 golden itself can be trusted (overflow,
-cancellation); the quick paths are the same Netlib ones, so truth and golden never disagree on semantics.
+precision (numpy; the SYMM products through scipy's double-precision BLAS, which reads the stored triangle). The
+criteria use it to decide whether the fp32 golden itself can be trusted (overflow, cancellation); the quick paths
+are the same Netlib ones, so truth and golden never disagree on semantics.
 """
 from __future__ import annotations
 

@@ -102,9 +102,9 @@ _TILE = 128
 def symmetric_from_triangle(a: np.ndarray, uplo: int) -> np.ndarray:
     """The full symmetric matrix (C order) that the `uplo` triangle of a describes; the other triangle is never
     read. A symmetric matrix has the same bytes in C and Fortran order, so it is built in Fortran order: one copy
-    of the column-major `a` along its columns, then the mirrored triangle tile by
-    tile (a whole-matrix transpose reads with a stride of the leading dimension, which at power-of-two orders misses
-    the cache on every element), and handed out as its C-ordered transpose."""
+    of the column-major `a` along its columns, then the mirrored triangle tile by tile (a whole-matrix transpose
+    reads with a stride of the leading dimension, which at power-of-two orders misses the cache on every element),
+    and handed out as its C-ordered transpose."""
     n = a.shape[0]
     full = np.empty((n, n), dtype=a.dtype, order="F")
     full[...] = a
