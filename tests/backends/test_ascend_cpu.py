@@ -8,13 +8,15 @@ fail with a message naming it.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from harness.model import abi
 from harness.kernels import cost_model, kernel_precision, three_m
-from harness.backends import ascend_cpu
+from harness.backends import ascend_cpu, build
 from harness.backends.build import BuildError, build_ascend_cpu
 from harness.tables.load import load_table
 from harness.run.row_judge import run_case
@@ -478,6 +480,29 @@ def test_csymm_panel_sources_loaded_wrongly_fail(control):
 def test_a_patch_that_does_not_apply_is_a_build_error():
     with pytest.raises(BuildError, match="does not apply"):
         build_ascend_cpu((("ascend/blas/common/arch35_cube_sizes.h", "no such text", ""),))
+
+
+def test_kernel_units_compile_with_the_precompiled_emulator_headers(tmp_path, monkeypatch):
+    """Each kernel unit includes the emulator's headers precompiled (build.PCH_NAME, from the object cache): g++ -H
+    marks a precompiled header it used with '!' (one it found and refused with 'x', and then parses the headers).
+    One patched kernel unit is compiled here, against the checkout's objects (linked into a private cache)."""
+    build_ascend_cpu()
+    objects = tmp_path / "objects"
+    objects.mkdir()
+    for cached in [*build.OBJECT_CACHE_DIR.glob("*.o"), *build.OBJECT_CACHE_DIR.glob("*.gch")]:
+        os.link(cached, objects / cached.name)
+    log = tmp_path / "h.log"
+    wrapper = tmp_path / "cxx"
+    gxx = shutil.which("g++")
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" -E "*) ;; *" -include "*) exec {gxx} -H "$@" 2>>{log} ;; esac\n'
+                       f'exec {gxx} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(build, "CXX", str(wrapper))
+    kernel = "ascend/blas/symm/arch35/csymm_kernel.cpp"
+    build_ascend_cpu(((kernel, '#include "csymm_kernel.h"\n', '#include "csymm_kernel.h"\nstatic int probe = 0;\n'),),
+                     cache_dir=tmp_path / "lib", object_cache_dir=objects)
+    marks = [line.split()[0] for line in log.read_text().splitlines() if line.endswith(f"{build.PCH_NAME}.gch")]
+    assert marks and set(marks) == {"!"}, log.read_text()[:2000]
 
 
 def test_operator_lib_is_refused():

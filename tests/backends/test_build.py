@@ -119,3 +119,32 @@ def test_object_cache_recompiles_only_the_units_a_change_reaches(tmp_path):
     (ops / "cpu_twin" / "knob.h").write_text("#ifndef KNOB\n#define KNOB 44\n#endif\n")
     assert probe({}) == 44 and len(list(objects.glob("*.o"))) == 4
     assert probe({"UNUSED_NAME": 1}) == 44 and len(list(objects.glob("*.o"))) == 4, "a define no unit reads"
+
+
+def test_units_whose_inputs_are_unchanged_are_keyed_without_the_preprocessor(tmp_path, monkeypatch):
+    """The manifests (ccache's direct mode): a rebuild preprocesses only the units whose source, command or
+    headers changed, and a header changed behind a manifest is still seen (the library runs the new value; a
+    manifest trusted without checking its headers would keep the stale object, 42)."""
+    log = tmp_path / "cxx.log"
+    wrapper = tmp_path / "logging-cxx"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("g++")} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(build, "CXX", str(wrapper))
+    ops = tiny_operators(tmp_path, '#include "knob.h"\nextern "C" int twin_probe() { return KNOB; }\n')
+    (ops / "cpu_twin" / "knob.h").write_text("#define KNOB 42\n")
+    (ops / "cpu_twin" / "other.cpp").write_text('extern "C" int twin_other() { return 7; }\n')
+
+    def preprocessed(change) -> tuple[list[str], int]:
+        log.write_text("")
+        change()
+        lib = build_twin(source_dir=ops, cache_dir=tmp_path / "cache", object_cache_dir=tmp_path / "objects")
+        units = [Path(a).name for line in log.read_text().splitlines() if " -E " in f" {line} "
+                 for a in line.split() if a.endswith(".cpp")]
+        return sorted(units), ctypes.CDLL(str(lib)).twin_probe()
+
+    assert preprocessed(lambda: None) == (["other.cpp", "probe.cpp"], 42)
+    assert preprocessed(lambda: (ops / "cpu_twin" / "other.cpp").write_text(
+        'extern "C" int twin_other() { return 8; }\n')) == (["other.cpp"], 42)
+    assert preprocessed(lambda: (ops / "cpu_twin" / "knob.h").write_text("#define KNOB 44\n")) == (["probe.cpp"], 44)
+    # a new file in the tree may be what an #include finds now: every unit is preprocessed again
+    assert preprocessed(lambda: (ops / "cpu_twin" / "new.h").write_text("")) == (["other.cpp", "probe.cpp"], 44)
