@@ -3,8 +3,11 @@ fill grammar with the real `std::mt19937`, `std::uniform_real_distribution<float
 Every grammar branch is compared bit for bit."""
 from __future__ import annotations
 
+import ctypes
+import errno
 import shutil
 import subprocess
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -336,6 +339,45 @@ def test_stof_prefix_rules():
     for bad in ("abc", "", "1e-40", "3.40282357e38", "-"):
         with pytest.raises(ValueError):
             stof_prefix(bad)
+
+
+def _strtof(text: str) -> float | None:
+    """glibc's strtof over the whole text (what std::stof calls): its value, or None where it sets ERANGE."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.strtof.restype, libc.strtof.argtypes = ctypes.c_float, [ctypes.c_char_p, ctypes.c_void_p]
+    ctypes.set_errno(0)
+    value = libc.strtof(text.encode(), None)
+    return None if ctypes.get_errno() == errno.ERANGE else value
+
+
+def _stof(text: str) -> float | None:
+    try:
+        return stof_prefix(text)[0]
+    except ValueError:
+        return None
+
+
+def test_stof_agrees_with_glibc_strtof_next_to_float32_midpoints():
+    """Each decimal on, just above and just below a float32 midpoint (where a double in between could round the
+    other way: the midpoint check of fill._through_double), across normal, subnormal and overflowing magnitudes,
+    and random decimals, read to the bit as glibc's strtof reads them, range errors included."""
+    rng = np.random.default_rng(7)
+    bits = np.concatenate([rng.integers(0x00800000, 0x7F7FFFFF, 300), rng.integers(1, 0x00800000, 30),
+                           [0x7F7FFFFF, 0x7F7FFFFE, 0x00800000, 0x00800001, 0x007FFFFF, 0x3F800000]]).astype(np.uint32)
+    texts = []
+    with localcontext() as exact:
+        exact.prec = 400  # every midpoint and its neighbours below written out in full
+        for low in bits.view(np.float32):
+            high = 2.0 ** 128 if low == FLT_MAX else float(np.nextafter(low, np.float32(np.inf)))
+            mid = (Decimal(float(low)) + Decimal(high)) / 2  # 25 significant bits: exact
+            tiny = Decimal(10) ** (mid.adjusted() - 40)
+            texts += [str(mid), str(mid + tiny), str(mid - tiny), repr(float(low))]
+    texts += [f"{rng.integers(1, 10 ** 12)}e{rng.integers(-50, 40)}" for _ in range(300)]
+    texts += ["0", "0.000", "1e-46", "1.4e-45", "3.4028235677973366e38", "3.4028235677973367e38", "1e39"]
+    wrong = [(t, _stof(t), _strtof(t)) for t in texts
+             if (None if _stof(t) is None else np.float32(_stof(t)).tobytes())
+             != (None if _strtof(t) is None else np.float32(_strtof(t)).tobytes())]
+    assert not wrong, wrong[:5]
 
 
 def test_normal_extension_recipe_and_moments():
