@@ -42,6 +42,7 @@ _OVERFLOW_AT_DOUBLE = float(_OVERFLOW_AT)  # a double exactly
 #: glibc's strtof reports underflow (ERANGE) for an inexact result that is tiny after rounding to 24 bits with an
 #: unbounded exponent (x86's rule): below the midpoint of FLT_MIN and the 24-bit number under it.
 _TINY_BELOW = Fraction(2) ** -126 - Fraction(2) ** -151
+_TINY_BELOW_DOUBLE = Fraction(2) ** -1022 - Fraction(2) ** -1076  # strtod's, likewise (53 bits)
 _EXTREME = np.array([1.0, 0.0, -1.0, FLT_MAX, _FLT_MIN, -FLT_MAX, 1.401298464324817e-45], dtype=np.float32)
 _COMPLEX_IMAG_SEED_OFFSET = 7919
 
@@ -189,7 +190,7 @@ def stod_prefix(text: str) -> tuple[float, int]:
         value = float(exact)  # correctly rounded
     except OverflowError:
         raise ValueError(f"{text!r} is out of double range") from None
-    if np.isinf(value) or (exact and abs(value) < 2.2250738585072014e-308 and Fraction(value) != exact):
+    if np.isinf(value) or (exact and exact < _TINY_BELOW_DOUBLE and Fraction(value) != exact):
         raise ValueError(f"{text!r} is out of double range")
     return (-value if m.group("sign") == "-" else value), m.end()
 

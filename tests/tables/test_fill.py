@@ -14,7 +14,7 @@ import pytest
 
 from harness.tables import fill
 from harness.tables.fill import (FLT_MAX, FillError, effective_seed, make_array, make_complex_matrix, make_matrix,
-                          mt19937_uint32, parse_fill, stof_prefix, uniform_float)
+                          mt19937_uint32, parse_fill, stod_prefix, stof_prefix, uniform_float)
 
 CPP_FILL = r"""
 #include <algorithm>
@@ -378,6 +378,24 @@ def test_stof_agrees_with_glibc_strtof_next_to_float32_midpoints():
              if (None if _stof(t) is None else np.float32(_stof(t)).tobytes())
              != (None if _strtof(t) is None else np.float32(_strtof(t)).tobytes())]
     assert not wrong, wrong[:5]
+
+
+def test_stod_reports_underflow_where_glibc_strtod_does():
+    """Just under DBL_MIN: a result rounded up to DBL_MIN is still an underflow (ERANGE) where it is tiny after
+    rounding to 53 bits with an unbounded exponent, as for float32 above."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.strtod.restype, libc.strtod.argtypes = ctypes.c_double, [ctypes.c_char_p, ctypes.c_void_p]
+    with localcontext() as exact:
+        exact.prec = 1200
+        texts = [str(Decimal(2) ** -1022 - Decimal(k) / 8 * Decimal(2) ** -1075) for k in range(12)]
+    for text in texts + ["4.9e-324", "1e-400", "2.2250738585072014e-308", "1.7976931348623158e308", "1.8e308"]:
+        ctypes.set_errno(0)
+        value = libc.strtod(text.encode(), None)
+        if ctypes.get_errno() == errno.ERANGE:
+            with pytest.raises(ValueError):
+                stod_prefix(text)
+        else:
+            assert stod_prefix(text)[0] == value, text
 
 
 def test_normal_extension_recipe_and_moments():
