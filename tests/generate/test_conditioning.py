@@ -92,3 +92,40 @@ def test_every_blas_the_generator_computes_with_runs_one_thread():
         seen[kind] = json.loads(done.stdout.strip().splitlines()[-1])
     assert any("scipy.libs" in path for path in seen["ours"]) and set(seen["ours"].values()) == {1}
     assert max(seen["limit_alone"].values()) > 1
+
+
+def test_kept_heap_serves_freed_memory_again_and_gives_it_back_after():
+    """Inside kept_heap a freed 256 MB array's pages serve the next one (almost no page faults), where outside it
+    every round faults them in again (the contrast shows the count can fail); after it the memory goes back to
+    the kernel. In a fresh interpreter: mallopt is process-wide."""
+    probe = textwrap.dedent("""
+        import resource, sys
+        import numpy as np
+        from harness.generate import conditioning
+
+        def faults():
+            return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+        def rss():
+            return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]) * 1024
+
+        def round_faults():
+            before = faults()
+            a = np.ones(64 << 20, dtype=np.float32)
+            del a
+            return faults() - before
+
+        round_faults()
+        outside = round_faults()
+        with conditioning.kept_heap():
+            round_faults()
+            inside = round_faults()
+            held = rss()
+        print(outside, inside, held - rss())
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    outside, inside, returned = (int(x) for x in done.stdout.split())
+    assert outside > 100 and inside < outside / 10, (outside, inside)
+    assert returned > 200 << 20, returned

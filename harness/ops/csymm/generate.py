@@ -466,6 +466,6 @@ def sample_args(args: Any, flops: float) -> Any:
 
 def generate(seed: int = cells.DEFAULT_SEED, part: tuple[int, int] = (0, 1)) -> list[dict[str, str]]:
     """The table's rows (`part`: every n-th of them, cells.table)."""
-    with conditioning.single_threaded():
+    with conditioning.single_threaded(), conditioning.kept_heap():
         return cells.table(OP, seed, HEADER, _gate, _edges, _extremes, _coverage, _perf,
                            lambda row: conditioning.decidable(OP, sys.modules[__name__], row), part)
