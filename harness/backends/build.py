@@ -249,9 +249,11 @@ class _Manifests:
         if found is None:
             return None
         key, headers = found
-        if direct is not None:
+        if direct is None:
+            return key
+        record = [[local, self._digest(local)] for local in dict.fromkeys(map(self._local, headers))]
+        if all(digest is not None for _, digest in record):  # none gone since it was read
             self.dir.mkdir(parents=True, exist_ok=True)
-            record = [[local, self._digest(local)] for local in dict.fromkeys(map(self._local, headers))]
             tmp = self.dir / f".{direct}.{os.getpid()}.{id(cmd)}"
             tmp.write_text(json.dumps(record))
             os.replace(tmp, self.dir / f"{direct}.{key}")
