@@ -16,8 +16,6 @@ not found is an error, so a control cannot silently stop testing anything.
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -27,8 +25,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
+
+from harness.model import filelock
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OPERATORS_DIR = REPO_ROOT / "operators"
@@ -118,39 +118,12 @@ def _first_errors(stderr: str, limit: int = 8) -> str:
     return "\n".join(errors[:limit])
 
 
-def _lock(path: Path, wait: bool = True) -> int | None:
-    """An exclusive lock on the file `path` (created): its descriptor, which _unlock releases (and the kernel, if the
-    process dies); None without `wait` when another process holds it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _unlock(fd: int | None) -> None:
-    if fd is not None:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    fd = _lock(path)
-    try:
-        yield
-    finally:
-        _unlock(fd)
-
-
 def _finish(cache_dir: Path, target: Path, compile_into) -> Path:
     """Run `compile_into(tmp_dir) -> built library path` in a private temporary directory under `cache_dir` and
     rename the result to `target` atomically; under `target`'s lock, so a process that needs it meanwhile waits for
     it instead of compiling it again."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(target.with_name(".lock")):
+    with filelock.locked(target.with_name(".lock")):
         if target.exists():  # built by the process this one waited for
             return target
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=cache_dir))
@@ -279,7 +252,7 @@ def _compile_objects(jobs: list[tuple[list[str], Path]], what: str, cache_dir: P
             if proc.returncode != 0:
                 for other, _, _, other_lock in running:
                     other.kill()
-                    _unlock(other_lock)
+                    filelock.unlock(other_lock)
                 raise BuildError(f"building {what} failed ({CXX} exit {proc.returncode}):\n"
                                  f"{_first_errors(err)}")
             if cached is not None:  # published whole or not at all
@@ -287,21 +260,21 @@ def _compile_objects(jobs: list[tuple[list[str], Path]], what: str, cache_dir: P
                 shutil.copyfile(obj, tmp)
                 os.replace(tmp, cached)
         finally:
-            _unlock(lock)
+            filelock.unlock(lock)
 
     for cmd, obj in jobs:
         key = manifests.key(cmd)
         cached = cache_dir / f"{key}{obj.suffix}" if key else None
         lock = None
         if cached is not None and not cached.exists():
-            lock = _lock(cached.with_suffix(".lock"), wait=False)
+            lock = filelock.lock(cached.with_suffix(".lock"), wait=False)
             if lock is None:  # another process compiles it now: wait for it, holding none of ours
                 while running:
                     finish_one()
-                with _locked(cached.with_suffix(".lock")):
+                with filelock.locked(cached.with_suffix(".lock")):
                     pass
         if cached is not None and cached.exists():
-            _unlock(lock)
+            filelock.unlock(lock)
             try:  # a link: a precompiled header is 44 MB
                 os.link(cached, obj)
             except OSError:

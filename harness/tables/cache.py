@@ -12,7 +12,6 @@ deleting it is always safe.
 from __future__ import annotations
 
 import ast
-import fcntl
 import hashlib
 import json
 import os
@@ -21,11 +20,11 @@ import sys
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import IO
 
 import numpy as np
 import scipy
 
+from harness.model import filelock
 from harness.model import operators as ops
 
 #: The directory holding the harness and golden packages: the sources an import is followed into.
@@ -122,25 +121,19 @@ def rows(op: str, seed: int, generate: Callable[[], list[dict[str, str]]], fresh
         made = generate()
         _write(entry, made)
         return made
-    try:
-        lock = _lock(entry)
+    try:  # one process generates, the others wait
+        held = filelock.lock(entry.with_suffix(".lock"))
     except OSError:
         return generate()
-    with lock:
+    try:
         cached = None if fresh else _load(entry)  # made by the process this one waited for
         if cached is not None:
             return cached
         made = generate()
         _write(entry, made)
         return made
-
-
-def _lock(entry: Path) -> IO[str]:
-    """The entry's lock file, held exclusively until it is closed: one process generates, the others wait."""
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    lock = open(entry.with_suffix(".lock"), "a")
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    return lock
+    finally:
+        filelock.unlock(held)
 
 
 def _load(entry: Path) -> list[dict[str, str]] | None:
