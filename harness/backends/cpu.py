@@ -19,6 +19,7 @@ import numpy as np
 
 from harness.backends import BackendUnavailable, aclblas_lib, check_inside, fence
 from harness.backends.build import BuildError, build_twin
+from harness.model.untrusted import count
 
 
 class HostTimer:
@@ -44,7 +45,7 @@ def _sha256(path: Path) -> str:
 def default_cores() -> int:
     """The twin's own default: ACLBLAS_TWIN_CORES, else the host CPU count."""
     env = os.environ.get("ACLBLAS_TWIN_CORES", "")
-    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    return count(env) or os.cpu_count() or 1
 
 
 class CpuBackend:

@@ -10,6 +10,7 @@ import ctypes
 import hashlib
 import mmap
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +33,9 @@ MAX_FENCE_BYTES = 1 << 32
 #: Set by the runner for each worker: its notes' prefix (the worker's own pid, appended by the handler, is its pid in
 #: its PID namespace, which the harness does not see, and its uid may be another than the harness's).
 PREFIX_VARIABLE = "HARNESS_FAULT_NOTE_PREFIX"
+#: No pid is larger (linux/threads.h PID_MAX_LIMIT on 64-bit: 4 * 1024 * 1024, the most /proc/sys/kernel/pid_max
+#: takes): a note named by a larger number, which anyone may write in /tmp, has no owner.
+PID_MAX_LIMIT = 1 << 22
 
 
 def note_prefix() -> str:
@@ -39,9 +43,12 @@ def note_prefix() -> str:
     return os.environ.get(PREFIX_VARIABLE) or os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-")
 
 
-def worker_prefix(pid: int) -> str:
-    """The prefix (a directory of its own, the only place it may write) of the worker whose warden is `pid`."""
-    return os.path.join(tempfile.gettempdir(), f"harness-fault-{os.getuid()}-w{pid}") + os.sep
+def worker_prefix(pid: int, judge: int = 0) -> str:
+    """The prefix (a directory of its own, the only place it may write) of the worker whose warden is `pid`, forked
+    by `judge` (default: this process), which reads its notes once the warden has ended: the name carries the judge
+    so that `sweep` in a concurrent run keeps them until the judge is gone, however long ago the warden died."""
+    name = f"harness-fault-{os.getuid()}-w{pid}-j{judge or os.getpid()}"
+    return os.path.join(tempfile.gettempdir(), name) + os.sep
 
 
 def note_path(pid: int) -> Path:
@@ -66,23 +73,28 @@ def forget(pid: int) -> None:
     shutil.rmtree(worker_prefix(pid), ignore_errors=True)
 
 
+#: The names `sweep` knows after the stem: a worker's note (its pid), a worker's note directory (its warden's pid,
+#: then its judge's); ASCII digits only (`\d` would take any script's).
+_SWEPT = re.compile(r"(\d+)|w\d+-j(\d+)", re.ASCII)
+
+
 def sweep() -> list[str]:
     """Remove the notes and note directories of this uid that a run killed from outside left behind (returns
-    their paths): only those whose owning process (the pid in the name: a warden's, or a worker's for a note)
-    is gone, or is a later process that reused the pid (it started after the note was last written)."""
+    their paths): only those whose reader (the judge named in a directory's name; the worker itself for a note)
+    is gone, or is a later process that reused the pid (it started after the note was last written). Any name
+    may be there (anyone can write in /tmp): one that is not the harness's is left alone."""
     tmp = tempfile.gettempdir()
     stem = f"harness-fault-{os.getuid()}-"
     removed = []
     for name in os.listdir(tmp):
-        if not name.startswith(stem):
+        if not name.startswith(stem) or not (owner := _SWEPT.fullmatch(name[len(stem):])):
             continue
-        digits = name[len(stem):].removeprefix("w").removesuffix(os.sep)
         path = os.path.join(tmp, name)
         try:
             written = os.lstat(path).st_mtime
         except OSError:
             continue
-        if not digits.isdigit() or _alive_since(int(digits), written):
+        if _alive_since(int(owner[1] or owner[2]), written):
             continue
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
@@ -97,6 +109,8 @@ def sweep() -> list[str]:
 
 def _alive_since(pid: int, written: float) -> bool:
     """Whether process `pid` exists and started no later than `written` (a wall-clock time)."""
+    if not 0 < pid <= PID_MAX_LIMIT:  # os.kill would raise for one past a C int, and kill(0) means our own group
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -28,6 +28,7 @@ from harness.store import stored
 from harness.model.codec import dumps
 from harness.perf.timing import RunningCI, timing_record
 from harness.model.settings import TimingConfig
+from harness.model import untrusted
 
 NAME, DURATION, TYPE = "Op Name", "Task Duration(us)", "Task Type"
 #: Header variants msprof's own export code has used, first found wins. Ascend/msprof (9ba1ac7be):
@@ -68,7 +69,7 @@ def _number(path: Path, line: int, cells: list[str], at: int, column: str) -> fl
 
 def _blocks(cell: str) -> int | None:
     """A Block Num / Mix Block Num cell: the count, None where msprof wrote none (N/A, NA, empty)."""
-    return int(cell) if cell.strip().isdigit() else None
+    return untrusted.count(cell.strip())
 
 
 def _kernel_rows(directory: Path) -> list[tuple[float, str, float, int | None, int | None]]:

@@ -13,6 +13,8 @@ import re
 import shutil
 import subprocess
 
+from harness.model.untrusted import count
+
 #: Emulated devices of the cpu backend that `--device all` means (override with HARNESS_CPU_DEVICES).
 DEFAULT_CPU_DEVICES = 4
 _VISIBLE = {"npu": "ASCEND_RT_VISIBLE_DEVICES", "cuda": "CUDA_VISIBLE_DEVICES"}
@@ -60,7 +62,7 @@ def count_devices(backend: str) -> int:
     """How many devices `all` means for `backend` on this host (0 when it cannot tell)."""
     if backend == "cpu":
         value = os.environ.get("HARNESS_CPU_DEVICES", str(DEFAULT_CPU_DEVICES))
-        if not value.isdigit() or not 1 <= int(value) <= MAX_DEVICES:
+        if not 1 <= (count(value) or 0) <= MAX_DEVICES:
             raise ValueError(f"HARNESS_CPU_DEVICES={value[:20]!r}: expected a number of emulated devices from 1 to "
                              f"{MAX_DEVICES}")
         return int(value)

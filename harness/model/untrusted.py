@@ -41,6 +41,12 @@ def printable(text: str, lines: bool = False) -> str:
     return text.translate(_ESCAPE_KEEP_LINES if lines else _ESCAPE)
 
 
+def count(text: str) -> int | None:
+    """`text` as a whole number written in ASCII digits, else None. Not `text.isdigit()` then `int(text)`: isdigit
+    takes "²", which int() refuses, so a name or cell a worker (or anyone) wrote would raise where it is read."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 class Unfit(ValueError):
     """A worker's message whose content breaks the protocol's bounds; the text names the field."""
 

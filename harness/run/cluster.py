@@ -23,6 +23,7 @@ from typing import Any, Callable
 from harness.run import runner
 from harness.model.case import Case
 from harness.model.record import Record
+from harness.model import untrusted
 
 #: The Ray resource one row needs, per backend: the cpu backend's emulated devices are NPUs too.
 RESOURCE = {"cpu": "NPU", "npu": "NPU", "cuda": "GPU"}
@@ -61,7 +62,7 @@ def connect(address: str, backend: str) -> dict[str, float]:
 def _reachable(address: str) -> None:
     """A host:port that refuses connections is one line within seconds (ray.init would retry it for minutes)."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if address == "auto" or not port.isdigit():
+    if address == "auto" or untrusted.count(port) is None:
         return
     try:
         socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()

@@ -251,7 +251,7 @@ def warden(launch: Launch, parent: int) -> NoReturn:
             _from_zygote(launch)
         from harness.backends import fence
 
-        notes = fence.worker_prefix(os.getpid())
+        notes = fence.worker_prefix(os.getpid(), parent)
         os.makedirs(notes, mode=0o700, exist_ok=True)  # the one place the confined worker may write
         os.environ[fence.PREFIX_VARIABLE] = notes
         status_r, status_w = os.pipe()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 
 import foreign
 import numpy as np
@@ -128,5 +129,6 @@ def test_build_failure_is_unavailable(monkeypatch):
 def test_default_cores_follow_the_environment(monkeypatch):
     monkeypatch.setenv("ACLBLAS_TWIN_CORES", "3")
     assert cpu.default_cores() == 3
-    monkeypatch.setenv("ACLBLAS_TWIN_CORES", "zero")
-    assert cpu.default_cores() >= 1
+    for bad in ("zero", "0", "\u00b2"):
+        monkeypatch.setenv("ACLBLAS_TWIN_CORES", bad)
+        assert cpu.default_cores() == (os.cpu_count() or 1)

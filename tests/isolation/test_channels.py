@@ -69,7 +69,11 @@ def test_fault_notes_are_read_without_following_links_blocking_or_reading_past_t
     secret.write_text(SECRET)
     secret.chmod(0o600)
     monkeypatch.setenv("HARNESS_CHANNELS_TEST", SECRET)  # in this process's /proc/self/environ
-    pid = 4_000_000_000 + os.getpid()  # no process has it: the notes of a made-up worker
+    # notes of a made-up worker in a temporary directory of this test's own: a sweep by another test's run would
+    # take them from the shared one, as it should (no process has this pid)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    pid = 4_000_000_000 + os.getpid()
     _hostile_notes(Path(fence.worker_prefix(pid)), secret)
     with within(10):
         note = fence.fault_note(pid)
@@ -208,28 +212,40 @@ def test_printable_escapes_every_control_sequence_and_keeps_lines_only_when_aske
     assert printable("plain text, ümlauts, 中文") == "plain text, ümlauts, 中文"
 
 
-def test_sweep_removes_the_notes_of_dead_owners_only(tmp_path):
+def test_sweep_removes_the_notes_of_dead_owners_only(tmp_path, monkeypatch):
     from harness.backends import fence
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # what other tests' runs leave is not this test's
     dead = subprocess.Popen(["true"])
     dead.wait()
-    unreaped = subprocess.Popen(["true"])  # exited, not waited for: a zombie, as a killed run's warden can be
+    unreaped = subprocess.Popen(["true"])  # exited, not waited for: a zombie, as a killed run's judge can be
     _wait_for_exits({f"harness-fault-{os.getuid()}-w{unreaped.pid}"})
     stem = Path(tempfile.gettempdir()) / f"harness-fault-{os.getuid()}-"
-    mine, theirs, note = Path(f"{stem}w{os.getpid()}"), Path(f"{stem}w{dead.pid}"), Path(f"{stem}{dead.pid}")
-    zombie = Path(f"{stem}w{unreaped.pid}")
+    # a directory is the judge's, the process that forked the warden and reads the notes once the warden has ended
+    mine = Path(fence.worker_prefix(dead.pid))  # its warden gone, its judge (this process) alive: being read
+    theirs, note = Path(fence.worker_prefix(os.getpid(), dead.pid)), Path(f"{stem}{dead.pid}")
+    zombie = Path(fence.worker_prefix(os.getpid(), unreaped.pid))
     for d in (mine, theirs, zombie):
         d.mkdir(exist_ok=True)
         (d / "1").write_text("note")
     note.write_text("note")
+    # names anyone may write in /tmp: pids no process can have (past a C int, past the kernel's limit, 0: kill(0)
+    # would signal our own group) and digits int() refuses; the sweep must neither raise on them nor keep the first
+    impossible = [Path(f"{stem}w1-j{n}") for n in (4_000_000_000 + os.getpid(), (1 << 22) + 1, 0)]
+    for d in impossible:
+        d.mkdir()
+    odd = [Path(f"{stem}w1-j\u00b2"), Path(f"{stem}w{dead.pid}"), Path(f"{stem}w1-j{dead.pid}-x")]
+    for d in odd:
+        d.mkdir()
     try:
         removed = fence.sweep()
         assert str(theirs) in removed and str(note) in removed and not theirs.exists() and not note.exists()
-        assert str(zombie) in removed, "a dead warden not yet reaped still counted as alive"
-        assert mine.exists()  # its owner (this process) is alive
+        assert str(zombie) in removed, "a dead judge not yet reaped still counted as alive"
+        assert mine.exists(), "a dead warden's notes taken from its live judge"
+        assert all(str(d) in removed for d in impossible), removed
+        assert all(d.exists() for d in odd)  # not names the harness gives, so not its to remove
     finally:
-        fence.forget(os.getpid())
-        fence.forget(unreaped.pid)
+        fence.forget(dead.pid)
         unreaped.wait()
 
 
@@ -355,12 +371,8 @@ def _fault_dirs(harness_pid: int | None = None, tmp: Path | None = None) -> set[
     """The fault-note directories of this uid in `tmp` (default: the temporary directory); with `harness_pid`,
     only those of that harness's wardens (other runs on the machine make and remove theirs meanwhile)."""
     found = set()
-    for p in Path(tmp or tempfile.gettempdir()).glob(f"harness-fault-{os.getuid()}-w*"):
-        try:
-            ppid = int(Path(f"/proc/{p.name.rsplit('-w', 1)[1]}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            ppid = None
-        if harness_pid is None or ppid == harness_pid:
+    for p in Path(tmp or tempfile.gettempdir()).glob(f"harness-fault-{os.getuid()}-w*-j*"):
+        if harness_pid is None or p.name.endswith(f"-j{harness_pid}"):
             found.add(p.name)
     return found
 
@@ -382,7 +394,7 @@ def _wait_for_exits(dirs: set[str]) -> None:
     """Until the wardens named by these directories have exited (dead or unreaped), at most 30 s."""
     deadline = time.monotonic() + 30
     for name in dirs:
-        stat = Path(f"/proc/{name.rsplit('-w', 1)[1]}/stat")
+        stat = Path(f"/proc/{name.rsplit('-w', 1)[1].split('-j')[0]}/stat")
         while time.monotonic() < deadline:
             try:
                 if stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):

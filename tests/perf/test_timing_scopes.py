@@ -383,3 +383,7 @@ def test_msprof_reader_negative_control_an_unknown_start_column_is_file_order(tm
     head = MSPROF_SHAPES["op_summary_0_1.csv"][0].replace("Block Num", "Blocks").replace("Mix Block Num", "Mix")
     _profile(tmp_path, "op_summary_0_1.csv", head)
     assert msprof.kernel_blocks(tmp_path)["a"] == {"blocks": [], "mix_blocks": []}
+    _profile(tmp_path, "op_summary_0_1.csv")
+    summary = tmp_path / "op_summary_0_1.csv"
+    summary.write_text(summary.read_text().replace(",28,56,", ",\u00b2,56,"))  # a digit to str, not to int()
+    assert msprof.kernel_blocks(tmp_path)["a"] == {"blocks": [], "mix_blocks": [56]}

@@ -32,9 +32,10 @@ def test_bad_device_text_is_one_clear_error(bad):
 def test_all_on_cpu_is_the_configured_emulated_count(monkeypatch):
     monkeypatch.setenv("HARNESS_CPU_DEVICES", "3")
     assert devices.resolve("all", "cpu") == [0, 1, 2]
-    monkeypatch.setenv("HARNESS_CPU_DEVICES", "0")
-    with pytest.raises(ValueError, match="HARNESS_CPU_DEVICES"):
-        devices.resolve("all", "cpu")
+    for bad in ("0", "\u00b2"):  # "²" passes str.isdigit, not int()
+        monkeypatch.setenv("HARNESS_CPU_DEVICES", bad)
+        with pytest.raises(ValueError, match="HARNESS_CPU_DEVICES"):
+            devices.resolve("all", "cpu")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
     assert devices.resolve("all", "cuda") == [0, 1]
 
