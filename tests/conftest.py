@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,13 @@ def handle_with_cores(twin):
     yield make
     for handle in made:
         aclblas_lib.destroy_handle(lib, handle)
+
+
+@pytest.fixture
+def own_tmp(tmp_path, monkeypatch) -> Path:
+    """`tmp_path` as the temporary directory of this test and of the processes it starts (tempfile.tempdir,
+    TMPDIR), for tests that leave fault notes there: in the shared /tmp, a harness run another xdist worker starts
+    meanwhile sweeps any note whose reader is gone, e.g. a made-up worker's, or a child's once it has exited."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    return tmp_path

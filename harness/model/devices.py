@@ -62,10 +62,11 @@ def count_devices(backend: str) -> int:
     """How many devices `all` means for `backend` on this host (0 when it cannot tell)."""
     if backend == "cpu":
         value = os.environ.get("HARNESS_CPU_DEVICES", str(DEFAULT_CPU_DEVICES))
-        if not 1 <= (count(value) or 0) <= MAX_DEVICES:
+        number = count(value) or 0
+        if not 1 <= number <= MAX_DEVICES:
             raise ValueError(f"HARNESS_CPU_DEVICES={value[:20]!r}: expected a number of emulated devices from 1 to "
                              f"{MAX_DEVICES}")
-        return int(value)
+        return number
     visible = os.environ.get(_VISIBLE.get(backend, ""), "").strip()
     if visible:
         return len([v for v in visible.split(",") if v.strip()])

@@ -62,10 +62,11 @@ def connect(address: str, backend: str) -> dict[str, float]:
 def _reachable(address: str) -> None:
     """A host:port that refuses connections is one line within seconds (ray.init would retry it for minutes)."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if address == "auto" or untrusted.count(port) is None:
+    number = untrusted.count(port)
+    if address == "auto" or number is None:
         return
     try:
-        socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()
+        socket.create_connection((host, number), timeout=_CONNECT_S).close()
     except OSError as exc:
         raise ClusterUnavailable(f"harness run: --cluster {address}: cannot reach {host}:{port} "
                                  f"({exc.strerror or exc})") from None

@@ -62,18 +62,14 @@ def _hostile_notes(directory: Path, secret_file: Path) -> None:
     (directory / "f-note").write_text("out-of-bounds write 8 bytes after the end of C (guard page)\n")
 
 
-def test_fault_notes_are_read_without_following_links_blocking_or_reading_past_the_cap(tmp_path, monkeypatch):
+def test_fault_notes_are_read_without_following_links_blocking_or_reading_past_the_cap(own_tmp, monkeypatch):
     from harness.backends import fence
 
-    secret = tmp_path / "root-only"
+    secret = own_tmp / "root-only"
     secret.write_text(SECRET)
     secret.chmod(0o600)
     monkeypatch.setenv("HARNESS_CHANNELS_TEST", SECRET)  # in this process's /proc/self/environ
-    # notes of a made-up worker in a temporary directory of this test's own: a sweep by another test's run would
-    # take them from the shared one, as it should (no process has this pid)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
-    pid = 4_000_000_000 + os.getpid()
+    pid = 4_000_000_000 + os.getpid()  # no process has it: the notes of a made-up worker
     _hostile_notes(Path(fence.worker_prefix(pid)), secret)
     with within(10):
         note = fence.fault_note(pid)
@@ -212,10 +208,9 @@ def test_printable_escapes_every_control_sequence_and_keeps_lines_only_when_aske
     assert printable("plain text, ümlauts, 中文") == "plain text, ümlauts, 中文"
 
 
-def test_sweep_removes_the_notes_of_dead_owners_only(tmp_path, monkeypatch):
+def test_sweep_removes_the_notes_of_dead_owners_only(own_tmp):
     from harness.backends import fence
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # what other tests' runs leave is not this test's
     dead = subprocess.Popen(["true"])
     dead.wait()
     unreaped = subprocess.Popen(["true"])  # exited, not waited for: a zombie, as a killed run's judge can be

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import itertools
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -95,21 +94,14 @@ def test_the_same_table_passes_every_row_on_the_twin(tmp_path):
     assert all(c["precision"] and c["timing"] for c in perf)  # perf rows judged like precision rows, then timed
 
 
-@pytest.fixture
-def own_notes(tmp_path, monkeypatch):
-    """Notes of this test's processes under its own directory: in the shared /tmp, a harness run another xdist
-    worker starts meanwhile would sweep a note whose writer has exited before this test reads it."""
-    monkeypatch.setenv(fence.PREFIX_VARIABLE, f"{tmp_path}/note-")
-
-
-def test_fault_note_names_the_buffer_and_is_read_once(own_notes):
+def test_fault_note_names_the_buffer_and_is_read_once(own_tmp):
     note = fence.note_path(424242)
     note.write_text("out-of-bounds write 8 bytes before C (guard page)")
     assert fence.fault_note(424242) == "out-of-bounds write 8 bytes before C (guard page)"
     assert fence.fault_note(424242) == "" and not note.exists()
 
 
-def test_cpu_buffers_sit_between_inaccessible_pages(own_notes):
+def test_cpu_buffers_sit_between_inaccessible_pages(own_tmp):
     """Touching one byte before or after a fenced buffer kills the process with SIGSEGV and leaves a note naming the
     buffer and the distance (checked in child processes); the buffer's own bytes are fine."""
     code = ("import ctypes, sys\nfrom harness.backends import fence\n"
@@ -209,7 +201,7 @@ def test_end_of_row_check_catches_a_write_after_the_first_check(tmp_path, late):
         backend.close()
 
 
-def test_a_write_into_a_freed_buffer_faults_and_names_it(own_notes):
+def test_a_write_into_a_freed_buffer_faults_and_names_it(own_tmp):
     """Freed cpu buffers are quarantined (inaccessible, pages returned), so a thread writing after its row ended
     crashes with a note instead of scribbling on a later row's memory."""
     code = ("import ctypes\nfrom harness.backends import fence\n"
